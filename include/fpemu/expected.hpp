@@ -1,0 +1,34 @@
+// A value or an error message, for bad external input (format strings, numbers, options).
+// A small stand-in for C++23 std::expected<T, std::string>; messages name the offending value
+// and its valid range, and front ends print them as they are.
+#pragma once
+
+#include <string>
+#include <utility>
+#include <variant>
+
+namespace fpemu {
+
+struct error {
+  std::string message;
+};
+
+template <class T>
+class expected {
+ public:
+  expected(T value) : v_(std::move(value)) {}
+  expected(error e) : v_(std::move(e)) {}
+
+  bool has_value() const { return v_.index() == 0; }
+  explicit operator bool() const { return has_value(); }
+  const T& value() const& { return std::get<0>(v_); }
+  T&& value() && { return std::get<0>(std::move(v_)); }
+  const T& operator*() const { return value(); }
+  const T* operator->() const { return &value(); }
+  const std::string& message() const { return std::get<1>(v_).message; }
+
+ private:
+  std::variant<T, error> v_;
+};
+
+}  // namespace fpemu
