@@ -4,7 +4,7 @@
 
 #include <cstdint>
 
-#include "fpemu/round_core.hpp"
+#include "fpemu/ops.hpp"
 
 namespace fpemu {
 

@@ -5,6 +5,7 @@
 
 #include <bit>
 #include <cstdint>
+#include <type_traits>
 
 #include "fpemu/round_core.hpp"
 
@@ -30,12 +31,19 @@ FPEMU_HD constexpr unpacked unpack(float x) {
   return decode(formats::fp32, bits);
 }
 
-FPEMU_HD constexpr unpacked unpack(std::int64_t x) {
-  const bool negative = x < 0;
-  const std::uint64_t mag = negative ? ~static_cast<std::uint64_t>(x) + 1 : static_cast<std::uint64_t>(x);
-  return make_finite(negative, mag, 0);
+// Any integer type, exactly.
+template <class Int>
+  requires std::is_integral_v<Int> && (!std::is_same_v<Int, bool>)
+FPEMU_HD constexpr unpacked unpack(Int x) {
+  if constexpr (std::is_signed_v<Int>) {
+    const bool negative = x < 0;
+    const auto wide = static_cast<std::int64_t>(x);
+    const std::uint64_t mag = negative ? ~static_cast<std::uint64_t>(wide) + 1 : static_cast<std::uint64_t>(wide);
+    return make_finite(negative, mag, 0);
+  } else {
+    return make_finite(false, static_cast<std::uint64_t>(x), 0);
+  }
 }
-FPEMU_HD constexpr unpacked unpack(std::uint64_t x) { return make_finite(false, x, 0); }
 
 template <class T>
 FPEMU_HD constexpr rounded from(const format& f, T x, const rounding& r = {}, std::uint64_t random = 0) {

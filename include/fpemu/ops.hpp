@@ -167,6 +167,9 @@ FPEMU_HD constexpr exact_result exact_sqrt(const unpacked& a) {
 namespace detail {
 FPEMU_HD constexpr rounded finish(const format& f, const exact_result& e, const rounding& r, std::uint64_t random) {
   rounded out = round(f, e.value, r, random);
+  // x / 0 in a format without infinity: the infinite exact result is already signalled by
+  // divide-by-zero; storing it as NaN or the largest finite is not a second, invalid, exception.
+  if (e.flags & flag::divide_by_zero) out.flags &= static_cast<std::uint8_t>(~flag::invalid);
   out.flags |= e.flags;
   return out;
 }

@@ -1,0 +1,98 @@
+// The fpemu command: bit-exact emulation of floating-point formats from the shell.
+//
+//   fpemu formats [--json]           the named formats and their derived quantities
+//   fpemu round --to FMT [VALUE...]  round exact decimal/hex values into a format
+//   fpemu decode FMT CODE...         the value, fields and class of codes
+//   fpemu op OP --format FMT         arithmetic on codes read from stdin
+//   fpemu demo                       a short tour
+//
+// Exit status: 0 on success and for --help/--version; 2 for any bad input, after one line
+// "fpemu: <message>" on stderr that names the bad value and what is valid.
+#include <CLI/CLI.hpp>
+#include <cstdio>
+#include <exception>
+#include <iostream>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "common.hpp"
+
+#ifndef FPEMU_VERSION
+#define FPEMU_VERSION "unknown"
+#endif
+
+namespace {
+
+// One line: CLI11 messages occasionally span lines.
+std::string one_line(std::string s) {
+  for (char& c : s)
+    if (c == '\n' || c == '\r') c = ' ';
+  while (!s.empty() && s.back() == ' ') s.pop_back();
+  return s;
+}
+
+int report(const std::string& message) {
+  std::cout.flush();
+  std::fputs(("fpemu: " + one_line(message) + "\n").c_str(), stderr);
+  return 2;
+}
+
+int run(int argc, char** argv) {
+  std::ios::sync_with_stdio(false);  // round and op stream stdin to stdout; stderr is written with fputs
+  CLI::App app{"fpemu: bit-exact software emulation of floating-point formats "
+               "(FP8, FP6, FP4, bf16, fp16, tf32, fp32, eXmY).",
+               "fpemu"};
+  app.set_version_flag("--version", "fpemu " FPEMU_VERSION);
+  app.footer("Run 'fpemu SUBCOMMAND --help' for the options of a subcommand.");
+
+  std::vector<fpemu::cli::command> commands{
+      fpemu::cli::add_formats(app), fpemu::cli::add_round(app), fpemu::cli::add_decode(app),
+      fpemu::cli::add_op(app),      fpemu::cli::add_demo(app),
+  };
+
+  // CLI11 sees the arguments before the first "--"; the rest go to the subcommand as they are.
+  std::vector<char*> head(argv, argv + argc);
+  std::vector<std::string> after_dashes;
+  for (std::size_t i = 1; i < head.size(); ++i) {
+    if (std::string_view(head[i]) == "--") {
+      after_dashes.assign(head.begin() + static_cast<std::ptrdiff_t>(i) + 1, head.end());
+      head.resize(i);
+      break;
+    }
+  }
+  try {
+    app.parse(static_cast<int>(head.size()), head.data());
+  } catch (const CLI::ParseError& e) {
+    if (e.get_exit_code() == 0) return app.exit(e);  // --help, --help-all, --version
+    // Point to the help of the subcommand that was being parsed, or list the subcommands.
+    const auto selected = app.get_subcommands();
+    if (!selected.empty())
+      return report(std::string(e.what()) + " (see fpemu " + selected.front()->get_name() + " --help)");
+    return report(std::string(e.what()) + " (subcommands: formats, round, decode, op, demo; see fpemu --help)");
+  }
+
+  for (const auto& c : commands) {
+    if (c.app->parsed()) {
+      c.run(after_dashes);
+      std::cout.flush();
+      return std::cout ? 0 : report("cannot write to standard output");
+    }
+  }
+  if (!after_dashes.empty()) return report("unexpected arguments after '--': " + after_dashes.front());
+  return report("a subcommand is required: formats, round, decode, op or demo (see fpemu --help)");
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  try {
+    return run(argc, argv);
+  } catch (const fpemu::cli::usage_error& e) {
+    return report(e.what());
+  } catch (const std::exception& e) {
+    return report(std::string("internal error: ") + e.what());
+  } catch (...) {
+    return report("internal error: unknown exception");
+  }
+}

@@ -1,0 +1,601 @@
+#!/usr/bin/env python3
+"""End-to-end tests of the fpemu command.
+
+Usage: python3 tests/cli/test_cli.py PATH-TO-FPEMU
+
+Python 3 standard library only. The expected values come from facts independent of fpemu: the
+OCP FP8 / MX and IEEE 754 constants, and a small exact reference written here with Fraction
+(decode of codes, rounding in rne/rna/rz/ru/rd, exact sums). Error cases check the contract of
+the command: exit status 2, exactly one line on stderr that starts with "fpemu: " and names the
+offending value, and nothing on stdout for the failing input (a command that streams stops at
+the first bad input; the lines before it have been printed).
+
+Prints one line per failed check, one line per test function and the summary line
+"cli: N passed, N failed" (test functions); exits 0 when every check passed, else 1.
+"""
+
+import json
+import random
+import subprocess
+import sys
+from fractions import Fraction
+
+EXE = None
+FAILURES = []
+FAILED_TESTS = set()
+CHECKS = 0
+TESTS = []
+
+
+def test(fn):
+    TESTS.append(fn)
+    return fn
+
+
+def check(cond, what):
+    global CHECKS
+    CHECKS += 1
+    if not cond:
+        FAILURES.append(what)
+        print("FAIL:", what)
+    return cond
+
+
+def run(*args, stdin=None):
+    p = subprocess.run([EXE, *args], input=stdin, capture_output=True, text=True, timeout=120)
+    return p.returncode, p.stdout, p.stderr
+
+
+# ---- An independent exact reference for a few formats ----------------------------------------
+
+# name: (exp_bits, frac_bits, bias, encoding, signed, subnormals, has_zero)
+FORMATS = {
+    "e4m3fn": (4, 3, 7, "fn", True, True, True),
+    "e5m2": (5, 2, 15, "ieee", True, True, True),
+    "e4m3fnuz": (4, 3, 8, "fnuz", True, True, True),
+    "bf16": (8, 7, 127, "ieee", True, True, True),
+    "fp16": (5, 10, 15, "ieee", True, True, True),
+    "tf32": (8, 10, 127, "ieee", True, True, True),
+    "fp32": (8, 23, 127, "ieee", True, True, True),
+    "e2m1fn": (2, 1, 1, "finite", True, True, True),
+    "e3m2fn": (3, 2, 3, "finite", True, True, True),
+    "e2m3fn": (2, 3, 1, "finite", True, True, True),
+    "e8m0fnu": (8, 0, 127, "fn", False, False, False),
+}
+
+
+def width(f):
+    e, m, _, _, signed, _, _ = FORMATS[f]
+    return e + m + (1 if signed else 0)
+
+
+def decode(f, code):
+    """('nan'|'inf'|'zero'|'finite', negative, Fraction value, is_subnormal, signaling)."""
+    e, m, bias, enc, signed, sub, has_zero = FORMATS[f]
+    neg = signed and (code >> (e + m)) & 1 == 1
+    mag = code & ((1 << (e + m)) - 1)
+    field, frac = mag >> m, mag & ((1 << m) - 1)
+    if enc == "ieee" and field == (1 << e) - 1:
+        if frac == 0:
+            return ("inf", neg, None, False, False)
+        return ("nan", neg, None, False, (frac >> (m - 1)) == 0)
+    if enc == "fn" and mag == (1 << (e + m)) - 1:
+        return ("nan", neg, None, False, False)
+    if enc == "fnuz" and neg and mag == 0:
+        return ("nan", False, None, False, False)
+    if has_zero and field == 0:
+        if frac == 0 or not sub:
+            return ("zero", neg, Fraction(0), False, False)
+        v = Fraction(frac, 1 << m) * Fraction(2) ** (1 - bias)
+        return ("finite", neg, -v if neg else v, True, False)
+    v = (1 + Fraction(frac, 1 << m)) * Fraction(2) ** (field - bias)
+    return ("finite", neg, -v if neg else v, False, False)
+
+
+def ieee_class(f, code):
+    kind, neg, _, subnormal, signaling = decode(f, code)
+    if kind == "nan":
+        return "signaling_nan" if signaling else "quiet_nan"
+    s = "negative_" if neg else "positive_"
+    return s + {"inf": "infinity", "zero": "zero", "finite": "subnormal" if subnormal else "normal"}[kind]
+
+
+def floor_log2(a):
+    """floor(log2(a)) for a positive Fraction."""
+    e = a.numerator.bit_length() - a.denominator.bit_length()
+    while Fraction(2) ** e > a:
+        e -= 1
+    while Fraction(2) ** (e + 1) <= a:
+        e += 1
+    return e
+
+
+def max_finite(f):
+    e, m, bias, enc, _, _, _ = FORMATS[f]
+    top = (1 << e) - 1
+    if enc == "ieee":
+        return (2 - Fraction(1, 1 << m)) * Fraction(2) ** (top - 1 - bias)
+    if enc == "fn":
+        return (2 - Fraction(2, 1 << m)) * Fraction(2) ** (top - bias)
+    return (2 - Fraction(1, 1 << m)) * Fraction(2) ** (top - bias)
+
+
+def round_to_quantum(a, q, mode, neg):
+    """Rounds the positive Fraction a to a multiple of 2^q; returns (multiple, inexact)."""
+    n = a / Fraction(2) ** q
+    fl = n.numerator // n.denominator
+    rem = n - fl
+    if rem == 0:
+        return fl, False
+    half = Fraction(1, 2)
+    up = {
+        "rne": rem > half or (rem == half and fl % 2 == 1),
+        "rna": rem >= half,
+        "rz": False,
+        "ru": not neg,
+        "rd": neg,
+    }[mode]
+    return fl + (1 if up else 0), True
+
+
+def reference_round(f, x, mode="rne"):
+    """Code and flag string of the Fraction x rounded into the signed format f (not e8m0fnu)."""
+    e, m, bias, enc, signed, sub, _ = FORMATS[f]
+    assert signed and sub
+    sign_bit = 1 << (e + m)
+    neg = x < 0
+    a = -x if neg else x
+    if a == 0:
+        return (sign_bit if neg and enc != "fnuz" else 0), "-"
+    emin = 1 - bias
+    E = floor_log2(a)
+    q = max(E, emin) - m
+    k, inexact = round_to_quantum(a, q, mode, neg)
+    r = k * Fraction(2) ** q
+    # Tininess after rounding: rounded to p bits with an unbounded exponent, below 2^emin.
+    k2, _ = round_to_quantum(a, E - m, mode, neg)
+    tiny = k2 * Fraction(2) ** (E - m) < Fraction(2) ** emin
+    flags = []
+    if r > max_finite(f):
+        to_inf = mode in ("rne", "rna") or (mode == "ru" and not neg) or (mode == "rd" and neg)
+        mag_max = {"ieee": ((1 << e) - 1 << m) - 1, "fn": sign_bit - 2, "finite": sign_bit - 1}[enc]
+        if to_inf and enc == "ieee":
+            mag = ((1 << e) - 1) << m
+        elif to_inf and enc == "fn":
+            mag = sign_bit - 1  # NaN
+        else:
+            mag = mag_max
+        return (sign_bit if neg else 0) | mag, "overflow,inexact"
+    if tiny and inexact:
+        flags.append("underflow")
+    if inexact:
+        flags.append("inexact")
+    fl = ",".join(flags) or "-"
+    if r == 0:
+        return (sign_bit if neg and enc != "fnuz" else 0), fl
+    if r < Fraction(2) ** emin:
+        mag = int(r / Fraction(2) ** (emin - m))
+    else:
+        Er = floor_log2(r)
+        mag = ((Er + bias) << m) | int(r / Fraction(2) ** (Er - m) - (1 << m))
+    return (sign_bit if neg else 0) | mag, fl
+
+
+def hex_code(f, code):
+    return "0x%0*x" % ((width(f) + 3) // 4, code)
+
+
+def parse_round_line(line):
+    parts = line.split()
+    return int(parts[0], 16), parts[1], parts[2]
+
+
+def decimal_value(text):
+    if text in ("inf", "-inf", "nan"):
+        return text
+    return Fraction(text)
+
+
+def random_decimal(rng, lo_exp, hi_exp):
+    digits = "".join(rng.choice("0123456789") for _ in range(rng.randint(1, 22)))
+    digits = digits.lstrip("0") or "1"
+    s = "-" if rng.random() < 0.3 else ""
+    point = rng.randint(0, len(digits))
+    mant = digits[:point] + "." + digits[point:] if point < len(digits) else digits
+    if mant.startswith("."):
+        mant = "0" + mant
+    return "%s%se%d" % (s, mant, rng.randint(lo_exp, hi_exp) - point)
+
+
+# ---- Help, version ------------------------------------------------------------------------------
+
+
+@test
+def help_exits_zero():
+    for args in ([], ["formats"], ["round"], ["decode"], ["op"], ["demo"]):
+        rc, out, err = run(*args, "--help")
+        check(rc == 0 and "Usage" in out and err == "", "fpemu %s --help exits 0 with usage" % " ".join(args))
+    rc, out, _ = run("--help")
+    for name in ("formats", "round", "decode", "op", "demo"):
+        check(name in out, "top-level --help lists %s" % name)
+    rc, out, err = run("--version")
+    check(rc == 0 and out.startswith("fpemu ") and err == "", "--version exits 0: %r" % out)
+
+
+# ---- formats ------------------------------------------------------------------------------------
+
+NAMED = ["e4m3fn", "e5m2", "e4m3fnuz", "e5m2fnuz", "bf16", "fp16", "tf32", "fp32", "e8m13",
+         "e2m3fn", "e3m2fn", "e2m1fn", "e8m0fnu"]
+
+
+@test
+def formats_json():
+    rc, out, err = run("formats", "--json")
+    check(rc == 0 and err == "", "formats --json exits 0")
+    try:
+        data = json.loads(out)
+    except ValueError as e:
+        check(False, "formats --json is valid JSON: %s" % e)
+        return
+    by_name = {d["name"]: d for d in data}
+    check(sorted(by_name) == sorted(NAMED), "formats --json lists every named format: %s" % sorted(by_name))
+    known_max = {
+        "e4m3fn": 448, "e5m2": 57344, "e4m3fnuz": 240, "e5m2fnuz": 57344, "bf16": 3.3895313892515355e38,
+        "fp16": 65504, "fp32": 3.4028234663852886e38, "e2m1fn": 6, "e3m2fn": 28, "e2m3fn": 7.5,
+        "e8m0fnu": 2.0 ** 127,
+    }
+    for name, v in known_max.items():
+        d = by_name.get(name, {})
+        check(d.get("max_finite") == v, "%s max_finite %r == %r" % (name, d.get("max_finite"), v))
+        check(Fraction(d.get("exact", {}).get("max_finite", "0")) == Fraction(v),
+              "%s exact max_finite string == %r" % (name, v))
+    facts = {  # name: (width, exp, frac, bias, u, min positive, finite codes)
+        "e4m3fn": (8, 4, 3, 7, 2.0 ** -4, 2.0 ** -9, 254),
+        "e5m2": (8, 5, 2, 15, 2.0 ** -3, 2.0 ** -16, 248),
+        "bf16": (16, 8, 7, 127, 2.0 ** -8, 2.0 ** -133, 65536 - 256),
+        "fp16": (16, 5, 10, 15, 2.0 ** -11, 2.0 ** -24, 65536 - 2048),
+        "tf32": (19, 8, 10, 127, 2.0 ** -11, 2.0 ** -136, (1 << 19) - 2048),
+        "fp32": (32, 8, 23, 127, 2.0 ** -24, 2.0 ** -149, (1 << 32) - (1 << 24)),
+        "e2m1fn": (4, 2, 1, 1, 2.0 ** -2, 0.5, 16),
+        "e8m0fnu": (8, 8, 0, 127, 0.5, 2.0 ** -127, 255),
+    }
+    for name, (w, e, m, bias, u, minpos, count) in facts.items():
+        d = by_name.get(name, {})
+        got = (d.get("width"), d.get("exp_bits"), d.get("frac_bits"), d.get("bias"), d.get("unit_roundoff"),
+               d.get("min_positive"), d.get("finite_codes"))
+        check(got == (w, e, m, bias, u, minpos, count), "%s derived quantities %r" % (name, got))
+        check(Fraction(d.get("exact", {}).get("min_positive", "0")) == Fraction(minpos),
+              "%s exact min_positive string" % name)
+    check(by_name.get("e8m0fnu", {}).get("signed") is False and by_name.get("e8m0fnu", {}).get("subnormals") is False,
+          "e8m0fnu is unsigned without subnormals")
+    check(by_name.get("e4m3fnuz", {}).get("encoding") == "fnuz", "e4m3fnuz encoding fnuz")
+
+
+@test
+def formats_table():
+    rc, out, err = run("formats")
+    check(rc == 0 and err == "", "formats exits 0")
+    for name in NAMED:
+        check(any(line.split()[:1] == [name] for line in out.splitlines()), "formats table has a row for %s" % name)
+
+
+# ---- round --------------------------------------------------------------------------------------
+
+
+@test
+def round_known_values():
+    cases = [  # (format, args, expected line)
+        ("bf16", ["0.1"], "0x3dcd 0.10009765625 inexact"),
+        ("e4m3fn", ["0.1"], "0x1d 0.1015625 inexact"),
+        ("e4m3fn", ["448"], "0x7e 448 -"),
+        ("e4m3fn", ["464"], "0x7e 448 inexact"),            # the tie between 448 and 480 goes to even
+        ("e4m3fn", ["465"], "0x7f nan overflow,inexact"),   # above the tie: 480 overflows to NaN
+        ("e4m3fn", ["--mode", "rz", "1000"], "0x7e 448 overflow,inexact"),
+        ("e4m3fn", ["--overflow", "saturate", "465"], "0x7e 448 overflow,inexact"),
+        ("e4m3fn", ["1e-3"], "0x01 0.001953125 underflow,inexact"),
+        ("e5m2", ["1e6"], "0x7c inf overflow,inexact"),
+        ("fp16", ["-inf"], "0xfc00 -inf -"),
+        ("fp16", ["-.5"], "0xb800 -0.5 -"),
+        ("fp16", ["0x1.8p-3"], "0x3200 0.1875 -"),
+        ("fp16", ["65520"], "0x7c00 inf overflow,inexact"),  # the tie above 65504
+        ("fp16", ["65519.99"], "0x7bff 65504 inexact"),
+        ("e2m1fn", ["2.5"], "0x4 2 inexact"),              # tie between 2 and 3: even is 2
+        ("e2m1fn", ["100"], "0x7 6 overflow,inexact"),     # no inf, no NaN: the largest finite
+        ("e8m0fnu", ["0.7"], "0x7e 0.5 inexact"),          # powers of two only (ties are not pinned here)
+        ("e8m0fnu", ["3.5"], "0x81 4 inexact"),
+        ("e8m0fnu", ["0x1p127"], "0xfe 1.70141183460469231731687303715884105728e+38 -"),
+        # 1 + 2^-8 is the midpoint of bf16 1 and 1 + 2^-7: to-odd gives 1 + 2^-7.
+        ("bf16", ["--mode", "rto", "1.00390625"], "0x3f81 1.0078125 inexact"),
+    ]
+    for f, args, expected in cases:
+        rc, out, err = run("round", "--to", f, *args)
+        check(rc == 0 and out.strip() == expected and err == "",
+              "round --to %s %s: expected %r, got %r (rc %d, %r)" % (f, " ".join(args), expected, out.strip(), rc, err))
+    # Values that CLI11 would take for options ("-inf", "-.5") keep their order, also after "--".
+    rc, out, err = run("round", "--to", "fp16", "0.5", "-inf", "--mode", "rz", "-.5", "--", "-nan", "-1e-3", "2")
+    check(rc == 0 and [line.split()[0] for line in out.splitlines()] ==
+          ["0x3800", "0xfc00", "0xb800", "0xfe00", "0x9418", "0x4000"], "round keeps value order around '--': %r" % out)
+    # tf32 is 19 bits wide: codes have 5 hex digits. 2^-136 is its smallest subnormal.
+    rc, out, err = run("round", "--to", "tf32", "0x1p-136")
+    words = out.split()
+    check(rc == 0 and len(words) == 3 and words[0] == "0x00001" and Fraction(words[1]) == Fraction(2) ** -136 and
+          words[2] == "-", "round tf32 smallest subnormal: %r" % out)
+
+
+@test
+def round_matches_reference():
+    rng = random.Random(12345)
+    ranges = {"e4m3fn": (-5, 4), "e5m2": (-8, 6), "bf16": (-42, 40), "fp16": (-9, 6), "tf32": (-42, 40),
+              "fp32": (-47, 40), "e2m1fn": (-2, 2), "e3m2fn": (-3, 2)}
+    cases = expected_cases = 0
+    for f, (lo, hi) in ranges.items():
+        for mode in ("rne", "rna", "rz", "ru", "rd"):
+            texts = [random_decimal(rng, lo, hi) for _ in range(60)]
+            values = [Fraction(t) for t in texts]
+            # Midpoints between neighbouring codes, where the modes differ most, as exact hex floats.
+            while len(texts) < 80:
+                kind, _, v, _, _ = decode(f, rng.randrange(1 << width(f)))
+                if kind == "finite" and v != 0:
+                    mid = v + Fraction(2) ** (floor_log2(abs(v)) - FORMATS[f][1] - 1)
+                    exp = mid.denominator.bit_length() - 1
+                    texts.append("%s0x%xp-%d" % ("-" if mid < 0 else "", abs(mid.numerator), exp))
+                    values.append(mid)
+            expected_cases += len(texts)
+            rc, out, err = run("round", "--to", f, "--mode", mode, stdin="\n".join(texts) + "\n")
+            lines = out.splitlines()
+            if not check(rc == 0 and len(lines) == len(texts), "round %s %s over stdin: rc %d, %d lines, %r" %
+                         (f, mode, rc, len(lines), err)):
+                continue
+            for text, x, line in zip(texts, values, lines):
+                code, dec, flags = parse_round_line(line)
+                want_code, want_flags = reference_round(f, x, mode)
+                kind, _, value, _, _ = decode(f, code)
+                ok = code == want_code and flags == want_flags and (
+                    decimal_value(dec) == value if kind in ("finite", "zero") else dec in ("inf", "-inf", "nan"))
+                check(ok, "round %r into %s %s: got %s, reference %s %s" % (text, f, mode, line,
+                                                                          hex_code(f, want_code), want_flags))
+                cases += 1
+    check(cases == expected_cases == 8 * 5 * 80, "round reference comparison ran %d cases" % cases)
+
+
+@test
+def round_stdin_mode():
+    rc, out, err = run("round", "--to", "e4m3fn", stdin="0.1\n\n  448  \r\n-1.5\n")
+    check(rc == 0 and out.splitlines() == ["0x1d 0.1015625 inexact", "0x7e 448 -", "0xbc -1.5 -"],
+          "round from stdin skips blank lines and trims: %r" % out)
+    rc, out, err = run("round", "--to", "e4m3fn", stdin="0.1\n\n1.2.3\n448\n")
+    check(rc == 2 and out.splitlines() == ["0x1d 0.1015625 inexact"],
+          "round stops at the first bad stdin line, earlier lines printed: %r" % out)
+    check(len(err.splitlines()) == 1 and err.startswith("fpemu: ") and "line 3" in err and "1.2.3" in err,
+          "bad stdin line error names the line number and the text: %r" % err)
+
+
+@test
+def round_stochastic():
+    values = ["0.1"] * 400
+    base = ["round", "--to", "bf16", "--mode", "sr", "--seed", "7"]
+    rc1, out1, _ = run(*base, *values)
+    rc2, out2, _ = run(*base, *values)
+    check(rc1 == 0 and out1 == out2, "sr with a seed is reproducible")
+    codes = [line.split()[0] for line in out1.splitlines()]
+    check(set(codes) <= {"0x3dcc", "0x3dcd"} and len(codes) == 400, "sr rounds 0.1 to a neighbour in bf16")
+    ups = codes.count("0x3dcd") / len(codes) if codes else 0
+    check(0.7 < ups < 0.9, "sr rounds 0.1 up with probability ~0.8 (distance): %.3f" % ups)
+    # Element k is the k-th value, whether from arguments or stdin (blank lines do not count).
+    rc3, out3, _ = run(*base, stdin="\n".join(v + "\n" for v in values))
+    check(rc3 == 0 and out3 == out1, "sr: stdin values get the same element indices as arguments")
+    rc4, out4, _ = run(*base[:-1], "8", *values)
+    check(rc4 == 0 and out4 != out1, "sr: another seed gives other bits")
+    rc5, out5, _ = run(*base, "--stream", "1", *values)
+    check(rc5 == 0 and out5 != out1, "sr: another stream gives other bits")
+    rc6, out6, _ = run(*base, "--sr-bits", "1", *values)
+    check(rc6 == 0 and set(line.split()[0] for line in out6.splitlines()) <= {"0x3dcc", "0x3dcd"},
+          "sr with 1 random bit")
+    rc7, out7, _ = run("round", "--to", "bf16", "--mode", "sr-exact", "--seed", "7", *values)
+    c7 = [line.split()[0] for line in out7.splitlines()]
+    check(rc7 == 0 and 0.7 < c7.count("0x3dcd") / max(1, len(c7)) < 0.9, "sr-exact rounds up with probability ~0.8")
+    # An exact value never moves.
+    rc8, out8, _ = run("round", "--to", "bf16", "--mode", "sr", "1.5", "-2")
+    check(rc8 == 0 and out8.splitlines() == ["0x3fc0 1.5 -", "0xc000 -2 -"], "sr leaves exact values alone")
+
+
+# ---- decode -------------------------------------------------------------------------------------
+
+
+@test
+def decode_known():
+    rc, out, err = run("decode", "e4m3fn", "0x7e")
+    words = out.split()
+    check(rc == 0 and words[:2] == ["0x7e", "448"] and "sign=0" in words and "exp=1111" in words and
+          "frac=110" in words and "(2^8" in words and "1.75)" in words and words[-1] == "positive_normal",
+          "decode e4m3fn 0x7e: %r" % out)
+    rc, out, err = run("decode", "fp16", "3c00", "0x8000", "7c00", "7e00", "7d00", "0001")
+    classes = [line.split()[-1] for line in out.splitlines()]
+    check(rc == 0 and classes == ["positive_normal", "negative_zero", "positive_infinity", "quiet_nan",
+                                  "signaling_nan", "positive_subnormal"], "decode fp16 classes: %r" % classes)
+
+
+@test
+def decode_all_codes():
+    cases = 0
+    for f in ("e4m3fn", "e5m2", "e4m3fnuz", "e2m1fn", "e3m2fn", "e2m3fn", "e8m0fnu"):
+        n = 1 << width(f)
+        rc, out, err = run("decode", f, *["%x" % c for c in range(n)])
+        lines = out.splitlines()
+        if not check(rc == 0 and len(lines) == n, "decode %s: every code (rc %d, %r)" % (f, rc, err)):
+            continue
+        for code, line in zip(range(n), lines):
+            words = line.split()
+            kind, neg, value, _, _ = decode(f, code)
+            want = {"nan": "nan", "inf": "-inf" if neg else "inf"}.get(kind)
+            ok_value = words[1] == want if want else (Fraction(words[1]) == value and words[1].startswith("-") == neg)
+            check(int(words[0], 16) == code and ok_value and words[-1] == ieee_class(f, code),
+                  "decode %s %s: %r (want %s %s)" % (f, hex_code(f, code), line, value if value is not None else kind,
+                                                     ieee_class(f, code)))
+            cases += 1
+    check(cases == 256 * 4 + 16 + 64 + 64, "decode compared %d codes" % cases)
+
+
+# ---- op -----------------------------------------------------------------------------------------
+
+
+@test
+def op_known():
+    cases = [  # (op, format, extra args, stdin, expected lines)
+        ("add", "e4m3fn", [], "0x38 0x38\n40 40\n\n7e 7e\n", ["0x40 -", "0x48 -", "0x7f overflow,inexact"]),
+        ("add", "fp16", [], "3c00 0001\n", ["0x3c00 inexact"]),
+        ("add", "fp16", ["--mode", "ru"], "3c00 0001\n", ["0x3c01 inexact"]),
+        ("sub", "fp16", [], "3c00 3c00\n", ["0x0000 -"]),
+        ("sub", "fp16", ["--mode", "rd"], "3c00 3c00\n", ["0x8000 -"]),
+        ("mul", "fp16", [], "4000 4200\n", ["0x4600 -"]),
+        ("div", "fp16", [], "3c00 0000\n3c00 4200\n", ["0x7c00 divide-by-zero", "0x3555 inexact"]),
+        ("sqrt", "fp16", [], "4400\nbc00\n", ["0x4000 -", "0x7e00 invalid"]),
+        ("fma", "fp16", [], "3c00 3c00 3c00\n", ["0x4000 -"]),
+        ("add", "e5m2", [], "7c fc\n", ["0x7e invalid"]),
+    ]
+    for op, f, extra, stdin, expected in cases:
+        rc, out, err = run("op", op, "--format", f, *extra, stdin=stdin)
+        check(rc == 0 and out.splitlines() == expected and err == "",
+              "op %s %s %s on %r: got %r, want %r (%r)" % (op, f, extra, stdin, out.splitlines(), expected, err))
+
+
+@test
+def op_add_matches_reference():
+    rng = random.Random(777)
+    cases = 0
+    for f in ("fp16", "bf16", "e4m3fn", "e5m2"):
+        for mode in ("rne", "rz", "ru", "rd", "rna"):
+            pairs = []
+            while len(pairs) < 80:
+                a, b = rng.randrange(1 << width(f)), rng.randrange(1 << width(f))
+                if decode(f, a)[0] == "finite" and decode(f, b)[0] == "finite":
+                    if rng.random() < 0.5:  # near-cancelling and same-binade pairs
+                        b = (a ^ (1 << (width(f) - 1))) + rng.randrange(-3, 4)
+                        if not 0 <= b < (1 << width(f)) or decode(f, b)[0] != "finite":
+                            continue
+                    pairs.append((a, b))
+            stdin = "".join("%x %x\n" % p for p in pairs)
+            rc, out, err = run("op", "add", "--format", f, "--mode", mode, stdin=stdin)
+            lines = out.splitlines()
+            if not check(rc == 0 and len(lines) == len(pairs), "op add %s %s: rc %d %r" % (f, mode, rc, err)):
+                continue
+            for (a, b), line in zip(pairs, lines):
+                s = decode(f, a)[2] + decode(f, b)[2]
+                if s == 0:  # exact cancellation: +0, or -0 when rounding toward -inf
+                    want = ((1 << (width(f) - 1)) if mode == "rd" else 0), "-"
+                else:
+                    want = reference_round(f, s, mode)
+                got = (int(line.split()[0], 16), line.split()[1])
+                check(got == want, "op add %s %s %s %s: got %s, want %s %s" % (
+                    f, mode, hex_code(f, a), hex_code(f, b), line, hex_code(f, want[0]), want[1]))
+                cases += 1
+    check(cases == 4 * 5 * 80, "op add reference comparison ran %d cases" % cases)
+
+
+@test
+def op_stochastic_reproducible():
+    base = ["op", "add", "--format", "bf16", "--mode", "sr", "--seed", "3"]
+    rc1, out1, _ = run(*base, stdin="3f80 3b80\n" * 300)  # 1 + 2^-8 = midpoint in bf16
+    rc2, out2, _ = run(*base, stdin="3f80 3b80\n" * 300)
+    codes = out1.split()[0::2]
+    check(rc1 == 0 and out1 == out2 and set(codes) == {"0x3f80", "0x3f81"},
+          "op add sr: reproducible, both neighbours of a midpoint occur")
+    check(0.4 < codes.count("0x3f81") / max(1, len(codes)) < 0.6, "op add sr: a midpoint goes up half the time")
+
+
+# ---- Errors -------------------------------------------------------------------------------------
+
+
+@test
+def errors():
+    cases = [  # (args, stdin, text that the message must contain)
+        (["round", "--to", "e4m3fx", "1"], None, "e4m3fx"),
+        (["round", "--to", "e99m2", "1"], None, "e99m2"),
+        (["round", "--to", "e4m3fn", "1.2.3"], None, "'1.2.3'"),
+        (["round", "--to", "e4m3fn", "abc"], None, "abc"),
+        (["round", "--to", "e4m3fn", "--mode", "rnx", "1"], None, "rnx"),
+        (["round", "--to", "e4m3fn", "--mode", "sr", "--sr-bits", "0", "1"], None, "1..32"),
+        (["round", "--to", "e4m3fn", "--mode", "sr", "--sr-bits", "33", "1"], None, "33"),
+        (["round", "--to", "e4m3fn", "--sr-bits", "x", "1"], None, "'x'"),
+        (["round", "--to", "e2m1fn", "--overflow", "nan", "1"], None, "e2m1fn"),
+        (["round", "--to", "e4m3fn", "--overflow", "wrap", "1"], None, "wrap"),
+        (["round", "--to", "e4m3fn", "--seed", "-1", "1"], None, "-1"),
+        (["round", "--to", "e4m3fn", "--stream", "4294967296", "1"], None, "4294967296"),
+        (["round", "--to", "e4m3fn", "--mdoe", "rz", "1"], None, "--mdoe"),
+        (["round", "1"], None, "--to"),
+        (["decode", "e4m3fn", "zz"], None, "zz"),
+        (["decode", "e4m3fn", "0x1ff"], None, "0x1ff"),
+        (["decode", "tf32", "80000"], None, "19"),
+        (["decode", "fp32", "123456789"], None, "123456789"),
+        (["decode", "e4m3fn", "7e", "0x100"], None, "0x100"),
+        (["decode", "nonsense", "7e"], None, "nonsense"),
+        (["decode", "e4m3fn"], None, "CODE"),
+        (["decode", "e4m3fn", "--", "-7e"], None, "-7e"),
+        (["op", "add", "--format", "e4m3fn"], "38 38\n38 38 38\n", "line 2"),
+        (["op", "sqrt", "--format", "e4m3fn"], "38 38\n", "line 1"),
+        (["op", "mul", "--format", "e4m3fn"], "38 4g\n", "4g"),
+        (["op", "mul", "--format", "e4m3fn"], "\n38 100\n", "line 2"),
+        (["op", "pow", "--format", "e4m3fn"], "38 38\n", "pow"),
+        (["op", "add", "--format", "bf16", "--mode", "sr", "--sr-bits", "0"], "3f80 3f80\n", "--sr-bits"),
+        (["op", "add"], "", "--format"),
+        (["frobnicate"], None, "frobnicate"),
+        ([], None, "subcommand"),
+        (["formats", "--yaml"], None, "--yaml"),
+        (["formats", "--", "x"], None, "'x'"),
+        (["--", "x"], None, "x"),
+    ]
+    for args, stdin, needle in cases:
+        rc, out, err = run(*args, stdin=stdin)
+        lines = err.splitlines()
+        ok = rc == 2 and len(lines) == 1 and lines[0].startswith("fpemu: ") and needle in lines[0]
+        check(ok, "fpemu %s: exit 2 with one line naming %r; got rc %d, stderr %r" % (" ".join(args), needle, rc, err))
+        first_bad_is_first = not (stdin and "\n" in stdin.strip())
+        if first_bad_is_first:
+            check(out == "", "fpemu %s: nothing on stdout, got %r" % (" ".join(args), out))
+    # The lines before the first bad input are printed; nothing after it.
+    rc, out, err = run("round", "--to", "e4m3fn", "0.5", "1.2.3", "0.25")
+    check(rc == 2 and out == "0x30 0.5 -\n" and "1.2.3" in err, "round stops at the first bad value: %r" % out)
+    rc, out, err = run("op", "add", "--format", "e4m3fn", stdin="38 38\n38\n38 38\n")
+    check(rc == 2 and out == "0x40 -\n" and "line 2" in err, "op stops at the first bad line: %r" % out)
+
+
+# ---- demo ---------------------------------------------------------------------------------------
+
+
+@test
+def demo():
+    rc, out, err = run("demo")
+    rc2, out2, _ = run("demo")
+    lines = out.splitlines()
+    check(rc == 0 and err == "" and out == out2, "demo exits 0 and is deterministic")
+    check(20 < len(lines) <= 100 and max(map(len, lines)) <= 110, "demo fits two screens: %d lines, width %d" %
+          (len(lines), max(map(len, lines)) if lines else 0))
+    for part in ("(1)", "(2)", "(3)", "(4)"):
+        check(any(line.startswith(part) for line in lines), "demo has part %s" % part)
+    check("0x3dcd" in out and "0x1d" in out and "0.10009765625" in out, "demo shows 0.1 in e4m3fn and bf16")
+
+
+def main():
+    global EXE
+    if len(sys.argv) != 2:
+        print("usage: test_cli.py PATH-TO-FPEMU", file=sys.stderr)
+        return 2
+    EXE = sys.argv[1]
+    for t in TESTS:
+        before = len(FAILURES)
+        try:
+            t()
+        except Exception as e:  # a crash in a test is a failure of that test, not of the run
+            check(False, "%s raised %r" % (t.__name__, e))
+        if len(FAILURES) != before:
+            FAILED_TESTS.add(t.__name__)
+        print("%-28s %s" % (t.__name__, "ok" if len(FAILURES) == before else "FAILED"))
+    failed_tests = len([t for t in TESTS if t.__name__ in FAILED_TESTS])
+    print("cli: %d checks, %d failed" % (CHECKS, len(FAILURES)))
+    # The summary line that scripts/test_summary.py adds up (test functions, not checks).
+    print("cli: %d passed, %d failed" % (len(TESTS) - failed_tests, failed_tests))
+    return 1 if FAILURES or CHECKS == 0 else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
