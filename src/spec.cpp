@@ -144,12 +144,7 @@ std::string to_string(const format& f) {
   std::string s = "e" + std::to_string(f.exp_bits) + "m" + std::to_string(f.frac_bits);
   if (f.bias != default_bias(f.exp_bits, f.encoding)) s += ":bias=" + std::to_string(f.bias);
   if (!f.subnormals) s += ":nosub";
-  switch (f.encoding) {
-    case nonfinite::ieee: break;
-    case nonfinite::fn: s += ":fn"; break;
-    case nonfinite::fnuz: s += ":fnuz"; break;
-    case nonfinite::finite: s += ":finite"; break;
-  }
+  if (f.encoding != nonfinite::ieee) s += ":" + std::string(to_string(f.encoding));
   if (!f.is_signed) s += ":unsigned";
   if (!f.has_zero) s += ":nozero";
   return s;
@@ -212,6 +207,32 @@ std::optional<std::string> check(const format& f, const rounding& r) {
   if (r.overflow == overflow_policy::nan && !has_nan(f))
     return "overflow policy nan needs a format with a NaN; " + to_string(f) + " has none (use ieee or saturate)";
   return std::nullopt;
+}
+
+std::string_view to_string(nonfinite e) {
+  switch (e) {
+    case nonfinite::ieee: return "ieee";
+    case nonfinite::fn: return "fn";
+    case nonfinite::fnuz: return "fnuz";
+    case nonfinite::finite: return "finite";
+  }
+  return "?";
+}
+
+std::string_view to_string(fp_class c) {
+  switch (c) {
+    case fp_class::signaling_nan: return "signaling_nan";
+    case fp_class::quiet_nan: return "quiet_nan";
+    case fp_class::negative_infinity: return "negative_infinity";
+    case fp_class::negative_normal: return "negative_normal";
+    case fp_class::negative_subnormal: return "negative_subnormal";
+    case fp_class::negative_zero: return "negative_zero";
+    case fp_class::positive_zero: return "positive_zero";
+    case fp_class::positive_subnormal: return "positive_subnormal";
+    case fp_class::positive_normal: return "positive_normal";
+    case fp_class::positive_infinity: return "positive_infinity";
+  }
+  return "?";
 }
 
 std::string flags_to_string(unsigned flags) {

@@ -176,7 +176,7 @@ int check_code(const format_facts& t, std::uint32_t a) {
     const std::uint8_t want_flags = ref_signaling(f, a) ? flag::invalid : 0;
     if (!ok || r.flags != want_flags) {
       ++bad;
-      FAIL_CHECK((up ? "next_up " : "next_down ") << to_string(f) << " 0x" << std::hex << a << " -> 0x" << r.code
+      FAIL_CHECK(std::string(up ? "next_up " : "next_down ") << to_string(f) << " 0x" << std::hex << a << " -> 0x" << r.code
                                                   << std::dec << ": got " << got << ", want " << want);
     }
   }
@@ -292,7 +292,7 @@ TEST_CASE("fp32: next_up/next_down == std::nextafter on 1e6 random codes and the
       const std::uint8_t want_flags = std::isnan(x) && (c & 0x00400000u) == 0 ? flag::invalid : 0;
       if (!ok || r.flags != want_flags) {
         ++bad;
-        FAIL_CHECK((up ? "next_up" : "next_down") << " 0x" << std::hex << c << " -> 0x" << r.code << ", nextafter 0x"
+        FAIL_CHECK(std::string(up ? "next_up" : "next_down") << " 0x" << std::hex << c << " -> 0x" << r.code << ", nextafter 0x"
                                                   << code_of(want));
       }
       ++n;

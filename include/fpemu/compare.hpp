@@ -129,12 +129,11 @@ FPEMU_HD constexpr rounded next_toward(const format& f, std::uint32_t code, bool
   bool negative = zero ? toward_neg_inf : x.negative;
   const bool outward = zero || (x.negative == toward_neg_inf);
   std::uint32_t mag = zero ? 0 : code & magnitude_mask(f);
-  if (negative && !f.is_signed) return {has_nan(f) ? nan_code(f, false) : code, 0, 0};
-  if (!step_magnitude(f, mag, outward)) {
-    if (outward) {
-      if (has_inf(f)) return {inf_code(f, negative), 0, 0};
-      return {has_nan(f) ? nan_code(f, negative) : code, 0, 0};
-    }
+  // No such value in the format: beyond the largest finite (infinity if there is one) or below
+  // zero in an unsigned format. NaN says so where the format has one; else the code stays.
+  const bool below_unsigned = negative && !f.is_signed;
+  if (below_unsigned || !step_magnitude(f, mag, outward)) {
+    if (outward && has_inf(f) && !below_unsigned) return {inf_code(f, negative), 0, 0};
     return {has_nan(f) ? nan_code(f, negative) : code, 0, 0};
   }
   if (mag == 0) return {zero_code(f, negative), 0, 0};

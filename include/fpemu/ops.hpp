@@ -104,7 +104,8 @@ FPEMU_HD constexpr exact_result exact_mul(const unpacked& a, const unpacked& b) 
 // a * b + c with a single rounding.
 FPEMU_HD constexpr exact_result exact_fma(const unpacked& a, const unpacked& b, const unpacked& c, round_mode mode) {
   if (detail::any_nan(a, b, c)) {
-    // 0 * inf + NaN is invalid as well (IEEE 754-2019 7.2c leaves it optional; x86 raises it).
+    // 0 * inf + NaN raises invalid too. IEEE 754-2019 7.2(c) leaves this optional and hardware
+    // differs (AMD Zen's FMA does not raise it); fpemu always does.
     exact_result r = detail::propagate_nan(a, b, c);
     const bool zero_inf = (a.cls == value_class::zero && b.cls == value_class::infinite) ||
                           (a.cls == value_class::infinite && b.cls == value_class::zero);

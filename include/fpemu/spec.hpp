@@ -12,6 +12,7 @@
 #include <string>
 #include <string_view>
 
+#include "fpemu/compare.hpp"
 #include "fpemu/expected.hpp"
 #include "fpemu/format.hpp"
 #include "fpemu/rounding.hpp"
@@ -43,6 +44,9 @@ std::string_view to_string(overflow_policy p);
 
 // Checks a rounding against a format: sr_bits in 1..32, policy `nan` needs a format with NaN.
 std::optional<std::string> check(const format& f, const rounding& r);
+
+std::string_view to_string(nonfinite e);  // ieee fn fnuz finite
+std::string_view to_string(fp_class c);   // positive_normal, quiet_nan, ...
 
 // "inexact,underflow" or "-" for no flags, in IEEE order.
 std::string flags_to_string(unsigned flags);

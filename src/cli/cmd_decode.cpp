@@ -62,7 +62,7 @@ void run_decode(const decode_options& o) {
   std::vector<std::array<std::string, 4>> rows;
   std::size_t w0 = 0, w1 = 0, w2 = 0;
   for (const std::uint32_t c : codes) {
-    rows.push_back({hex_code(f, c), to_decimal(f, c), fields(f, c), std::string(class_name(classify(f, c)))});
+    rows.push_back({hex_code(f, c), to_decimal(f, c), fields(f, c), std::string(to_string(classify(f, c)))});
     w0 = std::max(w0, rows.back()[0].size());
     w1 = std::max(w1, rows.back()[1].size());
     w2 = std::max(w2, rows.back()[2].size());

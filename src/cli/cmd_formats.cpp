@@ -49,7 +49,7 @@ void print_json(std::ostream& out) {
     out << "\"name\": " << json_string(n.name) << ", \"description\": " << json_string(n.description)
         << ", \"width\": " << width(f) << ", \"exp_bits\": " << f.exp_bits << ", \"frac_bits\": " << f.frac_bits
         << ", \"bias\": " << f.bias << ", \"subnormals\": " << (f.subnormals ? "true" : "false")
-        << ", \"encoding\": " << json_string(encoding_name(f.encoding))
+        << ", \"encoding\": " << json_string(to_string(f.encoding))
         << ", \"signed\": " << (f.is_signed ? "true" : "false") << ", \"has_zero\": " << (f.has_zero ? "true" : "false")
         << ", \"has_inf\": " << (has_inf(f) ? "true" : "false") << ", \"has_nan\": " << (has_nan(f) ? "true" : "false")
         << ", \"precision\": " << precision(f) << ", \"emin\": " << emin(f) << ", \"emax\": " << emax(f)
@@ -85,13 +85,13 @@ void print_format_table(std::ostream& out, bool compact) {
     const std::string name(n.name);
     if (compact) {
       std::snprintf(line, sizeof line, "%-9s %4d %3d %4d %4d %-6s %-13s %-12s %-12s %s\n", name.c_str(), width(f),
-                    f.exp_bits, f.frac_bits, f.bias, std::string(encoding_name(f.encoding)).c_str(),
+                    f.exp_bits, f.frac_bits, f.bias, std::string(to_string(f.encoding)).c_str(),
                     g6(max_finite(f)).c_str(), g6(min_normal(f)).c_str(), g6(min_positive(f)).c_str(),
                     g6(unit_roundoff(f)).c_str());
     } else {
       std::snprintf(line, sizeof line, "%-9s %4d %3d %4d %4d %3s %-6s %3s %-13s %-12s %-12s %-12s %-12s %llu\n",
                     name.c_str(), width(f), f.exp_bits, f.frac_bits, f.bias, f.subnormals ? "yes" : "no",
-                    std::string(encoding_name(f.encoding)).c_str(), f.is_signed ? "yes" : "no",
+                    std::string(to_string(f.encoding)).c_str(), f.is_signed ? "yes" : "no",
                     g6(max_finite(f)).c_str(), g6(min_normal(f)).c_str(), g6(min_positive(f)).c_str(),
                     g6(unit_roundoff(f)).c_str(), g6(machine_epsilon(f)).c_str(),
                     static_cast<unsigned long long>(finite_count(f)));

@@ -51,32 +51,6 @@ std::uint32_t parse_code(const format& f, std::string_view text, const std::stri
   return static_cast<std::uint32_t>(v);
 }
 
-std::string_view encoding_name(nonfinite e) {
-  switch (e) {
-    case nonfinite::ieee: return "ieee";
-    case nonfinite::fn: return "fn";
-    case nonfinite::fnuz: return "fnuz";
-    case nonfinite::finite: return "finite";
-  }
-  return "?";
-}
-
-std::string_view class_name(fp_class c) {
-  switch (c) {
-    case fp_class::signaling_nan: return "signaling_nan";
-    case fp_class::quiet_nan: return "quiet_nan";
-    case fp_class::negative_infinity: return "negative_infinity";
-    case fp_class::negative_normal: return "negative_normal";
-    case fp_class::negative_subnormal: return "negative_subnormal";
-    case fp_class::negative_zero: return "negative_zero";
-    case fp_class::positive_zero: return "positive_zero";
-    case fp_class::positive_subnormal: return "positive_subnormal";
-    case fp_class::positive_normal: return "positive_normal";
-    case fp_class::positive_infinity: return "positive_infinity";
-  }
-  return "?";
-}
-
 std::uint64_t parse_unsigned(std::string_view text, std::string_view option, std::uint64_t max) {
   std::string_view digits = text;
   int base = 10;

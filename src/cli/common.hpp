@@ -17,8 +17,6 @@
 #include <string_view>
 #include <vector>
 
-// compare.hpp uses detail helpers defined in ops.hpp without including it.
-#include "fpemu/ops.hpp"
 #include "fpemu/compare.hpp"
 #include "fpemu/expected.hpp"
 #include "fpemu/format.hpp"
@@ -73,9 +71,6 @@ std::string hex_code(const format& f, std::uint32_t code);
 // A code in hex ("7e" or "0x7e"); fails unless it fits the format's width. `where` prefixes the
 // message ("line 3") when not empty.
 std::uint32_t parse_code(const format& f, std::string_view text, const std::string& where = {});
-
-std::string_view encoding_name(nonfinite e);
-std::string_view class_name(fp_class c);
 
 // Unsigned integers in decimal or 0x-hex, e.g. for --seed; fails naming the option.
 std::uint64_t parse_unsigned(std::string_view text, std::string_view option, std::uint64_t max);

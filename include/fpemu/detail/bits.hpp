@@ -6,6 +6,7 @@
 // device; it is wrapped here so that the choice is made once.
 #pragma once
 
+#include <bit>
 #include <cstdint>
 
 #include "fpemu/config.hpp"
@@ -14,18 +15,11 @@ namespace fpemu::detail {
 
 __extension__ typedef unsigned __int128 u128;
 
-// Number of leading zero bits; 128 for zero. Written as a binary search so that it is constexpr
-// on every compiler and usable in device code without intrinsics.
+// Number of leading zero bits; 128 for zero. std::countl_zero is constexpr and compiles to one
+// instruction on x86-64 (lzcnt/bsr); nvcc accepts it in device code with relaxed constexpr.
 FPEMU_HD constexpr int clz128(u128 x) {
-  if (x == 0) return 128;
-  int n = 0;
-  for (int step = 64; step > 0; step >>= 1) {
-    if ((x >> (128 - step)) == 0) {
-      n += step;
-      x <<= step;
-    }
-  }
-  return n;
+  const auto hi = static_cast<std::uint64_t>(x >> 64), lo = static_cast<std::uint64_t>(x);
+  return hi != 0 ? std::countl_zero(hi) : 64 + std::countl_zero(lo);
 }
 
 // Index of the most significant set bit (0..127); x must be non-zero.
