@@ -35,22 +35,6 @@ std::vector<named> narrower_targets() {
           {"e8m0fnu", F::e8m0fnu}, {"e2m3fn", F::e2m3fn}, {"e3m2fn", F::e3m2fn},     {"e2m1fn", F::e2m1fn}};
 }
 
-enum class op_kind { add, sub, mul, div, fma };
-const char* op_name(op_kind op) {
-  switch (op) {
-    case op_kind::add: return "add";
-    case op_kind::sub: return "sub";
-    case op_kind::mul: return "mul";
-    case op_kind::div: return "div";
-    case op_kind::fma: return "fma";
-  }
-  return "?";
-}
-
-struct operands {
-  std::uint32_t a, b, c;
-};
-
 void run_op(op_kind op) {
   const auto& modes = all_modes();
   const std::uint64_t pairs = random_pairs();
@@ -62,30 +46,11 @@ void run_op(op_kind op) {
     oracle::oracle o;
     std::uint64_t index = 0;
     const auto run = [&](const operands& x) {
-      switch (op) {
-        case op_kind::add: o.exact_add(f, x.a, x.b); break;
-        case op_kind::sub: o.exact_sub(f, x.a, x.b); break;
-        case op_kind::mul: o.exact_mul(f, x.a, x.b); break;
-        case op_kind::div: o.exact_div(f, x.a, x.b); break;
-        case op_kind::fma: o.exact_fma(f, x.a, x.b, x.c); break;
-      }
+      oracle_exact(o, f, op, x);
       compare_modes(
           chk, o, f, modes, policies, index++,
-          [&](const rounding& r, std::uint64_t random) {
-            switch (op) {
-              case op_kind::add: return fpemu::add(f, x.a, x.b, r, random);
-              case op_kind::sub: return fpemu::sub(f, x.a, x.b, r, random);
-              case op_kind::mul: return fpemu::mul(f, x.a, x.b, r, random);
-              case op_kind::div: return fpemu::div(f, x.a, x.b, r, random);
-              case op_kind::fma: break;
-            }
-            return fpemu::fma(f, x.a, x.b, x.c, r, random);
-          },
-          [&] {
-            std::string s = nf.name + " " + op_name(op) + "(" + show_code(f, x.a) + ", " + show_code(f, x.b);
-            if (op == op_kind::fma) s += ", " + show_code(f, x.c);
-            return s + ")";
-          });
+          [&](const rounding& r, std::uint64_t random) { return core_op(f, op, x, r, random); },
+          [&] { return describe(f, nf.name, op, x); });
     };
 
     // Every pair (triple for fma) of boundary codes.

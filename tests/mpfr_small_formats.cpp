@@ -16,19 +16,7 @@ namespace oracle = fpemu::mpfr_oracle;
 
 namespace {
 
-enum class binary_op { add, sub, mul, div };
-
-const char* op_name(binary_op op) {
-  switch (op) {
-    case binary_op::add: return "add";
-    case binary_op::sub: return "sub";
-    case binary_op::mul: return "mul";
-    case binary_op::div: return "div";
-  }
-  return "?";
-}
-
-void all_pairs(binary_op op) {
+void all_pairs(op_kind op) {
   const auto& modes = all_modes();
   for (const named& nf : small_formats()) {
     const format& f = nf.fmt;
@@ -38,25 +26,13 @@ void all_pairs(binary_op op) {
     oracle::oracle o;
     for (std::uint32_t a = 0; a < n; ++a) {
       for (std::uint32_t b = 0; b < n; ++b) {
-        switch (op) {
-          case binary_op::add: o.exact_add(f, a, b); break;
-          case binary_op::sub: o.exact_sub(f, a, b); break;
-          case binary_op::mul: o.exact_mul(f, a, b); break;
-          case binary_op::div: o.exact_div(f, a, b); break;
-        }
+        const operands x{a, b, 0};
+        oracle_exact(o, f, op, x);
         const std::uint64_t index = std::uint64_t{a} * n + b;
         compare_modes(
             chk, o, f, modes, policies, index,
-            [&](const rounding& r, std::uint64_t random) {
-              switch (op) {
-                case binary_op::add: return fpemu::add(f, a, b, r, random);
-                case binary_op::sub: return fpemu::sub(f, a, b, r, random);
-                case binary_op::mul: return fpemu::mul(f, a, b, r, random);
-                case binary_op::div: break;
-              }
-              return fpemu::div(f, a, b, r, random);
-            },
-            [&] { return nf.name + " " + op_name(op) + "(" + show_code(f, a) + ", " + show_code(f, b) + ")"; });
+            [&](const rounding& r, std::uint64_t random) { return core_op(f, op, x, r, random); },
+            [&] { return describe(f, nf.name, op, x); });
       }
     }
     const std::uint64_t expected = std::uint64_t{n} * n * policy_mode_count(f, modes);
@@ -111,10 +87,10 @@ TEST_CASE("convert: every code of every format of <= 8 bits into every other, ev
   }
 }
 
-TEST_CASE("add: all pairs of every format of <= 8 bits, every mode and policy == MPFR") { all_pairs(binary_op::add); }
-TEST_CASE("sub: all pairs of every format of <= 8 bits, every mode and policy == MPFR") { all_pairs(binary_op::sub); }
-TEST_CASE("mul: all pairs of every format of <= 8 bits, every mode and policy == MPFR") { all_pairs(binary_op::mul); }
-TEST_CASE("div: all pairs of every format of <= 8 bits, every mode and policy == MPFR") { all_pairs(binary_op::div); }
+TEST_CASE("add: all pairs of every format of <= 8 bits, every mode and policy == MPFR") { all_pairs(op_kind::add); }
+TEST_CASE("sub: all pairs of every format of <= 8 bits, every mode and policy == MPFR") { all_pairs(op_kind::sub); }
+TEST_CASE("mul: all pairs of every format of <= 8 bits, every mode and policy == MPFR") { all_pairs(op_kind::mul); }
+TEST_CASE("div: all pairs of every format of <= 8 bits, every mode and policy == MPFR") { all_pairs(op_kind::div); }
 
 TEST_CASE("fma: boundary triples and 2e5 random triples per format of <= 8 bits, every mode and policy == MPFR") {
   const auto& modes = all_modes();

@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "fpemu/convert.hpp"
@@ -107,6 +108,59 @@ inline std::string show_code(const format& f, std::uint32_t code) {
 
 inline std::string show_result(const format& f, const rounded& r) {
   return show_code(f, r.code) + " flags " + fpemu::flags_to_string(r.flags) + " dir " + std::to_string(r.direction);
+}
+
+// The arithmetic operations, their operands (b unused by sqrt, c only by fma), and the oracle
+// and core calls for one of them.
+enum class op_kind { add, sub, mul, div, fma, sqrt };
+
+inline const char* op_name(op_kind op) {
+  switch (op) {
+    case op_kind::add: return "add";
+    case op_kind::sub: return "sub";
+    case op_kind::mul: return "mul";
+    case op_kind::div: return "div";
+    case op_kind::fma: return "fma";
+    case op_kind::sqrt: return "sqrt";
+  }
+  return "?";
+}
+
+struct operands {
+  std::uint32_t a = 0, b = 0, c = 0;
+};
+
+// Loads the exact result of op on x into the oracle.
+inline void oracle_exact(fpemu::mpfr_oracle::oracle& o, const format& f, op_kind op, const operands& x) {
+  switch (op) {
+    case op_kind::add: o.exact_add(f, x.a, x.b); break;
+    case op_kind::sub: o.exact_sub(f, x.a, x.b); break;
+    case op_kind::mul: o.exact_mul(f, x.a, x.b); break;
+    case op_kind::div: o.exact_div(f, x.a, x.b); break;
+    case op_kind::fma: o.exact_fma(f, x.a, x.b, x.c); break;
+    case op_kind::sqrt: o.exact_sqrt(f, x.a); break;
+  }
+}
+
+// The core's result of op on x.
+inline rounded core_op(const format& f, op_kind op, const operands& x, const rounding& r, std::uint64_t random) {
+  switch (op) {
+    case op_kind::add: return fpemu::add(f, x.a, x.b, r, random);
+    case op_kind::sub: return fpemu::sub(f, x.a, x.b, r, random);
+    case op_kind::mul: return fpemu::mul(f, x.a, x.b, r, random);
+    case op_kind::div: return fpemu::div(f, x.a, x.b, r, random);
+    case op_kind::fma: return fpemu::fma(f, x.a, x.b, x.c, r, random);
+    case op_kind::sqrt: break;
+  }
+  return fpemu::sqrt(f, x.a, r, random);
+}
+
+// "<format> <op>(a, b[, c])", or "<format> sqrt(a)".
+inline std::string describe(const format& f, std::string_view format_name, op_kind op, const operands& x) {
+  std::string s = std::string(format_name) + " " + op_name(op) + "(" + show_code(f, x.a);
+  if (op != op_kind::sqrt) s += ", " + show_code(f, x.b);
+  if (op == op_kind::fma) s += ", " + show_code(f, x.c);
+  return s + ")";
 }
 
 // Codes worth hitting in every format: zeros, the smallest and largest subnormals and normals,
