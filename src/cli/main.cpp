@@ -4,6 +4,7 @@
 //   fpemu round --to FMT [VALUE...]  round exact decimal/hex values into a format
 //   fpemu decode FMT CODE...         the value, fields and class of codes
 //   fpemu op OP --format FMT         arithmetic on codes read from stdin
+//   fpemu mma --preset NAME          tensor-core dot products read from stdin
 //   fpemu demo                       a short tour
 //
 // Exit status: 0 on success and for --help/--version; 2 for any bad input, after one line
@@ -17,6 +18,11 @@
 #include <vector>
 
 #include "common.hpp"
+
+// Declared here rather than in common.hpp, with the same shape as the other add_* functions.
+namespace fpemu::cli {
+command add_mma(CLI::App& parent);
+}
 
 #ifndef FPEMU_VERSION
 #define FPEMU_VERSION "unknown"
@@ -39,7 +45,7 @@ int report(const std::string& message) {
 }
 
 int run(int argc, char** argv) {
-  std::ios::sync_with_stdio(false);  // round and op stream stdin to stdout; stderr is written with fputs
+  std::ios::sync_with_stdio(false);  // round, op and mma stream stdin to stdout; stderr is written with fputs
   CLI::App app{"fpemu: bit-exact software emulation of floating-point formats "
                "(FP8, FP6, FP4, bf16, fp16, tf32, fp32, eXmY).",
                "fpemu"};
@@ -48,7 +54,7 @@ int run(int argc, char** argv) {
 
   std::vector<fpemu::cli::command> commands{
       fpemu::cli::add_formats(app), fpemu::cli::add_round(app), fpemu::cli::add_decode(app),
-      fpemu::cli::add_op(app),      fpemu::cli::add_demo(app),
+      fpemu::cli::add_op(app),      fpemu::cli::add_mma(app),    fpemu::cli::add_demo(app),
   };
 
   // CLI11 sees the arguments before the first "--"; the rest go to the subcommand as they are.
@@ -69,7 +75,7 @@ int run(int argc, char** argv) {
     const auto selected = app.get_subcommands();
     if (!selected.empty())
       return report(std::string(e.what()) + " (see fpemu " + selected.front()->get_name() + " --help)");
-    return report(std::string(e.what()) + " (subcommands: formats, round, decode, op, demo; see fpemu --help)");
+    return report(std::string(e.what()) + " (subcommands: formats, round, decode, op, mma, demo; see fpemu --help)");
   }
 
   for (const auto& c : commands) {
@@ -80,7 +86,7 @@ int run(int argc, char** argv) {
     }
   }
   if (!after_dashes.empty()) return report("unexpected arguments after '--': " + after_dashes.front());
-  return report("a subcommand is required: formats, round, decode, op or demo (see fpemu --help)");
+  return report("a subcommand is required: formats, round, decode, op, mma or demo (see fpemu --help)");
 }
 
 }  // namespace

@@ -15,7 +15,9 @@ Prints one line per failed check, one line per test function and the summary lin
 """
 
 import json
+import os
 import random
+import struct
 import subprocess
 import sys
 from fractions import Fraction
@@ -212,11 +214,11 @@ def random_decimal(rng, lo_exp, hi_exp):
 
 @test
 def help_exits_zero():
-    for args in ([], ["formats"], ["round"], ["decode"], ["op"], ["demo"]):
+    for args in ([], ["formats"], ["round"], ["decode"], ["op"], ["mma"], ["demo"]):
         rc, out, err = run(*args, "--help")
         check(rc == 0 and "Usage" in out and err == "", "fpemu %s --help exits 0 with usage" % " ".join(args))
     rc, out, _ = run("--help")
-    for name in ("formats", "round", "decode", "op", "demo"):
+    for name in ("formats", "round", "decode", "op", "mma", "demo"):
         check(name in out, "top-level --help lists %s" % name)
     rc, out, err = run("--version")
     check(rc == 0 and out.startswith("fpemu ") and err == "", "--version exits 0: %r" % out)
@@ -501,6 +503,195 @@ def op_stochastic_reproducible():
     check(rc1 == 0 and out1 == out2 and set(codes) == {"0x3f80", "0x3f81"},
           "op add sr: reproducible, both neighbours of a midpoint occur")
     check(0.4 < codes.count("0x3f81") / max(1, len(codes)) < 0.6, "op add sr: a midpoint goes up half the time")
+
+
+# ---- mma ----------------------------------------------------------------------------------------
+
+VECTORS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "data", "tensor-core-vectors")
+
+# The presets of include/fpemu/presets.hpp, as ARCHITECTURE.md section 5 names them.
+PRESETS = ["v100-fp16", "a100-fp16", "a100-bf16", "a100-tf32", "ada-fp16", "ada-bf16", "ada-tf32", "ada-e4m3",
+           "ada-e5m2", "h100-fp16", "h100-bf16", "h100-tf32", "h100-e4m3", "h100-e5m2", "h100-e4m3-fastaccum",
+           "h100-e4m3-deepseek"]
+
+
+def f32_bits(x):
+    return struct.unpack("<I", struct.pack("<f", x))[0]
+
+
+def fp16_bits_of_f32(bits):
+    """The binary16 pattern of a binary32 pattern that holds an fp16 value (struct format 'e')."""
+    return struct.unpack("<H", struct.pack("<e", struct.unpack("<f", struct.pack("<I", bits))[0]))[0]
+
+
+def read_lines(path, n):
+    with open(path) as f:
+        return [line.split() for _, line in zip(range(n), f)]
+
+
+def hardware_cases(gpu, fmt, out, n=20, c_zero=False):
+    """The first n cases of a published set: (a words, b words, c word, expected D text)."""
+    d_dir = os.path.join(VECTORS, gpu, fmt)
+    tag = "%s_%s" % (gpu, fmt)
+    a = read_lines(os.path.join(d_dir, "a_%s.txt" % tag), n)
+    b = read_lines(os.path.join(d_dir, "b_%s.txt" % tag), n)
+    c = read_lines(os.path.join(d_dir, "c_%s_fp32.txt" % gpu), n)
+    d = read_lines(os.path.join(d_dir, "d_%s_%s.txt" % (gpu, out)), n)
+    cases = []
+    for ai, bi, ci, di in zip(a, b, c, d):
+        c_word = "00000000" if c_zero else "%08x" % int(ci[0], 2)
+        bits = int(di[0], 2)
+        want = "%04x" % fp16_bits_of_f32(bits) if out == "fp16" else "%08x" % bits
+        cases.append((ai, bi, c_word, want))
+    check(len(cases) == n, "read %d cases of %s/%s %s" % (len(cases), gpu, fmt, out))
+    return cases
+
+
+def mma_stdin(cases):
+    return "".join("%s ; %s ; %s\n" % (" ".join(a), " ".join(b), c) for a, b, c, _ in cases)
+
+
+@test
+def mma_hardware_vectors():
+    sets = [  # (gpu, input, output, preset, C is +0: H100 fp8 fp32 data came from wgmma from zero)
+        ("V100", "fp16", "fp32", "v100-fp16", False),
+        ("V100", "fp16", "fp16", "v100-fp16", False),
+        ("A100", "fp16", "fp16", "a100-fp16", False),
+        ("H100", "E4M3", "fp32", "h100-e4m3", True),
+        ("H100", "E4M3", "fp16", "h100-e4m3", False),
+    ]
+    for gpu, fmt, out, preset, c_zero in sets:
+        cases = hardware_cases(gpu, fmt, out, 20, c_zero)
+        rc, got, err = run("mma", "--preset", preset, "--out", out, stdin=mma_stdin(cases))
+        want = [w for _, _, _, w in cases]
+        lines = got.splitlines()
+        check(rc == 0 and err == "" and len(lines) == len(want),
+              "mma %s --out %s on %s/%s: rc %d, %d lines, %r" % (preset, out, gpu, fmt, rc, len(lines), err))
+        for i, (g, w) in enumerate(zip(lines, want)):
+            check(g == w, "mma %s --out %s, %s/%s case %d: got %s, GPU %s" % (preset, out, gpu, fmt, i, g, w))
+
+
+@test
+def mma_input_syntax():
+    cases = hardware_cases("V100", "fp16", "fp32", 6)
+    want = "".join(w + "\n" for _, _, _, w in cases)
+    # 0x prefixes, upper case, no blanks around ';', tabs, comments, blank lines, CRLF, no final newline.
+    lines = [
+        "# V100 cases",
+        "0x%s ; %s ; 0X%s" % (" 0x".join(cases[0][0]), " ".join(cases[0][1]), cases[0][2]),
+        "",
+        "%s;%s;%s" % (" ".join(cases[1][0]).upper(), " ".join(cases[1][1]).upper(), cases[1][2].upper()),
+        "   # indented comment",
+        "\t%s\t;\t%s\t;\t%s\t" % ("\t".join(cases[2][0]), "\t".join(cases[2][1]), cases[2][2]),
+        "%s ; %s ; %s\r" % (" ".join(cases[3][0]), " ".join(cases[3][1]), cases[3][2]),
+        "  %s  ;  %s  ;  %s  " % ("   ".join(cases[4][0]), "  ".join(cases[4][1]), cases[4][2]),
+        "%s ; %s ; %s" % (" ".join(cases[5][0]), " ".join(cases[5][1]), cases[5][2]),
+    ]
+    rc, out, err = run("mma", "-p", "v100-fp16", stdin="\n".join(lines))
+    check(rc == 0 and out == want and err == "", "mma input syntax variants: rc %d, %r, want %r (%r)" %
+          (rc, out, want, err))
+    rc, out, err = run("mma", "--preset", "v100-fp16", stdin="")
+    check(rc == 0 and out == "" and err == "", "mma on empty input prints nothing")
+    rc, out, err = run("mma", "--preset", "v100-fp16", stdin="# only a comment\n\n")
+    check(rc == 0 and out == "" and err == "", "mma skips comment-only input")
+
+
+@test
+def mma_list():
+    rc, out, err = run("mma", "--list")
+    check(rc == 0 and err == "", "mma --list exits 0: rc %d %r" % (rc, err))
+    first_words = [line.split()[0] for line in out.splitlines() if line.split()]
+    for name in PRESETS:
+        check(name in first_words, "mma --list has a row for %s" % name)
+    rows = {line.split()[0]: line for line in out.splitlines() if line.split()}
+    check("e8m13" in rows.get("h100-e4m3", "") and "fp32" in rows.get("v100-fp16", ""),
+          "mma --list shows the accumulator formats")
+    rc, out, err = run("mma", "--help")
+    check(rc == 0 and "'#'" in out and "status 2" in out, "mma --help documents comments and the stop at a bad line")
+
+
+@test
+def mma_mixed_fp8():
+    one, two, half, quarter = f32_bits(1.0), f32_bits(2.0), f32_bits(0.5), f32_bits(0.25)
+    base = ["mma", "--preset", "h100-e4m3", "--a-format", "e4m3fn", "--b-format", "e5m2"]
+    # 1*0.5 + 2*0.25 + 0 = 1 exactly.
+    rc, out, err = run(*base, stdin="%08x %08x ; %08x %08x ; 00000000\n" % (one, two, half, quarter))
+    check(rc == 0 and out == "3f800000\n" and err == "", "mixed e4m3fn x e5m2: 1*0.5 + 2*0.25 = 1: %r %r" % (out, err))
+    # 1024 is an e5m2 value but above e4m3fn's 448: 1*0.5 + 2*1024 = 2048.5 (E = 11: F = 13 bits keep 2^-2).
+    case = "%08x %08x ; %08x %08x ; 00000000\n" % (one, two, half, f32_bits(1024.0))
+    rc, out, err = run(*base, stdin=case)
+    check(rc == 0 and out == "%08x\n" % f32_bits(2048.5), "mixed: B in e5m2 takes 1024: %r %r" % (out, err))
+    rc, out, err = run("mma", "--preset", "h100-e4m3", stdin=case)
+    check(rc == 2 and out == "" and len(err.splitlines()) == 1 and "B_1" in err and "e4m3fn" in err,
+          "without --b-format e5m2, 1024 is not an e4m3fn value: %r" % err)
+    rc, out, err = run("mma", "--preset", "h100-e4m3", "--b-format", "e5m2", stdin=case)
+    check(rc == 0 and out == "%08x\n" % f32_bits(2048.5), "--b-format alone keeps the preset's A format: %r" % out)
+
+
+@test
+def mma_long_k():
+    # K = 40 > the instruction's 32: blocks of 32 then 8, chained. 40 * (1 * 0.5) = 20 exactly.
+    one, half = f32_bits(1.0), f32_bits(0.5)
+    line = "%s ; %s ; 00000000\n" % (" ".join(["%08x" % one] * 40), " ".join(["%08x" % half] * 40))
+    rc, out, err = run("mma", "--preset", "h100-e4m3", stdin=line)
+    check(rc == 0 and out == "%08x\n" % f32_bits(20.0) and err == "", "h100-e4m3 K=40: %r %r" % (out, err))
+    rc, out, err = run("mma", "--preset", "h100-e4m3", stdin="%08x ; %08x ; %08x" % (one, half, f32_bits(2.0)))
+    check(rc == 0 and out == "%08x\n" % f32_bits(2.5), "h100-e4m3 K=1, no final newline: %r %r" % (out, err))
+    # Many lines stream through, one result each.
+    many = "%08x %08x ; %08x %08x ; %08x\n" % (one, one, half, half, one) * 3000
+    rc, out, err = run("mma", "--preset", "a100-fp16", stdin=many)
+    check(rc == 0 and out == "40000000\n" * 3000, "mma streams 3000 lines: rc %d, %d lines" % (rc, len(out.splitlines())))
+
+
+@test
+def mma_errors():
+    good = "3f800000 ; 3f800000 ; 00000000"
+    cases = [  # (args, stdin, texts that the message must contain)
+        (["--preset", "v100-fp16"], "3f80000g ; 3f800000 ; 00000000\n",
+         ["line 1", "3f80000g", "expected 8 hex digits of a binary32 bit pattern"]),
+        (["--preset", "v100-fp16"], "3f800000 ; 3f8 ; 00000000\n", ["'3f8'", "8 hex digits"]),
+        (["--preset", "v100-fp16"], "3f800000 ; 3f800000 ; 3f8000000\n", ["'3f8000000'", "8 hex digits"]),
+        (["--preset", "v100-fp16"], "0x ; 3f800000 ; 00000000\n", ["'0x'", "8 hex digits"]),
+        (["--preset", "v100-fp16"], "3f800000 3f800000 00000000\n", ["line 1", "';'"]),
+        (["--preset", "v100-fp16"], "3f800000 ; 3f800000 00000000\n", ["line 1", "';'"]),
+        (["--preset", "v100-fp16"], "3f800000 ; 3f800000 ; 00000000 ; 00000000\n", ["line 1", "';'"]),
+        (["--preset", "v100-fp16"], " ; 3f800000 ; 00000000\n", ["line 1", "A", "empty"]),
+        (["--preset", "v100-fp16"], "3f800000 ;  ; 00000000\n", ["line 1", "B", "empty"]),
+        (["--preset", "v100-fp16"], "3f800000 ; 3f800000 3f800000 ; 00000000\n", ["line 1", "same length"]),
+        (["--preset", "v100-fp16"], "3f800000 ; 3f800000 ;\n", ["line 1", "C"]),
+        (["--preset", "v100-fp16"], "3f800000 ; 3f800000 ; 00000000 00000000\n", ["line 1", "C"]),
+        (["--preset", "v100-fp16"], "# comment\n\n3f800001 ; 3f800000 ; 00000000\n", ["line 3", "A_0", "fp16"]),
+        (["--preset", "h100-e4m3"], "3f800000 ; 43e80000 ; 00000000\n", ["B_0", "e4m3fn"]),  # 464 > 448
+        (["--preset", "v100-fpx"], good + "\n", ["v100-fpx", "v100-fp16"]),
+        (["--preset", "v100-fp16", "--out", "fp64"], good + "\n", ["'fp64'", "fp32", "fp16"]),
+        (["--preset", "a100-bf16", "--out", "fp16"], good + "\n", ["a100-bf16", "fp16"]),
+        (["--preset", "h100-e4m3", "--a-format", "e4m3fx"], good + "\n", ["e4m3fx"]),
+        (["--preset", "a100-bf16", "--a-format", "e4m3fn"], good + "\n", ["a100-bf16", "e4m3fn"]),
+        (["--out", "fp32"], good + "\n", ["--preset"]),
+        (["--preset"], good + "\n", ["--preset"]),
+        (["--preset", "v100-fp16", "--bogus"], good + "\n", ["--bogus"]),
+        (["--preset", "v100-fp16"], "3f800000 ; zz", ["line 1", "';'"]),  # no final newline
+        (["--preset", "v100-fp16"], "3f800000 ; 3f800000 ; x", ["line 1", "'x'"]),
+    ]
+    for args, stdin, needles in cases:
+        rc, out, err = run("mma", *args, stdin=stdin)
+        lines = err.splitlines()
+        ok = rc == 2 and len(lines) == 1 and lines[0].startswith("fpemu: ") and all(n in lines[0] for n in needles)
+        check(ok, "fpemu mma %s on %r: exit 2 with one line naming %r; got rc %d, stderr %r" %
+              (" ".join(args), stdin, needles, rc, err))
+        check(out == "", "fpemu mma %s on %r: nothing on stdout, got %r" % (" ".join(args), stdin, out))
+    # The results before the first bad line are printed; nothing after it.
+    rc, out, err = run("mma", "--preset", "v100-fp16", stdin=good + "\n" + "3f800000 ; 3f800000\n" + good + "\n")
+    check(rc == 2 and out == "3f800000\n" and len(err.splitlines()) == 1 and "line 2" in err,
+          "mma stops at the first bad line, earlier results printed: %r %r" % (out, err))
+    # Huge or binary garbage: still one short line, no crash.
+    for junk in ("g" * 1000000, "\x00\x01\xff" * 1000 + " ; 3f800000 ; 00000000", "3f800000 " * 200000 + "; ; 0"):
+        p = subprocess.run([EXE, "mma", "--preset", "h100-e4m3"], input=junk.encode("latin-1"),
+                           capture_output=True, timeout=120)
+        lines = p.stderr.splitlines()
+        check(p.returncode == 2 and p.stdout == b"" and len(lines) == 1 and lines[0].startswith(b"fpemu: line 1: ")
+              and len(lines[0]) < 400, "mma on %d bytes of junk: rc %d, stderr %r" %
+              (len(junk), p.returncode, p.stderr[:200]))
 
 
 # ---- Errors -------------------------------------------------------------------------------------

@@ -14,6 +14,7 @@
 namespace fpemu::detail {
 
 __extension__ typedef unsigned __int128 u128;
+__extension__ typedef __int128 i128;
 
 // Number of leading zero bits; 128 for zero. std::countl_zero is constexpr and compiles to one
 // instruction on x86-64 (lzcnt/bsr); nvcc accepts it in device code with relaxed constexpr.

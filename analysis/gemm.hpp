@@ -1,0 +1,74 @@
+// Reference dot products and GEMM: C = alpha * A*B + beta * C with A and B in any formats (they
+// may differ), optional block scaling, any accumulator model, a promotion interval, an output
+// format and rounding, and an explicit order over K. Multithreaded over output tiles; each output
+// is computed by one thread in the given K order, so results are bit-identical for any thread
+// count, and stochastic rounding draws its bits from (seed, output index, rounding index).
+//
+// Semantics of one output d_ij:
+//   acc = accumulator_model over k in `k_order` of a_ik * b_kj, starting at zero; with group
+//   scaling the partial of each group of K is folded into the promoted register as
+//   R = round(partial * (sa * sb) + R)                        (DeepSeek-V3 / MX style)
+//   d_ij = round_out(alpha * acc + beta * c_ij)               (exactly, then one rounding)
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <string_view>
+#include <vector>
+
+#include "fpemu/accumulator.hpp"
+#include "fpemu/expected.hpp"
+#include "fpemu/format.hpp"
+
+namespace fpemu::analysis {
+
+// Block scaling of the inputs (quantise() produces codes and scales; gemm() consumes them).
+enum class scaling : std::uint8_t {
+  none,        // scales all 1
+  per_tensor,  // one fp32 scale per matrix
+  tile_1x128,  // A: one scale per row per 128 columns of K; B: one per 128x128 block (DeepSeek-V3)
+  block_128,   // A and B: one scale per 128x128 block
+  mx32,        // OCP MX: one e8m0 scale per 32 consecutive elements along K
+};
+std::string_view to_string(scaling s);
+expected<scaling> parse_scaling(std::string_view name);  // none tensor tile128 block128 mx32
+
+// A matrix of codes with its scales. rows x cols, row-major. `scales` layout: per_tensor 1;
+// tile_1x128/block_128/mx32: see scale_index(). Scale codes are fp32, or e8m0fnu for mx32.
+struct scaled_matrix {
+  int rows = 0, cols = 0;
+  format fmt = formats::fp32;
+  std::vector<std::uint32_t> codes;
+  scaling scale_kind = scaling::none;
+  format scale_format = formats::fp32;
+  std::vector<std::uint32_t> scales;
+};
+
+// Quantises a row-major float matrix: for each scaling group, scale = amax / max_finite(fmt)
+// (rounded up to a power of two for mx32, as an e8m0 code, per the OCP MX spec 6.3), then each
+// element is x / scale rounded into fmt with `r` (saturating). `along_k_is_cols`: true for A
+// (K runs along columns), false for B (K runs along rows).
+expected<scaled_matrix> quantise(std::span<const float> x, int rows, int cols, const format& fmt, scaling s,
+                                 bool along_k_is_cols, const rounding& r = {});
+
+struct gemm_options {
+  accumulator_model acc{};     // the accumulator (a preset's model, or a format accumulator)
+  format out = formats::fp32;  // D's format
+  rounding out_rounding{};
+  double alpha = 1.0, beta = 0.0;
+  std::vector<int> k_order;    // empty: 0..K-1
+  int threads = 0;             // 0: std::thread::hardware_concurrency()
+  sr_source sr{};
+  bool fast_kernels = true;    // false: always the reference loop (the fast kernels' oracle)
+};
+
+// D (M x N codes of options.out). A is M x K, B is K x N; C (M x N codes of options.out) may be
+// empty when beta == 0. Errors name mismatched shapes, scalings, a k_order that is not a
+// permutation of 0..K-1, or a group scaling whose group size disagrees with acc.promote_every.
+expected<std::vector<std::uint32_t>> gemm(const scaled_matrix& a, const scaled_matrix& b,
+                                          std::span<const std::uint32_t> c, const gemm_options& options);
+
+// A dot product is a 1 x K by K x 1 GEMM.
+expected<std::uint32_t> dot(const scaled_matrix& a, const scaled_matrix& b, const gemm_options& options);
+
+}  // namespace fpemu::analysis

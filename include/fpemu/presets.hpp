@@ -1,0 +1,52 @@
+// Tensor-core presets: the block-FMA parameters of real GPUs, named after the GPU and the input
+// format (ARCHITECTURE.md section 5). Each preset that has published hardware outputs is tested
+// against them bit for bit (tests/test_block_fma.cpp, tests/data/tensor-core-vectors).
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "fpemu/accumulator.hpp"
+#include "fpemu/expected.hpp"
+#include "fpemu/format.hpp"
+
+namespace fpemu {
+
+struct tensor_core_preset {
+  std::string name;
+  std::string summary;        // one line for `--help` and `fpemu mma --list`
+  format a, b;                // default input formats
+  bool mixed_fp8 = false;     // a and b may each be e4m3fn or e5m2
+  bool truncates_inputs = false;  // tf32: the hardware ignores the low 13 bits of fp32 operands
+  int instruction_k = 0;      // products per instruction (a multiple of the block size)
+  accumulator_model model;    // fp32 accumulation (with promotion for the DeepSeek preset)
+  format output = formats::fp32;
+  rounding output_rounding{};  // nearest-even
+  // The fp16-accumulator variant (D and C in binary16), where the hardware has one.
+  std::optional<block_fma_model> fp16_accumulator;
+  // H100 fp8 with an fp16 accumulator (mma.sync): ptxas for sm_90 converts the fp8 inputs to
+  // fp16 and issues two HMMA.16816.F16 steps starting from zero, the first over the products with
+  // k mod 4 in {0, 1} and the second over {2, 3}, then adds C with one fp16 add (HADD2).
+  bool fp16_via_hmma = false;
+  bool validated = false;     // reproduces published hardware outputs bit for bit
+};
+
+const std::vector<tensor_core_preset>& tensor_core_presets();
+expected<tensor_core_preset> find_preset(std::string_view name);
+
+// The preset with its inputs replaced (for mixed e4m3fn x e5m2); an error names the allowed set.
+expected<tensor_core_preset> with_inputs(tensor_core_preset p, const format& a, const format& b);
+
+// One dot product D = C + sum a_i*b_i as the `mma` command computes it. Inputs are binary32 bit
+// patterns converted exactly into the preset's input formats (an error names any value that is
+// not representable, except for tf32, whose hardware ignores the low 13 bits); C is binary32,
+// rounded to binary16 (nearest-even) for fp16 output. K may be any length: blocks are formed in
+// order. Returns D as a binary32 pattern, or a binary16 pattern with fp16_out.
+expected<std::uint32_t> tensor_core_dot(const tensor_core_preset& p, bool fp16_out, std::span<const std::uint32_t> a,
+                                        std::span<const std::uint32_t> b, std::uint32_t c);
+
+}  // namespace fpemu

@@ -1,0 +1,148 @@
+// Pieces shared by the workload commands sum, dot and gemm (cmd_sum.cpp, cmd_dot.cpp,
+// cmd_gemm.cpp): random data, the accumulator choice, numeric option parsing, a progress line,
+// CSV fields and a few exact-arithmetic helpers for the reports.
+//
+// Random data. Sample s (0-based) of a run with --seed S draws its values from
+// std::mt19937_64 seeded with S + s (mod 2^64); stochastic rounding in that sample takes its
+// bits from the Philox stream keyed by the same seed S + s (stream 0). The engine is fully
+// specified by the C++ standard; the distributions (std::normal_distribution, ...) are the
+// standard library's, so the exact values may differ between standard libraries, never between
+// runs of one build.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <optional>
+#include <random>
+#include <string>
+#include <string_view>
+
+#include "gemm.hpp"
+#include "common.hpp"
+#include "fpemu/accumulator.hpp"
+#include "fpemu/exact_accumulator.hpp"
+#include "fpemu/presets.hpp"
+
+namespace fpemu::cli {
+
+// ---- Numeric options ----------------------------------------------------------------------------
+
+// A finite decimal (or C99 hex float); fails naming the option.
+double parse_real(const std::string& text, std::string_view option);
+// A decimal integer in lo..hi; fails naming the option and the range.
+std::int64_t parse_integer(const std::string& text, std::string_view option, std::int64_t lo, std::int64_t hi);
+
+// %.*g, with inf and nan spelled as Python's float() reads them.
+std::string num(double x, int digits = 6);
+
+// ---- Workload options: --dist --mu --sigma --scale --seed --samples --csv --progress -----------
+
+struct workload_options {
+  std::string dist = "normal";
+  std::string mu, sigma, scale;  // empty: not given (defaults 0, 1, 1)
+  std::string seed = "0";
+  std::string samples = "1";
+  bool csv = false;
+  bool progress = false;
+};
+void add_workload_options(CLI::App& app, workload_options& o);
+
+enum class distribution : std::uint8_t { normal, uniform, positive };
+
+struct workload {
+  distribution dist = distribution::normal;
+  double mu = 0, sigma = 1, scale = 1;
+  std::uint64_t seed = 0;
+  std::uint64_t samples = 1;
+  bool csv = false;
+  bool progress = false;
+
+  std::uint64_t sample_seed(std::uint64_t s) const { return seed + s; }  // wraps mod 2^64
+  std::string describe() const;                                          // "normal(mu = 0, sigma = 1)"
+  std::string seeds() const;                                             // "seed 0" or "seeds 0..99"
+};
+workload resolve_workload(const workload_options& o);
+
+// The values of one sample.
+class sampler {
+ public:
+  sampler(const workload& w, std::uint64_t seed)
+      : w_(w), rng_(seed), normal_(w.mu, w.sigma), uniform_(-1.0, 1.0), positive_(0.0, 1.0) {}
+  double operator()();
+
+ private:
+  workload w_;
+  std::mt19937_64 rng_;
+  std::normal_distribution<double> normal_;
+  std::uniform_real_distribution<double> uniform_;
+  std::uniform_real_distribution<double> positive_;
+};
+
+// ---- Accumulator options: --acc --acc-round --sr-bits --preset --promote ------------------------
+
+struct accumulator_options {
+  std::string acc;        // FORMAT or "exact"; empty: not given
+  std::string acc_round;  // empty: rne
+  std::string sr_bits;    // empty: 16
+  std::string preset;     // empty: not given
+  std::string promote;    // empty: no promotion
+};
+// `defaults` completes the help text, e.g. "default: --acc bf16".
+void add_accumulator_options(CLI::App& app, accumulator_options& o, const std::string& defaults);
+
+struct accumulator_choice {
+  accumulator_model model;
+  std::optional<tensor_core_preset> preset;
+  std::string description;  // e.g. "bf16 rne", "preset h100-e4m3 (...)", "exact (...)"
+};
+// Without --acc and --preset the defaults apply (one of them empty). --acc with --preset, and
+// --acc-round or --sr-bits with --preset, are errors naming both options.
+accumulator_choice resolve_accumulator(const accumulator_options& o, const std::string& default_acc,
+                                       const std::string& default_preset);
+std::string describe_model(const accumulator_model& m);
+
+// --scaling NAME (analysis::parse_scaling) and its group size along K (0: no groups).
+analysis::scaling require_scaling(const std::string& name);
+int scaling_group(analysis::scaling s);
+// The scale of element (r, c) as an exact value (1 for scaling none), the same index as gemm.cpp.
+unpacked element_scale(const analysis::scaled_matrix& m, int r, int c, bool along_k_is_cols);
+
+// ---- Progress line on stderr --------------------------------------------------------------------
+
+// "sample 37/100" rewritten in place with '\r', at most ten times a second. On when --progress
+// is given, or when stderr is a terminal (then only once a run has taken half a second).
+class progress_meter {
+ public:
+  progress_meter(bool forced, std::uint64_t total);
+  ~progress_meter() { finish(); }
+  progress_meter(const progress_meter&) = delete;
+  progress_meter& operator=(const progress_meter&) = delete;
+  void update(std::uint64_t sample, std::string_view stage = {});  // sample is 1-based
+  void finish();
+
+ private:
+  bool on_ = false, forced_ = false, tty_ = false, shown_ = false;
+  std::uint64_t total_ = 1;
+  std::size_t width_ = 0;
+  std::chrono::steady_clock::time_point start_, last_;
+};
+
+// ---- Output helpers -----------------------------------------------------------------------------
+
+// A CSV field, quoted when it holds a comma, a quote or a line break (RFC 4180).
+std::string csv_field(std::string_view s);
+
+// Outward-rounded double arithmetic for bounds (a, b >= 0).
+double round_up(double x);
+double add_up(double a, double b);
+double mul_up(double a, double b);
+double compose_up(double a, double b);  // (1 + a)(1 + b) - 1, rounded up
+
+// The exact sum rounded up to a double (for bounds: coefficient * S must cover the real S).
+double upper_double(const exact_accumulator& acc);
+// exact - value, exactly, rounded to the nearest double, negated: computed - exact.
+double exact_error(const exact_accumulator& exact, const unpacked& computed);
+// |error| / |exact| with 0/0 = 0 and x/0 = inf.
+double relative(double error, double exact);
+
+}  // namespace fpemu::cli

@@ -1,0 +1,247 @@
+// The tensor-core presets against real GPU outputs (tests/data/tensor-core-vectors, 5000 cases
+// per set, bit for bit), the directed feature vectors of Fasi, Higham, Mikaitis and Pranesh
+// (PeerJ CS 2021) with expected values derived from each preset's parameters, and every named
+// choice of the block-FMA model.
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <cstdio>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "fpemu/accumulator.hpp"
+#include "fpemu/convert.hpp"
+#include "fpemu/presets.hpp"
+#include "fpemu/spec.hpp"
+#include "fpemu/text.hpp"
+
+using namespace fpemu;
+
+namespace {
+
+std::string data_dir() { return std::string(FPEMU_TEST_DATA) + "/tensor-core-vectors/"; }
+
+std::vector<std::vector<std::uint32_t>> read_hex_rows(const std::string& path) {
+  std::ifstream in(path);
+  REQUIRE_MESSAGE(in.good(), "cannot open " << path);
+  std::vector<std::vector<std::uint32_t>> rows;
+  std::string line, word;
+  while (std::getline(in, line)) {
+    std::istringstream words(line);
+    std::vector<std::uint32_t> row;
+    while (words >> word) row.push_back(static_cast<std::uint32_t>(std::stoul(word, nullptr, 16)));
+    if (!row.empty()) rows.push_back(row);
+  }
+  return rows;
+}
+
+std::vector<std::uint32_t> read_binary_words(const std::string& path) {
+  std::ifstream in(path);
+  REQUIRE_MESSAGE(in.good(), "cannot open " << path);
+  std::vector<std::uint32_t> words;
+  std::string line;
+  while (std::getline(in, line))
+    if (!line.empty()) words.push_back(static_cast<std::uint32_t>(std::stoul(line, nullptr, 2)));
+  return words;
+}
+
+std::string to_hex(std::uint32_t bits) {
+  char buf[16];
+  std::snprintf(buf, sizeof buf, "%08x", bits);
+  return buf;
+}
+
+struct hardware_set {
+  const char* gpu;
+  const char* input;   // folder and file tag
+  const char* output;  // fp32 or fp16
+  const char* preset;
+  bool c_is_zero;      // H100 fp8 data came from wgmma with the accumulator starting at zero
+  int k;
+};
+
+// Runs every case of one set; returns the number of mismatches and reports the first few.
+int run_set(const hardware_set& s, int& cases) {
+  const std::string dir = data_dir() + s.gpu + "/" + s.input + "/";
+  const std::string tag = std::string(s.gpu) + "_" + s.input;
+  const auto a = read_hex_rows(dir + "a_" + tag + ".txt");
+  const auto b = read_hex_rows(dir + "b_" + tag + ".txt");
+  const auto c = read_binary_words(dir + "c_" + s.gpu + "_fp32.txt");
+  const auto d = read_binary_words(dir + "d_" + s.gpu + "_" + s.output + ".txt");
+  REQUIRE(a.size() == d.size());
+  REQUIRE(b.size() == d.size());
+  REQUIRE(c.size() == d.size());
+  const expected<tensor_core_preset> p = find_preset(s.preset);
+  REQUIRE(p.has_value());
+  const bool fp16 = std::string(s.output) == "fp16";
+  int bad = 0;
+  for (std::size_t i = 0; i < d.size(); ++i) {
+    REQUIRE(a[i].size() == static_cast<std::size_t>(s.k));
+    const expected<std::uint32_t> got = tensor_core_dot(*p, fp16, a[i], b[i], s.c_is_zero ? 0 : c[i]);
+    REQUIRE_MESSAGE(got.has_value(), got.message());
+    // fp16 files hold the binary32 pattern of the binary16 result.
+    const std::uint32_t want = d[i];
+    const std::uint32_t have = fp16 ? convert(formats::fp32, formats::fp16, *got).code : *got;
+    ++cases;
+    if (have != want && ++bad <= 3)
+      MESSAGE(s.preset << " " << s.output << " case " << i << ": model " << to_hex(have) << " (" << to_decimal(formats::fp32, have)
+                       << "), GPU " << to_hex(want) << " (" << to_decimal(formats::fp32, want) << ")");
+  }
+  return bad;
+}
+
+}  // namespace
+
+TEST_CASE("tensor-core presets reproduce every published GPU output bit for bit") {
+  const hardware_set sets[] = {
+      {"V100", "fp16", "fp32", "v100-fp16", false, 4},   {"V100", "fp16", "fp16", "v100-fp16", false, 4},
+      {"A100", "fp16", "fp32", "a100-fp16", false, 8},   {"A100", "fp16", "fp16", "a100-fp16", false, 8},
+      {"A100", "bf16", "fp32", "a100-bf16", false, 8},   {"A100", "tf32", "fp32", "a100-tf32", false, 4},
+      {"Ada", "E4M3", "fp32", "ada-e4m3", false, 32},    {"Ada", "E4M3", "fp16", "ada-e4m3", false, 32},
+      {"Ada", "E5M2", "fp32", "ada-e5m2", false, 32},    {"Ada", "E5M2", "fp16", "ada-e5m2", false, 32},
+      {"H100", "fp16", "fp32", "h100-fp16", false, 16},  {"H100", "fp16", "fp16", "h100-fp16", false, 16},
+      {"H100", "bf16", "fp32", "h100-bf16", false, 16},  {"H100", "tf32", "fp32", "h100-tf32", false, 4},
+      {"H100", "E4M3", "fp32", "h100-e4m3", true, 32},   {"H100", "E5M2", "fp32", "h100-e5m2", true, 32},
+      {"H100", "E4M3", "fp32", "h100-e4m3-fastaccum", true, 32},
+      // mma.sync with an fp16 accumulator: C is used (see hopper_fp8_fp16_dot).
+      {"H100", "E4M3", "fp16", "h100-e4m3", false, 32},  {"H100", "E5M2", "fp16", "h100-e5m2", false, 32},
+  };
+  int cases = 0, sets_run = 0;
+  for (const hardware_set& s : sets) {
+    CAPTURE(s.preset);
+    CAPTURE(s.output);
+    CHECK(run_set(s, cases) == 0);
+    ++sets_run;
+  }
+  CHECK(sets_run == 19);
+  CHECK(cases == 19 * 5000);
+}
+
+// ---- Directed feature vectors -----------------------------------------------------------------
+//
+// Expected values are derived by hand from the preset's parameters (block size n, fraction bits
+// F, accumulator precision) and the scenario's reference exponent E, using exact binary
+// fractions in double and the truncation of each term written out below; the final rounding into
+// the accumulator format is the core's (itself checked against MPFR).
+
+namespace {
+
+double exp2i(int e) { return std::ldexp(1.0, e); }
+
+// |x| truncated to a multiple of q, sign kept: what the alignment does to one term.
+double truncate_term(double x, double q) { return std::trunc(x / q) * q; }
+
+std::uint32_t f32(double x) {
+  const rounded r = from(formats::fp32, x, rounding{round_mode::toward_zero});
+  REQUIRE((r.flags & flag::inexact) == 0);
+  return r.code;
+}
+
+double run_block(const tensor_core_preset& p, const std::vector<double>& a, const std::vector<double>& b, double c) {
+  std::vector<std::uint32_t> a32, b32;
+  for (double x : a) a32.push_back(f32(x));
+  for (double x : b) b32.push_back(f32(x));
+  const expected<std::uint32_t> d = tensor_core_dot(p, false, a32, b32, f32(c));
+  REQUIRE_MESSAGE(d.has_value(), d.message());
+  return to_double(formats::fp32, *d);
+}
+
+double round_acc(const tensor_core_preset& p, double exact) {
+  const block_fma_model& m = p.model.block;
+  return to_double(m.acc, from(m.acc, exact, m.acc_rounding).code);
+}
+
+// A value 2^e written as a product of two powers of two that every input format can hold.
+std::pair<double, double> split_pow2(int e) { return {exp2i(e / 2), exp2i(e - e / 2)}; }
+
+const std::vector<std::string> kFp32Presets = {"v100-fp16", "a100-fp16", "a100-bf16", "a100-tf32", "ada-fp16",
+                                               "ada-bf16",  "ada-tf32",  "ada-e4m3",  "ada-e5m2",  "h100-fp16",
+                                               "h100-bf16", "h100-tf32", "h100-e4m3", "h100-e5m2"};
+
+}  // namespace
+
+TEST_CASE("directed: exactly F extra alignment bits are kept below the largest exponent") {
+  int checked = 0;
+  for (const std::string& name : kFp32Presets) {
+    CAPTURE(name);
+    const tensor_core_preset p = *find_preset(name);
+    const int F = p.model.block.frac_bits, pf = p.model.block.acc.frac_bits;
+    // C = 1 sets E = 0. 2^(F-pf) products of 2^-F add up to one accumulator ulp at 1: kept.
+    const int kept = 1 << (F - pf);
+    REQUIRE(kept <= p.model.block.block_size);
+    const auto [x, y] = split_pow2(-F);
+    CHECK(run_block(p, std::vector<double>(kept, x), std::vector<double>(kept, y), 1.0) == 1.0 + exp2i(-pf));
+    // Twice as many products of 2^-(F+1): each falls below 2^-F and is truncated away.
+    if (2 * kept <= p.model.block.block_size) {
+      const auto [u, v] = split_pow2(-F - 1);
+      CHECK(run_block(p, std::vector<double>(2 * kept, u), std::vector<double>(2 * kept, v), 1.0) == 1.0);
+    }
+    ++checked;
+  }
+  CHECK(checked == static_cast<int>(kFp32Presets.size()));
+}
+
+TEST_CASE("directed: products are aligned unnormalised (1.5 x 1.5 keeps E = 0)") {
+  int checked = 0;
+  for (const std::string& name : kFp32Presets) {
+    CAPTURE(name);
+    const tensor_core_preset p = *find_preset(name);
+    const int F = p.model.block.frac_bits, pf = p.model.block.acc.frac_bits, n = p.model.block.block_size;
+    // 1.5 * 1.5 = 2.25 has exponent e_a + e_b = 0, so terms of 2^-F survive; a normalising
+    // datapath (E = 1) would drop them. 2^(F+1-pf) of them (C is one) make one ulp at 2.25.
+    const int terms = 1 << (F + 1 - pf);
+    REQUIRE(terms <= n);
+    const auto [x, y] = split_pow2(-F);
+    std::vector<double> a{1.5}, b{1.5};
+    for (int i = 1; i < terms; ++i) a.push_back(x), b.push_back(y);
+    CHECK(run_block(p, a, b, exp2i(-F)) == 2.25 + exp2i(1 - pf));
+    ++checked;
+  }
+  CHECK(checked == static_cast<int>(kFp32Presets.size()));
+}
+
+TEST_CASE("directed: carries out of the top are kept; cancellation renormalises exactly") {
+  int checked = 0;
+  for (const std::string& name : kFp32Presets) {
+    CAPTURE(name);
+    const tensor_core_preset p = *find_preset(name);
+    const int F = p.model.block.frac_bits, n = p.model.block.block_size;
+    // n products of 1.75 * 1.75 = 3.0625 carry well past 2^(E+2): the sum is exact.
+    CHECK(run_block(p, std::vector<double>(n, 1.75), std::vector<double>(n, 1.75), 0.0) == round_acc(p, n * 3.0625));
+    // 1 - 1 + 2^-F: the survivor of the cancellation is exactly the last kept bit ...
+    const auto [x, y] = split_pow2(-F);
+    CHECK(run_block(p, {-1.0, x}, {1.0, y}, 1.0) == exp2i(-F));
+    // ... and 2^-(F+1) was truncated before the cancellation: +0.
+    const auto [u, v] = split_pow2(-F - 1);
+    const double zero = run_block(p, {-1.0, u}, {1.0, v}, 1.0);
+    CHECK(zero == 0.0);
+    CHECK(!std::signbit(zero));
+    ++checked;
+  }
+  CHECK(checked == static_cast<int>(kFp32Presets.size()));
+}
+
+TEST_CASE("directed: truncation relative to the largest term breaks monotonicity") {
+  int violations = 0, checked = 0;
+  for (const std::string& name : kFp32Presets) {
+    CAPTURE(name);
+    const tensor_core_preset p = *find_preset(name);
+    const int F = p.model.block.frac_bits, n = p.model.block.block_size;
+    // n products t = 1.5 * 2^(1-F) = 2^(1-F) + 2^-F. With C just below 2 (E = 0) every t is
+    // kept; raising C to 2 (E = 1) truncates each t by 2^-F.
+    const auto [x, y] = split_pow2(1 - F);
+    const std::vector<double> a(n, 1.5 * x), b(n, y);
+    const double t = 1.5 * exp2i(1 - F);
+    const double c_low = 2.0 - exp2i(-23);
+    const double low = run_block(p, a, b, c_low);
+    const double high = run_block(p, a, b, 2.0);
+    CHECK(low == round_acc(p, truncate_term(c_low, exp2i(-F)) + n * t));
+    CHECK(high == round_acc(p, 2.0 + n * truncate_term(t, exp2i(1 - F))));
+    violations += low > high;  // a larger C gave a smaller D
+    ++checked;
+  }
+  CHECK(checked == static_cast<int>(kFp32Presets.size()));
+  CHECK(violations >= 10);  // every preset with n * 2^-F above an fp32 ulp at 2
+}

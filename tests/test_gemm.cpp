@@ -1,0 +1,270 @@
+// GEMM and dot products: the fast kernels against the reference loop bit for bit, thread-count
+// independence, the fp32 accumulator against the host FPU, the tensor-core presets against the
+// validated instruction model, block-scaling quantisation, and every error path.
+#include <doctest/doctest.h>
+
+#include <bit>
+#include <cmath>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "fpemu/convert.hpp"
+#include "fpemu/presets.hpp"
+#include "fpemu/spec.hpp"
+#include "gemm.hpp"
+
+using namespace fpemu;
+using namespace fpemu::analysis;
+
+namespace {
+
+// Random codes of f: mostly N(0, sigma) values rounded in, plus zeros, -0, subnormals, the
+// largest finite values and exact negations of earlier entries (cancellation).
+scaled_matrix random_matrix(const format& f, int rows, int cols, std::mt19937_64& rng, double sigma = 1.0) {
+  scaled_matrix m;
+  m.rows = rows;
+  m.cols = cols;
+  m.fmt = f;
+  std::normal_distribution<double> normal(0.0, sigma);
+  std::uniform_int_distribution<int> pick(0, 99);
+  for (int i = 0; i < rows * cols; ++i) {
+    const int p = pick(rng);
+    std::uint32_t code;
+    if (p < 5) {
+      code = 0;
+    } else if (p < 8) {
+      code = sign_mask(f);
+    } else if (p < 12) {
+      code = 1 + static_cast<std::uint32_t>(rng() % ((1u << f.frac_bits) - 1));  // subnormal
+    } else if (p < 14) {
+      code = max_finite_magnitude(f) | (rng() % 2 ? sign_mask(f) : 0);
+    } else if (p < 20 && i > 0) {
+      code = m.codes[rng() % m.codes.size()] ^ sign_mask(f);
+    } else {
+      code = from(f, normal(rng), rounding{round_mode::nearest_even, overflow_policy::saturate}).code;
+    }
+    m.codes.push_back(code);
+  }
+  return m;
+}
+
+std::vector<std::uint32_t> run(const scaled_matrix& a, const scaled_matrix& b, gemm_options o) {
+  const auto d = gemm(a, b, {}, o);
+  REQUIRE_MESSAGE(d.has_value(), d.message());
+  return *d;
+}
+
+accumulator_model fp32_rne() { return accumulator_model{}; }
+
+accumulator_model preset_model(const char* name) { return find_preset(name).value().model; }
+
+}  // namespace
+
+TEST_CASE("fast GEMM kernels == reference loop, bit for bit, on random and edge-case inputs") {
+  std::mt19937_64 rng(7);
+  struct config {
+    const char* what;
+    format fa, fb;
+    accumulator_model acc;
+  };
+  block_fma_model fp16_e8m13 = find_preset("h100-e4m3").value().model.block;
+  accumulator_model custom;
+  custom.kind = accumulator_kind::block_fma;
+  custom.block = fp16_e8m13;
+  custom.block.block_size = 8;
+  const config configs[] = {
+      {"fp32 acc, bf16 in", formats::bf16, formats::bf16, fp32_rne()},
+      {"fp32 acc, fp16 in", formats::fp16, formats::fp16, fp32_rne()},
+      {"fp32 acc, e4m3fn x e5m2", formats::e4m3fn, formats::e5m2, fp32_rne()},
+      {"fp32 acc, tf32 in", formats::tf32, formats::tf32, fp32_rne()},
+      {"fp32 acc, fp32 in", formats::fp32, formats::fp32, fp32_rne()},
+      {"h100-e4m3", formats::e4m3fn, formats::e4m3fn, preset_model("h100-e4m3")},
+      {"h100-e5m2", formats::e5m2, formats::e5m2, preset_model("h100-e5m2")},
+      {"h100-e4m3 mixed", formats::e4m3fn, formats::e5m2, preset_model("h100-e4m3")},
+      {"ada-e4m3", formats::e4m3fn, formats::e4m3fn, preset_model("ada-e4m3")},
+      {"e8m13 blocks of 8, fp16 in", formats::fp16, formats::fp16, custom},
+  };
+  int compared = 0;
+  for (const config& c : configs) {
+    CAPTURE(c.what);
+    for (int trial = 0; trial < 6; ++trial) {
+      const int M = 1 + static_cast<int>(rng() % 9), N = 1 + static_cast<int>(rng() % 140),
+                K = 1 + static_cast<int>(rng() % 300);
+      const scaled_matrix a = random_matrix(c.fa, M, K, rng), b = random_matrix(c.fb, K, N, rng);
+      gemm_options o;
+      o.acc = c.acc;
+      o.threads = 1;
+      const auto fast = run(a, b, o);
+      o.fast_kernels = false;
+      const auto ref = run(a, b, o);
+      for (std::size_t i = 0; i < ref.size(); ++i) {
+        if (fast[i] != ref[i]) {
+          FAIL_CHECK("output " << i << ": fast " << fast[i] << " reference " << ref[i]);
+          break;
+        }
+        ++compared;
+      }
+    }
+  }
+  CHECK(compared > 10000);
+}
+
+TEST_CASE("GEMM is bit-identical for 1, 2 and 3 threads (stochastic rounding included)") {
+  std::mt19937_64 rng(11);
+  const scaled_matrix a = random_matrix(formats::bf16, 9, 70, rng), b = random_matrix(formats::bf16, 70, 13, rng);
+  for (bool fast : {true, false}) {
+    for (round_mode mode : {round_mode::nearest_even, round_mode::stochastic}) {
+      gemm_options o;
+      o.acc.kind = accumulator_kind::format;
+      o.acc.acc = formats::bf16;
+      o.acc.acc_rounding.mode = mode;
+      o.sr.seed = 99;
+      o.fast_kernels = fast;
+      o.threads = 1;
+      const auto one = run(a, b, o);
+      o.threads = 2;
+      CHECK(run(a, b, o) == one);
+      o.threads = 3;
+      CHECK(run(a, b, o) == one);
+      if (mode == round_mode::stochastic) {
+        o.sr.seed = 100;
+        CHECK(run(a, b, o) != one);
+      }
+    }
+  }
+}
+
+TEST_CASE("fp32 round-to-nearest accumulation == the host FPU's fused multiply-add chain") {
+  std::mt19937_64 rng(3);
+  const int M = 5, N = 33, K = 257;
+  const scaled_matrix a = random_matrix(formats::fp32, M, K, rng), b = random_matrix(formats::fp32, K, N, rng);
+  gemm_options o;
+  o.fast_kernels = false;
+  const auto d = run(a, b, o);
+  int checked = 0;
+  for (int i = 0; i < M; ++i)
+    for (int j = 0; j < N; ++j) {
+      float s = 0.0f;
+      for (int k = 0; k < K; ++k)
+        s = std::fma(std::bit_cast<float>(a.codes[i * K + k]), std::bit_cast<float>(b.codes[k * N + j]), s);
+      const std::uint32_t want = std::isnan(s) ? d[i * N + j] : std::bit_cast<std::uint32_t>(s);
+      CHECK(d[i * N + j] == want);
+      ++checked;
+    }
+  CHECK(checked == M * N);
+}
+
+TEST_CASE("a preset GEMM equals the validated instruction model output by output") {
+  std::mt19937_64 rng(5);
+  for (const char* name : {"h100-e4m3", "a100-bf16", "h100-fp16", "v100-fp16"}) {
+    CAPTURE(name);
+    const tensor_core_preset p = find_preset(name).value();
+    const int M = 3, N = 4, K = 96;
+    const scaled_matrix a = random_matrix(p.a, M, K, rng), b = random_matrix(p.b, K, N, rng);
+    gemm_options o;
+    o.acc = p.model;
+    const auto d = run(a, b, o);
+    for (int i = 0; i < M; ++i)
+      for (int j = 0; j < N; ++j) {
+        std::vector<std::uint32_t> a32, b32;
+        for (int k = 0; k < K; ++k) {
+          a32.push_back(convert(formats::fp32, p.a, a.codes[i * K + k]).code);
+          b32.push_back(convert(formats::fp32, p.b, b.codes[k * N + j]).code);
+        }
+        const auto want = tensor_core_dot(p, false, a32, b32, 0);
+        REQUIRE(want.has_value());
+        CHECK(d[i * N + j] == *want);
+      }
+  }
+}
+
+TEST_CASE("DeepSeek-V3 promotion: each 128-group scaled by sa*sb and folded with one fp32 fma") {
+  std::mt19937_64 rng(13);
+  const int M = 2, N = 3, K = 300;
+  std::normal_distribution<float> normal(0.0f, 4.0f);
+  std::vector<float> xa(M * K), xb(K * N);
+  for (float& v : xa) v = normal(rng);
+  for (float& v : xb) v = normal(rng);
+  const auto a = quantise(xa, M, K, formats::e4m3fn, scaling::tile_1x128, true);
+  const auto b = quantise(xb, K, N, formats::e4m3fn, scaling::block_128, false);
+  REQUIRE(a.has_value());
+  REQUIRE(b.has_value());
+  CHECK(a->scales.size() == static_cast<std::size_t>(M * 3));
+  CHECK(b->scales.size() == 3u);
+  const tensor_core_preset p = find_preset("h100-e4m3-deepseek").value();
+  gemm_options o;
+  o.acc = p.model;
+  const auto d = run(*a, *b, o);
+  // By hand: the plain h100-e4m3 chain per group from zero, then R = fma(partial, s, R) in fp32.
+  const tensor_core_preset plain = find_preset("h100-e4m3").value();
+  for (int i = 0; i < M; ++i)
+    for (int j = 0; j < N; ++j) {
+      std::uint32_t r = 0;
+      for (int g = 0; g * 128 < K; ++g) {
+        std::vector<std::uint32_t> a32, b32;
+        for (int k = g * 128; k < std::min(K, g * 128 + 128); ++k) {
+          a32.push_back(convert(formats::fp32, formats::e4m3fn, a->codes[i * K + k]).code);
+          b32.push_back(convert(formats::fp32, formats::e4m3fn, b->codes[k * N + j]).code);
+        }
+        const std::uint32_t partial = *tensor_core_dot(plain, false, a32, b32, 0);
+        const double s = to_double(formats::fp32, a->scales[i * 3 + g]) * to_double(formats::fp32, b->scales[g]);
+        r = fma(formats::fp32, partial, from(formats::fp32, s).code, r, rounding{}).code;
+      }
+      CHECK(d[i * N + j] == r);
+    }
+}
+
+TEST_CASE("quantise: amax maps to the top of the format; MX scales are e8m0 powers of two") {
+  std::vector<float> x(64);
+  for (int i = 0; i < 64; ++i) x[i] = static_cast<float>((i - 20) * 0.37);
+  const auto t = quantise(x, 1, 64, formats::e4m3fn, scaling::per_tensor, true);
+  REQUIRE(t.has_value());
+  REQUIRE(t->scales.size() == 1u);
+  const double s = to_double(formats::fp32, t->scales[0]);
+  CHECK(s >= 43 * 0.37 / 448.0);
+  double top = 0;
+  for (std::uint32_t c : t->codes) top = std::max(top, std::fabs(to_double(formats::e4m3fn, c)));
+  CHECK(top <= 448.0);
+  CHECK(top >= 400.0);
+  const auto mx = quantise(x, 1, 64, formats::e2m1fn, scaling::mx32, true);
+  REQUIRE(mx.has_value());
+  REQUIRE(mx->scales.size() == 2u);
+  CHECK(mx->scale_format == formats::e8m0fnu);
+  // Block 0 holds |x| up to 20 * 0.37 = 7.4: 2^(floor(log2 7.4) - emax(e2m1) = 2 - 2) = 1.
+  CHECK(to_double(formats::e8m0fnu, mx->scales[0]) == 1.0);
+  // Block 1 holds up to 43 * 0.37 = 15.91: 2^(3 - 2) = 2.
+  CHECK(to_double(formats::e8m0fnu, mx->scales[1]) == 2.0);
+}
+
+TEST_CASE("gemm and quantise reject bad shapes, orders and parameters with a clear message") {
+  std::mt19937_64 rng(1);
+  const scaled_matrix a = random_matrix(formats::bf16, 2, 3, rng), b = random_matrix(formats::bf16, 4, 2, rng);
+  auto message = [](const auto& r) { return r.has_value() ? std::string("(no error)") : r.message(); };
+  CHECK(message(gemm(a, b, {}, {})).find("A is 2x3 and B is 4x2") != std::string::npos);
+  const scaled_matrix b3 = random_matrix(formats::bf16, 3, 2, rng);
+  gemm_options o;
+  o.k_order = {0, 0, 1};
+  CHECK(message(gemm(a, b3, {}, o)).find("permutation of 0..2") != std::string::npos);
+  o.k_order = {};
+  o.beta = 1.0;
+  CHECK(message(gemm(a, b3, {}, o)).find("needs a C matrix") != std::string::npos);
+  o.beta = 0.0;
+  o.alpha = std::nan("");
+  CHECK(message(gemm(a, b3, {}, o)).find("must be finite") != std::string::npos);
+  const std::vector<std::uint32_t> c(5);
+  CHECK(message(gemm(a, b3, c, {})).find("C has 5 values, expected 4") != std::string::npos);
+  std::vector<float> x(256, 1.0f);
+  const auto qa = quantise(x, 1, 256, formats::e4m3fn, scaling::tile_1x128, true);
+  const auto qb = quantise(x, 256, 1, formats::e4m3fn, scaling::block_128, false);
+  gemm_options p;
+  p.acc = find_preset("h100-e4m3").value().model;
+  p.acc.promote_every = 64;
+  CHECK(message(gemm(*qa, *qb, {}, p)).find("groups K by 128 but the promotion interval is 64") != std::string::npos);
+  x[3] = std::nanf("");
+  CHECK(message(quantise(x, 1, 256, formats::e4m3fn, scaling::per_tensor, true)).find("(0, 3) is NaN") !=
+        std::string::npos);
+  CHECK(message(quantise(x, 2, 256, formats::e4m3fn, scaling::none, true)).find("needs 512 values, got 256") !=
+        std::string::npos);
+  CHECK(message(parse_scaling("mx64")).find("valid are none, tensor, tile128, block128, mx32") != std::string::npos);
+}
