@@ -5,6 +5,9 @@
 //   fpemu decode FMT CODE...         the value, fields and class of codes
 //   fpemu op OP --format FMT         arithmetic on codes read from stdin
 //   fpemu mma --preset NAME          tensor-core dot products read from stdin
+//   fpemu sum --in FMT --n N         summation methods on random data: error next to the bounds
+//   fpemu dot --k K                  a random dot product: error against exact, bounds
+//   fpemu gemm --m M --n N --k K     a random GEMM: max/mean relative error, speed
 //   fpemu demo                       a short tour
 //
 // Exit status: 0 on success and for --help/--version; 2 for any bad input, after one line
@@ -22,6 +25,9 @@
 // Declared here rather than in common.hpp, with the same shape as the other add_* functions.
 namespace fpemu::cli {
 command add_mma(CLI::App& parent);
+command add_sum(CLI::App& parent);
+command add_dot(CLI::App& parent);
+command add_gemm(CLI::App& parent);
 }
 
 #ifndef FPEMU_VERSION
@@ -54,7 +60,8 @@ int run(int argc, char** argv) {
 
   std::vector<fpemu::cli::command> commands{
       fpemu::cli::add_formats(app), fpemu::cli::add_round(app), fpemu::cli::add_decode(app),
-      fpemu::cli::add_op(app),      fpemu::cli::add_mma(app),    fpemu::cli::add_demo(app),
+      fpemu::cli::add_op(app),      fpemu::cli::add_mma(app),    fpemu::cli::add_sum(app),
+      fpemu::cli::add_dot(app),     fpemu::cli::add_gemm(app),   fpemu::cli::add_demo(app),
   };
 
   // CLI11 sees the arguments before the first "--"; the rest go to the subcommand as they are.
@@ -75,7 +82,7 @@ int run(int argc, char** argv) {
     const auto selected = app.get_subcommands();
     if (!selected.empty())
       return report(std::string(e.what()) + " (see fpemu " + selected.front()->get_name() + " --help)");
-    return report(std::string(e.what()) + " (subcommands: formats, round, decode, op, mma, demo; see fpemu --help)");
+    return report(std::string(e.what()) + " (subcommands: formats, round, decode, op, mma, sum, dot, gemm, demo; see fpemu --help)");
   }
 
   for (const auto& c : commands) {
@@ -86,7 +93,7 @@ int run(int argc, char** argv) {
     }
   }
   if (!after_dashes.empty()) return report("unexpected arguments after '--': " + after_dashes.front());
-  return report("a subcommand is required: formats, round, decode, op, mma or demo (see fpemu --help)");
+  return report("a subcommand is required: formats, round, decode, op, mma, sum, dot, gemm or demo (see fpemu --help)");
 }
 
 }  // namespace

@@ -16,6 +16,7 @@
 #include <random>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "gemm.hpp"
 #include "common.hpp"
@@ -34,6 +35,8 @@ std::int64_t parse_integer(const std::string& text, std::string_view option, std
 
 // %.*g, with inf and nan spelled as Python's float() reads them.
 std::string num(double x, int digits = 6);
+// The shortest decimal that reads back as exactly x (std::to_chars), inf and nan as above.
+std::string exact_num(double x);
 
 // ---- Workload options: --dist --mu --sigma --scale --seed --samples --csv --progress -----------
 
@@ -104,8 +107,16 @@ std::string describe_model(const accumulator_model& m);
 // --scaling NAME (analysis::parse_scaling) and its group size along K (0: no groups).
 analysis::scaling require_scaling(const std::string& name);
 int scaling_group(analysis::scaling s);
-// The scale of element (r, c) as an exact value (1 for scaling none), the same index as gemm.cpp.
-unpacked element_scale(const analysis::scaled_matrix& m, int r, int c, bool along_k_is_cols);
+// The scale of element (r, c) (1 for scaling none), found as gemm.cpp finds it; exact in double.
+double element_scale(const analysis::scaled_matrix& m, int r, int c, bool along_k_is_cols);
+
+// The model that analysis::gemm runs for a scaling: a group scaling (tile128, block128: 128;
+// mx32: 32) folds every group into the fp32 register, so the promotion interval becomes the
+// group size; a different interval (--promote, or the preset's) is an error naming both.
+accumulator_model model_for_scaling(const accumulator_choice& c, analysis::scaling s, bool promote_given);
+
+// n values of a sample as floats (the "original" data of dot and gemm).
+std::vector<float> draw_floats(sampler& draw, std::size_t n);
 
 // ---- Progress line on stderr --------------------------------------------------------------------
 

@@ -14,8 +14,11 @@ Prints one line per failed check, one line per test function and the summary lin
 "cli: N passed, N failed" (test functions); exits 0 when every check passed, else 1.
 """
 
+import csv
+import io
 import json
 import os
+import re
 import random
 import struct
 import subprocess
@@ -214,11 +217,11 @@ def random_decimal(rng, lo_exp, hi_exp):
 
 @test
 def help_exits_zero():
-    for args in ([], ["formats"], ["round"], ["decode"], ["op"], ["mma"], ["demo"]):
+    for args in ([], ["formats"], ["round"], ["decode"], ["op"], ["mma"], ["sum"], ["dot"], ["gemm"], ["demo"]):
         rc, out, err = run(*args, "--help")
         check(rc == 0 and "Usage" in out and err == "", "fpemu %s --help exits 0 with usage" % " ".join(args))
     rc, out, _ = run("--help")
-    for name in ("formats", "round", "decode", "op", "mma", "demo"):
+    for name in ("formats", "round", "decode", "op", "mma", "sum", "dot", "gemm", "demo"):
         check(name in out, "top-level --help lists %s" % name)
     rc, out, err = run("--version")
     check(rc == 0 and out.startswith("fpemu ") and err == "", "--version exits 0: %r" % out)
@@ -692,6 +695,315 @@ def mma_errors():
         check(p.returncode == 2 and p.stdout == b"" and len(lines) == 1 and lines[0].startswith(b"fpemu: line 1: ")
               and len(lines[0]) < 400, "mma on %d bytes of junk: rc %d, stderr %r" %
               (len(junk), p.returncode, p.stderr[:200]))
+
+
+# ---- sum, dot, gemm: workloads with exact references and error bounds ----------------------------
+
+BOUND_RE = re.compile(r"coefficient (\S+), absolute (\S+), (valid|not valid) \(")
+
+
+def key_values(block):
+    """The first word after each indented key: {"value": "1.5", "error": "...", ...}."""
+    d = {}
+    for line in block.splitlines():
+        parts = line.split()
+        if line.startswith("  ") and len(parts) >= 2 and parts[0] not in d:
+            d[parts[0]] = parts[1]
+    return d
+
+
+def bound_lines(block, key="bound"):
+    """(kind, coefficient, absolute, valid) of the lines '  KEY  KIND  NAME: coefficient C, absolute A, ...'."""
+    found = []
+    for line in block.splitlines():
+        parts = line.split()
+        if not line.startswith("  ") or not parts or parts[0] != key:
+            continue
+        m = BOUND_RE.search(line)
+        if m:
+            found.append((parts[1], float(m.group(1)), float(m.group(2)), m.group(3) == "valid"))
+    return found
+
+
+def sum_sections(out):
+    """{method: its lines} of fpemu sum's report."""
+    sections = {}
+    for part in out.split("\nmethod ")[1:]:
+        sections[part.split()[0]] = part
+    return sections
+
+
+def csv_rows(out):
+    rows = list(csv.reader(io.StringIO(out)))
+    return rows[0] if rows else [], rows[1:]
+
+
+SUM_METHODS = ["recursive", "pairwise", "blocked", "kahan", "neumaier", "promoted", "stochastic"]
+SUM_HEADER = ("method,n,input,accumulator,samples,seed,value,exact,error,rel_error,mean_rel_error,max_rel_error,"
+              "bound,bound_coefficient,bound_absolute,bound_valid,max_error_over_bound,bound_violations").split(",")
+DOT_HEADER = ("a_format,b_format,k,accumulator,scaling,out,samples,seed,value,exact,error,rel_error,mean_rel_error,"
+              "max_rel_error,bound,bound_coefficient,bound_absolute,bound_valid,max_error_over_bound,"
+              "bound_violations,exact_original,error_original,rel_error_original,bound_original_absolute,"
+              "bound_original_valid,bound_original_violations").split(",")
+GEMM_HEADER = ("m,n,k,a_format,b_format,scaling,accumulator,out,alpha,beta,threads,samples,seed,max_rel_error,"
+               "mean_rel_error,checksum,elapsed_s,products_per_s").split(",")
+
+
+@test
+def sum_default():
+    rc, out, err = run("sum")
+    check(rc == 0 and err == "", "sum exits 0 quietly: rc %d, stderr %r" % (rc, err))
+    check("1000 bf16 values" in out and "accumulator: bf16 rne" in out, "sum header names n, --in and --acc")
+    sections = sum_sections(out)
+    check(sorted(sections) == sorted(SUM_METHODS), "sum --method all runs every method: %r" % sorted(sections))
+    for name, block in sections.items():
+        kv = key_values(block)
+        ok = all(k in kv for k in ("value", "exact", "error", "rel_error"))
+        check(ok, "sum %s prints value, exact, error, rel_error: %r" % (name, sorted(kv)))
+        if ok:
+            value, exact, error = float(kv["value"]), float(kv["exact"]), float(kv["error"])
+            check(abs(value - exact - error) <= 1e-9 * max(1.0, abs(exact)), "sum %s: error = value - exact" % name)
+            check(abs(float(kv["rel_error"]) - abs(error) / abs(exact)) <= 1e-5 * abs(float(kv["rel_error"])) + 1e-12,
+                  "sum %s: rel_error = |error| / |exact|" % name)
+        check(len(bound_lines(block)) >= 1 and bound_lines(block)[0][0] == "deterministic",
+              "sum %s prints its deterministic bound first" % name)
+    # Presets and the exact accumulator run the methods that apply to them.
+    rc, out, _ = run("sum", "--preset", "h100-bf16", "--n", "300")
+    check(rc == 0 and sorted(sum_sections(out)) == ["promoted", "recursive"], "sum --preset: recursive and promoted")
+    rc, out, _ = run("sum", "--acc", "fp32", "--promote", "64", "--n", "300")
+    check(rc == 0 and list(sum_sections(out)) == ["recursive"], "sum --promote: recursive (promoting) only")
+
+
+@test
+def sum_csv():
+    rc, out, err = run("sum", "--csv", "--n", "200")
+    header, rows = csv_rows(out)
+    check(rc == 0 and err == "" and header == SUM_HEADER, "sum --csv header: %r" % header)
+    check(len(rows) == len(SUM_METHODS) and all(len(r) == len(SUM_HEADER) for r in rows),
+          "sum --csv: one full row per method, got %d" % len(rows))
+    check([r[0] for r in rows] == SUM_METHODS, "sum --csv rows in method order: %r" % [r[0] for r in rows])
+    rc, out, err = run("sum", "--csv", "--method", "kahan", "--samples", "4", "--n", "100", "--acc", "fp16")
+    header, rows = csv_rows(out)
+    check(rc == 0 and err == "" and len(rows) == 1 and rows[0][0] == "kahan" and rows[0][4] == "4",
+          "sum --csv --samples 4: one row: %r" % rows)
+    if rows:
+        r = dict(zip(header, rows[0]))
+        check(float(r["max_rel_error"]) >= float(r["mean_rel_error"]) and float(r["max_rel_error"]) == float(r["rel_error"]),
+              "sum --samples: max >= mean and the row is the worst sample: %r" % r)
+        check(r["bound_valid"] == "yes" and r["bound_violations"] == "0" and float(r["max_error_over_bound"]) <= 1,
+              "sum --samples: no violation of the valid kahan bound: %r" % r)
+
+
+@test
+def sum_bounds_hold():
+    configs = [
+        ["--acc", "fp16", "--n", "300"],
+        ["--acc", "bf16", "--n", "60", "--dist", "uniform", "--scale", "3"],
+        ["--acc", "fp16", "--acc-round", "rz", "--n", "300", "--dist", "positive"],
+        ["--acc", "e5m2", "--in", "e5m2", "--n", "6", "--seed", "7"],
+        ["--preset", "a100-fp16", "--n", "500"],
+        ["--acc", "exact", "--in", "fp32", "--n", "100"],
+    ]
+    valid_seen = 0
+    for args in configs:
+        rc, out, err = run("sum", *args)
+        check(rc == 0 and err == "", "sum %s exits 0: %r" % (" ".join(args), err))
+        for name, block in sum_sections(out).items():
+            kv = key_values(block)
+            lines = bound_lines(block)
+            if not lines or "error" not in kv:
+                check(False, "sum %s %s: no bound or error printed" % (" ".join(args), name))
+                continue
+            kind, coef, absolute, valid = lines[0]
+            if valid:
+                valid_seen += 1
+                check(abs(float(kv["error"])) <= absolute,
+                      "sum %s %s: |error| %s <= bound %s" % (" ".join(args), name, kv["error"], absolute))
+            else:
+                check(absolute == float("inf"), "sum %s %s: an invalid bound is inf" % (" ".join(args), name))
+    check(valid_seen >= 25, "sum: most deterministic bounds are valid in these configurations (%d)" % valid_seen)
+    # Many samples at once: the CSV counts violations of the valid bound.
+    rc, out, _ = run("sum", "--csv", "--acc", "fp16", "--n", "200", "--samples", "25")
+    header, rows = csv_rows(out)
+    for r in rows:
+        d = dict(zip(header, r))
+        check(d["bound_violations"] == "0", "sum --samples 25 %s: no violation: %r" % (d["method"], d))
+
+
+@test
+def sum_recursive_stagnates():
+    # [1, then 1999 x 2^-9] in bf16: 1 + 2^-9 rounds back to 1 (8 bits), so recursive summation stalls
+    # at 1; Kahan's compensation recovers the lost low parts.
+    data = ["--n", "2000", "--dist", "normal", "--mu", "0.001953125", "--sigma", "1e-12", "--first", "1",
+            "--in", "bf16", "--acc", "bf16", "--csv"]
+    rc1, out1, _ = run("sum", "--method", "recursive", *data)
+    rc2, out2, _ = run("sum", "--method", "kahan", *data)
+    h1, r1 = csv_rows(out1)
+    h2, r2 = csv_rows(out2)
+    if check(rc1 == 0 and rc2 == 0 and len(r1) == 1 and len(r2) == 1, "sum stagnation runs: %r %r" % (out1, out2)):
+        rec, kah = dict(zip(h1, r1[0])), dict(zip(h2, r2[0]))
+        exact = 1 + 1999 * 2.0 ** -9
+        check(float(rec["exact"]) == exact and float(kah["exact"]) == exact, "the exact sum is 1 + 1999 * 2^-9")
+        check(float(rec["value"]) == 1.0, "recursive bf16 summation stagnates at 1: %s" % rec["value"])
+        check(abs(float(kah["error"])) * 100 < abs(float(rec["error"])),
+              "kahan is far more accurate: %s vs %s" % (kah["error"], rec["error"]))
+
+
+@test
+def dot_default():
+    rc, out, err = run("dot")
+    check(rc == 0 and err == "", "dot exits 0 quietly: rc %d, stderr %r" % (rc, err))
+    check("K = 4096" in out and "A e4m3fn, B e4m3fn" in out and "preset h100-e4m3" in out,
+          "dot defaults: K 4096, e4m3fn inputs, preset h100-e4m3")
+    kv = key_values(out)
+    for k in ("value", "exact", "error", "rel_error", "exact_original", "error_original", "rel_error_original"):
+        check(k in kv, "dot prints %s" % k)
+    if all(k in kv for k in ("value", "exact", "error", "exact_original", "error_original")):
+        value = float(kv["value"])
+        check(abs(value - float(kv["exact"]) - float(kv["error"])) <= 1e-7 * abs(value) + 1e-12, "dot: error = value - exact")
+        check(abs(value - float(kv["exact_original"]) - float(kv["error_original"])) <= 1e-7 * abs(value) + 1e-12,
+              "dot: error_original = value - exact_original")
+    check(len(bound_lines(out)) == 1 and len(bound_lines(out, "bound_original")) == 1,
+          "dot prints the accumulation bound and the bound against the original data")
+    rc, out, err = run("dot", "--csv", "--k", "300", "--samples", "3")
+    header, rows = csv_rows(out)
+    check(rc == 0 and err == "" and header == DOT_HEADER and len(rows) == 1 and len(rows[0]) == len(DOT_HEADER),
+          "dot --csv: header and one row: %r" % out)
+
+
+@test
+def dot_bounds_hold():
+    configs = [
+        [],
+        ["--acc", "fp16", "--k", "500"],
+        ["--acc", "bf16", "--acc-round", "rz", "--k", "100", "--a-format", "bf16", "--b-format", "bf16"],
+        ["--acc", "fp32", "--scaling", "mx32", "--k", "1000"],
+        ["--acc", "fp32", "--scaling", "tensor", "--k", "700", "--seed", "3"],
+        ["--preset", "h100-e4m3-deepseek", "--scaling", "tile128", "--k", "1024"],
+        ["--preset", "a100-bf16", "--k", "2000", "--dist", "uniform"],
+        ["--acc", "exact", "--scaling", "block128", "--k", "600"],
+        ["--acc", "bf16", "--promote", "32", "--k", "1000", "--a-format", "bf16", "--b-format", "bf16"],
+        ["--acc", "bf16", "--acc-round", "sr", "--sr-bits", "8", "--k", "100", "--a-format", "fp16", "--b-format", "e5m2"],
+    ]
+    valid_seen = 0
+    for args in configs:
+        rc, out, err = run("dot", *args)
+        check(rc == 0 and err == "", "dot %s exits 0: %r" % (" ".join(args), err))
+        kv = key_values(out)
+        for key, err_key in (("bound", "error"), ("bound_original", "error_original")):
+            lines = bound_lines(out, key)
+            if not check(len(lines) == 1 and err_key in kv, "dot %s prints %s and %s" % (" ".join(args), key, err_key)):
+                continue
+            _, coef, absolute, valid = lines[0]
+            if valid:
+                valid_seen += 1
+                check(abs(float(kv[err_key])) <= absolute,
+                      "dot %s: |%s| %s <= %s %s" % (" ".join(args), err_key, kv[err_key], key, absolute))
+    check(valid_seen >= 18, "dot: the bounds are valid in most configurations (%d of 20)" % valid_seen)
+    rc, out, _ = run("dot", "--csv", "--acc", "fp16", "--k", "256", "--samples", "20")
+    header, rows = csv_rows(out)
+    if check(rc == 0 and len(rows) == 1, "dot --samples 20 --csv"):
+        d = dict(zip(header, rows[0]))
+        check(d["bound_violations"] == "0" and d["bound_original_violations"] == "0",
+              "dot --samples 20: no violations: %r" % d)
+    # The exact accumulator with per-tensor scaling rounds once: relative error <= 2^-24.
+    rc, out, _ = run("dot", "--csv", "--acc", "exact", "--scaling", "tensor", "--k", "999", "--samples", "5")
+    header, rows = csv_rows(out)
+    if check(rc == 0 and len(rows) == 1, "dot --acc exact --csv"):
+        check(float(dict(zip(header, rows[0]))["max_rel_error"]) <= 2.0 ** -24, "dot --acc exact: one rounding")
+
+
+@test
+def gemm_runs():
+    rc, out, err = run("gemm")
+    check(rc == 0 and err == "", "gemm exits 0 quietly: rc %d, stderr %r" % (rc, err))
+    check("M = 64, N = 64, K = 512" in out and "A bf16, B bf16" in out and "accumulator: fp32 rne" in out,
+          "gemm defaults: 64x64x512 bf16 with an fp32 accumulator")
+    kv = key_values(out)
+    for k in ("max_rel_error", "mean_rel_error", "checksum", "elapsed", "rate"):
+        check(k in kv, "gemm prints %s" % k)
+    if "max_rel_error" in kv and "mean_rel_error" in kv:
+        check(0 <= float(kv["mean_rel_error"]) <= float(kv["max_rel_error"]) < 1e-2, "gemm: 0 <= mean <= max, small")
+    rc, out, err = run("gemm", "--csv", "--m", "8", "--n", "8", "--k", "64", "--samples", "2")
+    header, rows = csv_rows(out)
+    check(rc == 0 and err == "" and header == GEMM_HEADER and len(rows) == 1 and len(rows[0]) == len(GEMM_HEADER),
+          "gemm --csv: header and one row: %r" % out)
+    # The exact accumulator with fp32 inputs and output rounds once per output.
+    rc, out, _ = run("gemm", "--csv", "--acc", "exact", "--a-format", "fp32", "--b-format", "fp32", "--m", "16",
+                     "--n", "16", "--k", "100", "--alpha", "0.75", "--beta", "-2", "--scaling", "tensor")
+    header, rows = csv_rows(out)
+    if check(rc == 0 and len(rows) == 1, "gemm --acc exact --csv"):
+        check(float(dict(zip(header, rows[0]))["max_rel_error"]) <= 2.0 ** -24, "gemm --acc exact: one rounding")
+
+
+@test
+def gemm_threads_identical():
+    def results(*args):
+        rc, out, _ = run("gemm", *args)
+        kv = key_values(out)
+        return rc, [kv.get(k) for k in ("max_rel_error", "mean_rel_error", "checksum")]
+    for args in (["--m", "24", "--n", "20", "--k", "96"],
+                 ["--m", "17", "--n", "9", "--k", "256", "--preset", "h100-e4m3-deepseek", "--scaling", "tile128"],
+                 ["--m", "13", "--n", "11", "--k", "64", "--acc", "bf16", "--acc-round", "sr", "--beta", "1"]):
+        rc1, r1 = results("--threads", "1", *args)
+        rc2, r2 = results("--threads", "2", *args)
+        check(rc1 == 0 and rc2 == 0 and None not in r1 and r1 == r2,
+              "gemm %s: --threads 1 and 2 print the same results: %r %r" % (" ".join(args), r1, r2))
+
+
+@test
+def workload_progress():
+    rc, out, err = run("sum", "--n", "50", "--samples", "3", "--method", "pairwise", "--csv", "--progress")
+    header, rows = csv_rows(out)
+    check(rc == 0 and "sample 3/3" in err and header == SUM_HEADER and len(rows) == 1,
+          "--progress writes 'sample i/N' to stderr, CSV on stdout untouched: %r %r" % (err, out))
+    rc, out, err = run("dot", "--k", "64", "--samples", "3")
+    check(rc == 0 and err == "", "no progress line when stderr is not a terminal: %r" % err)
+
+
+@test
+def workload_errors():
+    cases = [  # (args, texts that the one message line must contain)
+        (["sum", "--method", "fastest"], ["fastest", "kahan"]),
+        (["sum", "--in", "e4m3fx"], ["--in", "e4m3fx"]),
+        (["sum", "--acc", "bf16", "--preset", "h100-bf16"], ["--acc", "--preset"]),
+        (["dot", "--acc", "fp32", "--preset", "h100-e4m3"], ["--acc", "--preset"]),
+        (["sum", "--n", "0"], ["--n", "1..100000000"]),
+        (["sum", "--n", "ten"], ["--n", "ten"]),
+        (["sum", "--sigma", "-1"], ["--sigma", "> 0"]),
+        (["sum", "--sigma", "inf"], ["--sigma", "finite"]),
+        (["sum", "--samples", "0"], ["--samples", "1..1000000"]),
+        (["sum", "--block", "0"], ["--block"]),
+        (["sum", "--acc-round", "sr", "--sr-bits", "33"], ["--sr-bits", "1..32"]),
+        (["sum", "--acc-round", "rnx"], ["rnx"]),
+        (["sum", "--preset", "h100-bf16", "--acc-round", "rz"], ["--acc-round", "--preset"]),
+        (["sum", "--method", "kahan", "--preset", "h100-bf16"], ["kahan", "format accumulator"]),
+        (["sum", "--method", "pairwise", "--promote", "16"], ["pairwise", "--promote"]),
+        (["sum", "--dist", "gaussian"], ["gaussian", "normal"]),
+        (["sum", "--dist", "uniform", "--mu", "1"], ["--mu", "uniform"]),
+        (["sum", "--seed", "-3"], ["--seed"]),
+        (["dot", "--k", "0"], ["--k", "1..100000000"]),
+        (["dot", "--scaling", "tile64"], ["tile64", "tile128"]),
+        (["dot", "--scaling", "tile128", "--acc", "fp32", "--promote", "64"], ["--promote 64", "128"]),
+        (["gemm", "--scaling", "mx32", "--preset", "h100-e4m3-deepseek"], ["mx32", "h100-e4m3-deepseek", "128"]),
+        (["dot", "--a-format", "e99m2"], ["--a-format", "e99m2"]),
+        (["dot", "--preset", "z100"], ["z100"]),
+        (["gemm", "--m", "0"], ["--m", "1..65536"]),
+        (["gemm", "--k", "8192", "--m", "4096"], ["--m x --k", "2^24"]),
+        (["gemm", "--threads", "0"], ["--threads", "1..1024"]),
+        (["gemm", "--threads", "2000"], ["--threads", "1..1024"]),
+        (["gemm", "--out", "fp64"], ["--out", "fp64"]),
+        (["gemm", "--alpha", "nan"], ["--alpha"]),
+        (["gemm", "--beta", "1e300"], ["--beta", "2^100"]),
+        (["gemm", "--bogus"], ["--bogus"]),
+        (["dot", "--", "x"], ["'x'"]),
+    ]
+    for args, needles in cases:
+        rc, out, err = run(*args)
+        lines = err.splitlines()
+        ok = rc == 2 and len(lines) == 1 and lines[0].startswith("fpemu: ") and all(n in lines[0] for n in needles)
+        check(ok, "fpemu %s: exit 2 with one line naming %r; got rc %d, stderr %r" % (" ".join(args), needles, rc, err))
+        check(out == "", "fpemu %s: nothing on stdout, got %r" % (" ".join(args), out[:200]))
 
 
 # ---- Errors -------------------------------------------------------------------------------------

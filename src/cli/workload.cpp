@@ -1,0 +1,391 @@
+// Shared pieces of the workload commands (see workload.hpp).
+#include "workload.hpp"
+
+#include <CLI/CLI.hpp>
+#include <algorithm>
+#include <charconv>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <limits>
+
+#include "fpemu/convert.hpp"
+#include "fpemu/spec.hpp"
+
+#ifdef _WIN32
+#include <io.h>
+#define FPEMU_ISATTY(fd) _isatty(fd)
+#else
+#include <unistd.h>
+#define FPEMU_ISATTY(fd) isatty(fd)
+#endif
+
+namespace fpemu::cli {
+
+namespace {
+constexpr double kInf = std::numeric_limits<double>::infinity();
+constexpr std::int64_t kMaxPromote = std::int64_t{1} << 30;
+}  // namespace
+
+// ---- Numeric options ----------------------------------------------------------------------------
+
+double parse_real(const std::string& text, std::string_view option) {
+  const char* begin = text.c_str();
+  char* end = nullptr;
+  const double v = text.empty() || std::isspace(static_cast<unsigned char>(text.front())) ? 0.0
+                                                                                          : std::strtod(begin, &end);
+  if (text.empty() || end != begin + text.size() || std::isspace(static_cast<unsigned char>(text.front())))
+    fail(std::string(option) + " " + quote(text) + " is not a number: expected a finite decimal such as 0.5 or 1e-3");
+  if (!std::isfinite(v)) fail(std::string(option) + " " + quote(text) + " is not finite: expected a finite number");
+  return v;
+}
+
+std::int64_t parse_integer(const std::string& text, std::string_view option, std::int64_t lo, std::int64_t hi) {
+  const std::string range = "valid " + std::to_string(lo) + ".." + std::to_string(hi);
+  std::int64_t v = 0;
+  const char* end = text.data() + text.size();
+  const auto [ptr, ec] = std::from_chars(text.data(), end, v);
+  if (text.empty() || ptr != end || (ec != std::errc{} && ec != std::errc::result_out_of_range))
+    fail(std::string(option) + " " + quote(text) + " is not an integer: " + range);
+  if (ec == std::errc::result_out_of_range || v < lo || v > hi)
+    fail(std::string(option) + " " + quote(text) + " is out of range: " + range);
+  return v;
+}
+
+std::string num(double x, int digits) {
+  if (std::isnan(x)) return "nan";
+  if (std::isinf(x)) return x > 0 ? "inf" : "-inf";
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.*g", digits, x);
+  return buf;
+}
+
+std::string exact_num(double x) {
+  if (!std::isfinite(x)) return num(x);
+  char buf[64];
+  const auto [ptr, ec] = std::to_chars(buf, buf + sizeof buf, x);
+  return ec == std::errc{} ? std::string(buf, ptr) : num(x, 17);
+}
+
+// ---- Workload -----------------------------------------------------------------------------------
+
+void add_workload_options(CLI::App& app, workload_options& o) {
+  app.add_option("--dist", o.dist, "Data: normal N(mu, sigma), uniform U(-1,1)*scale, positive U(0,1)*scale")
+      ->capture_default_str()
+      ->type_name("DIST")
+      ->group("Workload");
+  app.add_option("--mu", o.mu, "Mean of --dist normal (default 0)")->type_name("X")->group("Workload");
+  app.add_option("--sigma", o.sigma, "Standard deviation of --dist normal, > 0 (default 1)")
+      ->type_name("X")
+      ->group("Workload");
+  app.add_option("--scale", o.scale, "Scale of --dist uniform and positive, > 0 (default 1)")
+      ->type_name("X")
+      ->group("Workload");
+  app.add_option("--seed", o.seed,
+                 "Seed S: data from std::mt19937_64(S), stochastic rounding from the Philox stream keyed by S "
+                 "(sample s uses S+s); decimal or 0x hex")
+      ->capture_default_str()
+      ->type_name("S")
+      ->group("Workload");
+  app.add_option("--samples", o.samples, "Repeat with consecutive seeds S, S+1, ...; report mean and max "
+                                         "relative error, 1..1000000")
+      ->capture_default_str()
+      ->type_name("N")
+      ->group("Workload");
+  app.add_flag("--csv", o.csv, "CSV on stdout: one header line, then the summary rows; nothing else")
+      ->group("Workload");
+  app.add_flag("--progress", o.progress, "Show 'sample i/N' on stderr even when stderr is not a terminal")
+      ->group("Workload");
+}
+
+std::string workload::describe() const {
+  switch (dist) {
+    case distribution::normal: return "normal(mu = " + num(mu) + ", sigma = " + num(sigma) + ")";
+    case distribution::uniform: return "uniform U(-1,1) * " + num(scale);
+    case distribution::positive: return "positive U(0,1) * " + num(scale);
+  }
+  return "?";
+}
+
+std::string workload::seeds() const {
+  if (samples == 1) return "seed " + std::to_string(seed);
+  return "seeds " + std::to_string(seed) + ".." + std::to_string(sample_seed(samples - 1));
+}
+
+workload resolve_workload(const workload_options& o) {
+  workload w;
+  if (o.dist == "normal") {
+    w.dist = distribution::normal;
+  } else if (o.dist == "uniform") {
+    w.dist = distribution::uniform;
+  } else if (o.dist == "positive") {
+    w.dist = distribution::positive;
+  } else {
+    fail("--dist " + quote(o.dist) + " is not valid: expected normal, uniform or positive");
+  }
+  if (w.dist != distribution::normal && (!o.mu.empty() || !o.sigma.empty()))
+    fail(std::string(!o.mu.empty() ? "--mu" : "--sigma") + " applies to --dist normal, not --dist " + o.dist +
+         " (use --scale)");
+  if (w.dist == distribution::normal && !o.scale.empty())
+    fail("--scale applies to --dist uniform and positive, not --dist normal (use --mu and --sigma)");
+  if (!o.mu.empty()) w.mu = parse_real(o.mu, "--mu");
+  if (!o.sigma.empty()) {
+    w.sigma = parse_real(o.sigma, "--sigma");
+    if (!(w.sigma > 0)) fail("--sigma " + quote(o.sigma) + " is out of range: valid > 0 and finite");
+  }
+  if (!o.scale.empty()) {
+    w.scale = parse_real(o.scale, "--scale");
+    if (!(w.scale > 0)) fail("--scale " + quote(o.scale) + " is out of range: valid > 0 and finite");
+  }
+  w.seed = parse_unsigned(o.seed, "--seed", ~std::uint64_t{0});
+  w.samples = static_cast<std::uint64_t>(parse_integer(o.samples, "--samples", 1, 1000000));
+  w.csv = o.csv;
+  w.progress = o.progress;
+  return w;
+}
+
+double sampler::operator()() {
+  switch (w_.dist) {
+    case distribution::normal: return normal_(rng_);
+    case distribution::uniform: return uniform_(rng_) * w_.scale;
+    case distribution::positive: return positive_(rng_) * w_.scale;
+  }
+  return 0.0;
+}
+
+// ---- Accumulator --------------------------------------------------------------------------------
+
+void add_accumulator_options(CLI::App& app, accumulator_options& o, const std::string& defaults) {
+  app.add_option("--acc", o.acc,
+                 "Accumulator format (every addition rounded into it), or 'exact' (rounded once, at "
+                 "the end); " + defaults)
+      ->type_name("FMT|exact")
+      ->group("Accumulator");
+  app.add_option("--acc-round", o.acc_round, "Rounding of --acc: rne|rna|rz|ru|rd|rto|sr|sr-exact (default rne)")
+      ->type_name("MODE")
+      ->group("Accumulator");
+  app.add_option("--sr-bits", o.sr_bits, "Random bits of stochastic rounding (--acc-round sr), 1..32 (default 16)")
+      ->type_name("K")
+      ->group("Accumulator");
+  app.add_option("--preset", o.preset,
+                 "Tensor-core accumulator model instead of --acc (fpemu mma --list); its input formats "
+                 "become the defaults")
+      ->type_name("NAME")
+      ->group("Accumulator");
+  app.add_option("--promote", o.promote,
+                 "Promote the partial sum into an fp32 register (RNE) every N products, 1..1073741824")
+      ->type_name("N")
+      ->group("Accumulator");
+}
+
+std::string describe_model(const accumulator_model& m) {
+  std::string s;
+  switch (m.kind) {
+    case accumulator_kind::format:
+      s = to_string(m.acc) + " " + std::string(to_string(m.acc_rounding.mode));
+      if (m.acc_rounding.mode == round_mode::stochastic) s += " (" + std::to_string(m.acc_rounding.sr_bits) + " bits)";
+      break;
+    case accumulator_kind::block_fma: {
+      const block_fma_model& b = m.block;
+      s = "block-FMA: blocks of " + std::to_string(b.block_size) + ", F=" + std::to_string(b.frac_bits) + ", " +
+          to_string(b.acc) + " " + std::string(to_string(b.acc_rounding.mode));
+      break;
+    }
+    case accumulator_kind::exact:
+      s = "exact, rounded once into " + to_string(m.acc) + " " + std::string(to_string(m.acc_rounding.mode));
+      break;
+  }
+  if (m.promote_every > 0)
+    s += "; promoted every " + std::to_string(m.promote_every) + " into " + to_string(m.promoted) + " " +
+         std::string(to_string(m.promoted_rounding.mode));
+  return s;
+}
+
+accumulator_choice resolve_accumulator(const accumulator_options& o, const std::string& default_acc,
+                                       const std::string& default_preset) {
+  if (!o.acc.empty() && !o.preset.empty())
+    fail("--acc " + quote(o.acc) + " and --preset " + quote(o.preset) +
+         " both choose the accumulator: give one of them");
+  std::string acc = o.acc, preset = o.preset;
+  if (acc.empty() && preset.empty()) {
+    acc = default_acc;
+    preset = default_preset;
+  }
+  // --sr-bits is checked whenever it is given, as in round and op.
+  int sr_bits = 16;
+  if (!o.sr_bits.empty()) sr_bits = static_cast<int>(parse_integer(o.sr_bits, "--sr-bits", 1, 32));
+
+  accumulator_choice c;
+  if (!preset.empty()) {
+    if (!o.acc_round.empty())
+      fail("--acc-round " + quote(o.acc_round) + " applies to --acc FORMAT, not to --preset " + quote(preset) +
+           " (the preset fixes its rounding)");
+    if (!o.sr_bits.empty())
+      fail("--sr-bits " + quote(o.sr_bits) + " applies to --acc FORMAT with --acc-round sr, not to --preset " +
+           quote(preset));
+    c.preset = value_or_fail(find_preset(preset), "--preset");
+    c.model = c.preset->model;
+  } else {
+    rounding r;
+    if (!o.acc_round.empty()) r.mode = value_or_fail(parse_round_mode(o.acc_round), "--acc-round");
+    r.sr_bits = sr_bits;
+    if (acc == "exact") {
+      c.model.kind = accumulator_kind::exact;
+      c.model.acc = formats::fp32;
+    } else {
+      c.model.kind = accumulator_kind::format;
+      c.model.acc = value_or_fail(parse_format(acc), "--acc");
+    }
+    if (auto why = check(c.model.acc, r)) fail("--acc-round: " + *why);
+    c.model.acc_rounding = r;
+  }
+  if (!o.promote.empty()) {
+    c.model.promote_every = static_cast<int>(parse_integer(o.promote, "--promote", 1, kMaxPromote));
+    c.model.promoted = formats::fp32;
+    c.model.promoted_rounding = rounding{};
+  }
+  c.description = (c.preset ? "preset " + c.preset->name + " (" : std::string()) + describe_model(c.model) +
+                  (c.preset ? ")" : "");
+  return c;
+}
+
+analysis::scaling require_scaling(const std::string& name) {
+  return value_or_fail(analysis::parse_scaling(name), "--scaling");
+}
+
+int scaling_group(analysis::scaling s) {
+  switch (s) {
+    case analysis::scaling::tile_1x128:
+    case analysis::scaling::block_128: return 128;
+    case analysis::scaling::mx32: return 32;
+    default: return 0;
+  }
+}
+
+double element_scale(const analysis::scaled_matrix& m, int r, int c, bool along_k_is_cols) {
+  using analysis::scaling;
+  const int k = along_k_is_cols ? c : r, other = along_k_is_cols ? r : c;
+  const int k_len = along_k_is_cols ? m.cols : m.rows;
+  std::size_t index = 0;
+  switch (m.scale_kind) {
+    case scaling::none: return 1.0;
+    case scaling::per_tensor: index = 0; break;
+    case scaling::tile_1x128:
+      if (along_k_is_cols) {
+        index = static_cast<std::size_t>(other) * static_cast<std::size_t>((k_len + 127) / 128) +
+                static_cast<std::size_t>(k / 128);
+        break;
+      }
+      [[fallthrough]];  // B: 128 x 128 blocks, as gemm.cpp
+    case scaling::block_128:
+      index = static_cast<std::size_t>(other / 128) * static_cast<std::size_t>((k_len + 127) / 128) +
+              static_cast<std::size_t>(k / 128);
+      break;
+    case scaling::mx32:
+      index = static_cast<std::size_t>(other) * static_cast<std::size_t>((k_len + 31) / 32) +
+              static_cast<std::size_t>(k / 32);
+      break;
+  }
+  if (index >= m.scales.size()) fail("internal error: scale index out of range");
+  return to_double(m.scale_format, m.scales[index]);
+}
+
+accumulator_model model_for_scaling(const accumulator_choice& c, analysis::scaling s, bool promote_given) {
+  accumulator_model m = c.model;
+  const int group = scaling_group(s);
+  if (group == 0) return m;
+  if (m.promote_every != 0 && m.promote_every != group) {
+    const std::string who = promote_given ? "--promote " + std::to_string(m.promote_every)
+                                          : "preset " + (c.preset ? c.preset->name : std::string("?")) +
+                                                " promotes every " + std::to_string(m.promote_every);
+    fail("--scaling " + std::string(analysis::to_string(s)) + " groups K by " + std::to_string(group) +
+         " and folds each group into fp32, but " + who + ": they must agree (" +
+         (promote_given ? "give --promote " + std::to_string(group) + " or leave --promote out"
+                        : "give --promote " + std::to_string(group) + " to override the preset's interval") +
+         ")");
+  }
+  m.promote_every = group;
+  return m;
+}
+
+std::vector<float> draw_floats(sampler& draw, std::size_t n) {
+  std::vector<float> v(n);
+  for (float& x : v) x = static_cast<float>(draw());
+  return v;
+}
+
+// ---- Progress -----------------------------------------------------------------------------------
+
+progress_meter::progress_meter(bool forced, std::uint64_t total)
+    : forced_(forced), total_(total), start_(std::chrono::steady_clock::now()), last_(start_) {
+  tty_ = FPEMU_ISATTY(2) != 0;
+  on_ = forced_ || tty_;
+}
+
+void progress_meter::update(std::uint64_t sample, std::string_view stage) {
+  if (!on_) return;
+  const auto now = std::chrono::steady_clock::now();
+  if (!forced_ && now - start_ < std::chrono::milliseconds(500)) return;
+  if (shown_ && sample != total_ && now - last_ < std::chrono::milliseconds(100)) return;
+  std::string line = "sample " + std::to_string(sample) + "/" + std::to_string(total_);
+  if (!stage.empty()) line += ": " + std::string(stage);
+  const std::size_t len = line.size();
+  if (len < width_) line.append(width_ - len, ' ');
+  width_ = std::max(width_, len);
+  std::fputs(("\r" + line).c_str(), stderr);
+  std::fflush(stderr);
+  shown_ = true;
+  last_ = now;
+}
+
+void progress_meter::finish() {
+  if (!shown_) return;
+  if (tty_) {
+    std::fputs(("\r" + std::string(width_, ' ') + "\r").c_str(), stderr);
+  } else {
+    std::fputs("\n", stderr);
+  }
+  std::fflush(stderr);
+  shown_ = false;
+}
+
+// ---- Output and exact helpers ----------------------------------------------------------------------
+
+std::string csv_field(std::string_view s) {
+  if (s.find_first_of(",\"\r\n") == std::string_view::npos) return std::string(s);
+  std::string q = "\"";
+  for (const char ch : s) {
+    if (ch == '"') q += '"';
+    q += ch;
+  }
+  return q + "\"";
+}
+
+double round_up(double x) { return std::isfinite(x) ? std::nextafter(x, kInf) : x; }
+double add_up(double a, double b) { return round_up(a + b); }
+double mul_up(double a, double b) { return a == 0 || b == 0 ? 0.0 : round_up(a * b); }
+double compose_up(double a, double b) { return add_up(add_up(a, b), mul_up(a, b)); }
+
+double upper_double(const exact_accumulator& acc) {
+  const double d = acc.to_double();
+  if (!std::isfinite(d)) return d;
+  exact_accumulator rest = acc;
+  rest.subtract(unpack(d));
+  if (!rest.is_zero() && !rest.value().negative) return round_up(d);
+  return d;
+}
+
+double exact_error(const exact_accumulator& exact, const unpacked& computed) {
+  exact_accumulator diff = exact;
+  diff.subtract(computed);
+  const double e = -diff.to_double();
+  return e == 0 ? 0.0 : e;
+}
+
+double relative(double error, double exact) {
+  if (std::isnan(error) || std::isnan(exact)) return std::numeric_limits<double>::quiet_NaN();
+  if (exact == 0) return error == 0 ? 0.0 : kInf;
+  return std::fabs(error) / std::fabs(exact);
+}
+
+}  // namespace fpemu::cli
