@@ -245,3 +245,89 @@ TEST_CASE("directed: truncation relative to the largest term breaks monotonicity
   CHECK(checked == static_cast<int>(kFp32Presets.size()));
   CHECK(violations >= 10);  // every preset with n * 2^-F above an fp32 ulp at 2
 }
+
+// ---- The named choices of the model ---------------------------------------------------------------
+
+namespace {
+
+std::uint32_t h(double x) { return from(formats::fp16, x).code; }
+std::uint32_t bf(double x) { return from(formats::bf16, x).code; }
+
+double step(const block_fma_model& m, const format& f, std::vector<std::uint32_t> a, std::vector<std::uint32_t> b,
+            double c, std::uint8_t* flags = nullptr) {
+  const rounded r = block_fma_step(m, f, a.data(), f, b.data(), static_cast<int>(a.size()), formats::fp32, f32(c));
+  if (flags) *flags = r.flags;
+  return to_double(m.acc, r.code);
+}
+
+}  // namespace
+
+TEST_CASE("zero sign: +0 by default; the IEEE rule gives -0 for all -0 terms and under toward-negative") {
+  block_fma_model m = find_preset("h100-fp16")->model.block;
+  const std::vector<std::uint32_t> minus_zero{0x8000}, one{h(1.0)};
+  const double pos = step(m, formats::fp16, minus_zero, one, -0.0);
+  CHECK((pos == 0.0 && !std::signbit(pos)));
+  m.zero = zero_sign::ieee;
+  const double neg = step(m, formats::fp16, minus_zero, one, -0.0);
+  CHECK((neg == 0.0 && std::signbit(neg)));
+  // x + (-x): +0 under toward-zero, -0 under toward-negative.
+  const double cancel = step(m, formats::fp16, one, one, -1.0);
+  CHECK((cancel == 0.0 && !std::signbit(cancel)));
+  m.acc_rounding.mode = round_mode::toward_negative;
+  const double cancel_rd = step(m, formats::fp16, one, one, -1.0);
+  CHECK((cancel_rd == 0.0 && std::signbit(cancel_rd)));
+}
+
+TEST_CASE("reference-exponent clamp: tiny blocks are aligned to 2^(clamp - F)") {
+  block_fma_model m = find_preset("h100-bf16")->model.block;  // F = 25
+  // 2^-140 - 2^-164: unclamped the small term is kept (quantum 2^-165), and the sum rounds toward
+  // zero to the fp32 subnormal below 2^-140; clamped at -133 (quantum 2^-158) it is truncated away.
+  const std::vector<std::uint32_t> a{bf(0x1p-70), bf(-0x1p-82)}, b{bf(0x1p-70), bf(0x1p-82)};
+  CHECK(step(m, formats::bf16, a, b, 0.0) == 0x1p-140 - 0x1p-149);
+  m.min_reference_exp = -133;
+  CHECK(step(m, formats::bf16, a, b, 0.0) == 0x1p-140);
+}
+
+TEST_CASE("alignment rounding: truncate, down, nearest, up on positive and negative terms") {
+  block_fma_model m = find_preset("h100-fp16")->model.block;
+  m.frac_bits = 23;  // the alignment quantum at C = 1 is then one fp32 ulp of 1
+  struct row {
+    alignment_rounding rule;
+    double t375_pos, t375_neg, t625_pos;  // expected D - 1 in units of 2^-23
+  };
+  // Terms 0.375 and 0.625 quanta: truncate drops both; down rounds negative magnitudes up; up
+  // rounds positive ones up; nearest rounds 0.625 up only.
+  const row rows[] = {{alignment_rounding::truncate, 0, 0, 0},
+                      {alignment_rounding::down, 0, -1, 0},
+                      {alignment_rounding::up, 1, 0, 1},
+                      {alignment_rounding::nearest, 0, 0, 1}};
+  int checked = 0;
+  for (const row& r : rows) {
+    m.alignment = r.rule;
+    const std::uint32_t q = h(0x1p-12);
+    CHECK(step(m, formats::fp16, {h(1.5 * 0x1p-13)}, {q}, 1.0) == 1.0 + r.t375_pos * 0x1p-23);
+    CHECK(step(m, formats::fp16, {h(-1.5 * 0x1p-13)}, {q}, 1.0) == 1.0 + r.t375_neg * 0x1p-23);
+    CHECK(step(m, formats::fp16, {h(1.25 * 0x1p-12)}, {q}, 1.0) == 1.0 + r.t625_pos * 0x1p-23);
+    ++checked;
+  }
+  CHECK(checked == 4);
+}
+
+TEST_CASE("subnormal inputs and outputs can be flushed; NaN and infinity rules") {
+  block_fma_model m = find_preset("h100-fp16")->model.block;
+  CHECK(step(m, formats::fp16, {0x0001}, {h(1.0)}, 0.0) == 0x1p-24);  // fp16 min subnormal
+  m.input_subnormals = false;
+  CHECK(step(m, formats::fp16, {0x0001}, {h(1.0)}, 0.0) == 0.0);
+  block_fma_model o = find_preset("h100-bf16")->model.block;
+  CHECK(step(o, formats::bf16, {bf(0x1p-70)}, {bf(0x1p-70)}, 0.0) == 0x1p-140);
+  o.output_subnormals = false;
+  std::uint8_t flags = 0;
+  CHECK(step(o, formats::bf16, {bf(0x1p-70)}, {bf(0x1p-70)}, 0.0, &flags) == 0.0);
+  CHECK((flags & flag::underflow) != 0);
+  const std::uint32_t inf = 0x7c00, ninf = 0xfc00, zero = 0, one = h(1.0);
+  CHECK(std::isnan(step(m, formats::fp16, {inf}, {zero}, 0.0)));                 // inf * 0
+  CHECK(std::isnan(step(m, formats::fp16, {inf, ninf}, {one, one}, 0.0)));       // +inf - inf
+  CHECK(step(m, formats::fp16, {inf, one}, {one, one}, 0.0) == INFINITY);       // inf + finite
+  CHECK(std::isnan(step(m, formats::fp16, {one}, {one}, std::nan(""))));        // NaN in C
+  CHECK(step(m, formats::fp16, {ninf}, {one}, 1.0) == -INFINITY);
+}
