@@ -12,6 +12,7 @@
 #include "fpemu/ops.hpp"
 #include "fpemu/spec.hpp"
 #include "gemm_kernels.hpp"
+#include "parallel_rows.hpp"
 
 namespace fpemu::analysis {
 namespace {
@@ -32,7 +33,6 @@ int group_along_k(scaling s) {
 // Index of the scale of element (r, c) of a matrix whose K runs along columns (A) or rows (B).
 std::size_t scale_index(const scaled_matrix& m, int r, int c, bool along_k_is_cols) {
   const int k = along_k_is_cols ? c : r, other = along_k_is_cols ? r : c;
-  const int others = along_k_is_cols ? m.rows : m.cols;
   const int k_len = along_k_is_cols ? m.cols : m.rows;
   switch (m.scale_kind) {
     case scaling::none:
@@ -44,7 +44,6 @@ std::size_t scale_index(const scaled_matrix& m, int r, int c, bool along_k_is_co
       return static_cast<std::size_t>(other / 128) * ((k_len + 127) / 128) + k / 128;
     case scaling::mx32: return static_cast<std::size_t>(other) * ((k_len + 31) / 32) + k / 32;
   }
-  (void)others;
   return 0;
 }
 
@@ -196,7 +195,7 @@ expected<std::vector<std::uint32_t>> gemm(const scaled_matrix& a, const scaled_m
   const double alpha = o.alpha * tensor_scale;
 
   std::vector<std::uint32_t> d(MN);
-  const int threads = std::max(1, std::min(o.threads > 0 ? o.threads : static_cast<int>(std::thread::hardware_concurrency()), M));
+  const int threads = o.threads > 0 ? o.threads : static_cast<int>(std::thread::hardware_concurrency());
 
   // Fast kernels compute the accumulator codes for whole rows, bitwise equal to the loop below.
   std::vector<std::uint32_t> acc_codes;
@@ -233,12 +232,7 @@ expected<std::vector<std::uint32_t>> gemm(const scaled_matrix& a, const scaled_m
                          random_bits(o.sr.seed, o.sr.stream, sr.first_index + 0xffffffffu));
       }
   };
-  std::vector<std::thread> pool;
-  const int per = (M + threads - 1) / threads;
-  for (int t = 1; t < threads; ++t)
-    if (t * per < M) pool.emplace_back(rows, t * per, std::min(M, (t + 1) * per));
-  rows(0, std::min(M, per));
-  for (std::thread& t : pool) t.join();
+  parallel_rows(M, threads, rows);
   return d;
 }
 

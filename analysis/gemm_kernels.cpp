@@ -5,9 +5,9 @@
 #include <bit>
 #include <cmath>
 #include <cstring>
-#include <thread>
 
 #include "fpemu/convert.hpp"
+#include "parallel_rows.hpp"
 
 #if defined(__x86_64__)
 #include <immintrin.h>
@@ -36,16 +36,6 @@ std::vector<float> to_floats(const format& f, std::span<const std::uint32_t> cod
 
 bool all_finite(std::span<const float> values) {
   return std::all_of(values.begin(), values.end(), [](float x) { return std::isfinite(x); });
-}
-
-void parallel_rows(int M, int threads, const auto& body) {
-  const int t_count = std::max(1, std::min(threads, M));
-  const int per = (M + t_count - 1) / t_count;
-  std::vector<std::thread> pool;
-  for (int t = 1; t < t_count; ++t)
-    if (t * per < M) pool.emplace_back(body, t * per, std::min(M, (t + 1) * per));
-  body(0, std::min(M, per));
-  for (std::thread& t : pool) t.join();
 }
 
 // ---- fp32 FMA chain -----------------------------------------------------------------------------
@@ -250,16 +240,13 @@ std::optional<accumulated> fast_accumulate(const format& fa, std::span<const std
   std::vector<float> af = to_floats(fa, a), bf = to_floats(fb, b);
   if (!all_finite(af) || !all_finite(bf)) return std::nullopt;
   if (fma_chain) return fp32_fma_chain(af, bf, M, N, K, threads);
-  {
-    const block_inputs ai = prepare(fa, std::move(af)), bi = prepare(fb, std::move(bf));
-    std::vector<float> d(static_cast<std::size_t>(M) * N);
-    parallel_rows(M, threads, [&](int r0, int r1) { block_rows(model.block, ai, bi, d.data(), N, K, r0, r1); });
-    accumulated out{model.block.acc, std::vector<std::uint32_t>(d.size())};
-    const int shift = 23 - model.block.acc.frac_bits;
-    for (std::size_t i = 0; i < d.size(); ++i) out.codes[i] = std::bit_cast<std::uint32_t>(d[i]) >> shift;
-    return out;
-  }
-  return std::nullopt;
+  const block_inputs ai = prepare(fa, std::move(af)), bi = prepare(fb, std::move(bf));
+  std::vector<float> d(static_cast<std::size_t>(M) * N);
+  parallel_rows(M, threads, [&](int r0, int r1) { block_rows(model.block, ai, bi, d.data(), N, K, r0, r1); });
+  accumulated out{model.block.acc, std::vector<std::uint32_t>(d.size())};
+  const int shift = 23 - model.block.acc.frac_bits;
+  for (std::size_t i = 0; i < d.size(); ++i) out.codes[i] = std::bit_cast<std::uint32_t>(d[i]) >> shift;
+  return out;
 }
 
 }  // namespace fpemu::analysis

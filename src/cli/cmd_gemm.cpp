@@ -29,6 +29,7 @@
 #include "fpemu/ops.hpp"
 #include "fpemu/spec.hpp"
 #include "gemm.hpp"
+#include "parallel_rows.hpp"
 #include "workload.hpp"
 
 namespace fpemu::cli {
@@ -57,18 +58,6 @@ double parse_scalar(const std::string& text, const char* option) {
   if (v != 0 && (a < kMinScalar || a > kMaxScalar))
     fail(std::string(option) + " " + quote(text) + " is out of range: valid 0, or a magnitude in 2^-100..2^100");
   return v;
-}
-
-// Runs f(row_begin, row_end) over rows 0..M-1 on `threads` threads.
-template <class F>
-void parallel_rows(int M, int threads, F f) {
-  const int t = std::max(1, std::min(threads, M));
-  const int per = (M + t - 1) / t;
-  std::vector<std::thread> pool;
-  for (int i = 1; i < t; ++i)
-    if (i * per < M) pool.emplace_back(f, i * per, std::min(M, (i + 1) * per));
-  f(0, std::min(M, per));
-  for (std::thread& th : pool) th.join();
 }
 
 void run_gemm(const gemm_cli_options& o) {
@@ -155,7 +144,7 @@ void run_gemm(const gemm_cli_options& o) {
         const unpacked sb = unpack(element_scale(b, k, j, false));
         bt[static_cast<std::size_t>(j) * K + k] = exact_mul(decode(fb, b.codes[kj]), sb).value;
       }
-    parallel_rows(M, threads, [&](int r0, int r1) {
+    analysis::parallel_rows(M, threads, [&](int r0, int r1) {
       exact_accumulator e;
       for (int i = r0; i < r1; ++i)
         for (int j = 0; j < N; ++j) {
