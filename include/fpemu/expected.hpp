@@ -22,9 +22,12 @@ class expected {
   bool has_value() const { return v_.index() == 0; }
   explicit operator bool() const { return has_value(); }
   const T& value() const& { return std::get<0>(v_); }
+  T& value() & { return std::get<0>(v_); }
   T&& value() && { return std::get<0>(std::move(v_)); }
   const T& operator*() const { return value(); }
+  T& operator*() { return value(); }
   const T* operator->() const { return &value(); }
+  T* operator->() { return &value(); }
   const std::string& message() const { return std::get<1>(v_).message; }
 
  private:

@@ -8,6 +8,8 @@
 //   fpemu sum --in FMT --n N         summation methods on random data: error next to the bounds
 //   fpemu dot --k K                  a random dot product: error against exact, bounds
 //   fpemu gemm --m M --n N --k K     a random GEMM: max/mean relative error, speed
+//   fpemu optim --optimizer NAME     an optimizer on a fixed problem: trajectory, memory table
+//   fpemu train --data NAME          training runs under precision policies
 //   fpemu demo                       a short tour
 //
 // Exit status: 0 on success and for --help/--version; 2 for any bad input, after one line
@@ -28,6 +30,8 @@ command add_mma(CLI::App& parent);
 command add_sum(CLI::App& parent);
 command add_dot(CLI::App& parent);
 command add_gemm(CLI::App& parent);
+command add_optim(CLI::App& parent);
+command add_train(CLI::App& parent);
 }
 
 #ifndef FPEMU_VERSION
@@ -61,7 +65,8 @@ int run(int argc, char** argv) {
   std::vector<fpemu::cli::command> commands{
       fpemu::cli::add_formats(app), fpemu::cli::add_round(app), fpemu::cli::add_decode(app),
       fpemu::cli::add_op(app),      fpemu::cli::add_mma(app),    fpemu::cli::add_sum(app),
-      fpemu::cli::add_dot(app),     fpemu::cli::add_gemm(app),   fpemu::cli::add_demo(app),
+      fpemu::cli::add_dot(app),     fpemu::cli::add_gemm(app),   fpemu::cli::add_optim(app),
+      fpemu::cli::add_train(app),   fpemu::cli::add_demo(app),
   };
 
   // CLI11 sees the arguments before the first "--"; the rest go to the subcommand as they are.

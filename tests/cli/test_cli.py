@@ -1078,6 +1078,95 @@ def demo():
     check("0x3dcd" in out and "0x1d" in out and "0.10009765625" in out, "demo shows 0.1 in e4m3fn and bf16")
 
 
+# ---- optim ---------------------------------------------------------------------------------------
+
+
+@test
+def optim_errors():
+    cases = [  # (args, text that the message must contain)
+        (["optim", "--optimizer", "rmsprop"], "'rmsprop'"),
+        (["optim", "--optimizer", "adam", "--policy", "bf17"], "'bf17'"),
+        (["optim", "--optimizer", "adam", "--lr", "nan"], "'nan'"),
+        (["optim", "--optimizer", "adam", "--lr", "-1"], "-1"),
+        (["optim", "--optimizer", "adam", "--beta1", "1.5"], "1.5"),
+        (["optim", "--optimizer", "sgd", "--steps", "0"], "'0'"),
+        (["optim", "--optimizer", "sgd", "--nesterov"], "nesterov"),
+        (["optim", "--optimizer", "sgd", "--momentum", "0.9", "--dampening", "0.5", "--nesterov"], "0.5"),
+        (["optim", "--optimizer", "adam", "--momentum", "0.9"], "--momentum"),
+        (["optim", "--optimizer", "adam", "--cols", "10001"], "10001"),
+        (["optim", "--optimizer", "lion", "--policy", "bf16-sr40"], "40"),
+        (["optim"], "--optimizer"),
+    ]
+    for args, needle in cases:
+        rc, out, err = run(*args)
+        lines = err.splitlines()
+        ok = rc == 2 and len(lines) == 1 and lines[0].startswith("fpemu: ") and needle in lines[0]
+        check(ok, "fpemu %s: exit 2 with one line naming %r; got rc %d, stderr %r" % (" ".join(args), needle, rc, err))
+        check(out == "", "fpemu %s: nothing on stdout, got %r" % (" ".join(args), out[:200]))
+
+
+@test
+def optim_memory():
+    # Bytes per parameter of Adam, from the optimi documentation's table (seed 001): mixed
+    # precision 16-22, bf16 with Kahan summation 10-12, pure bf16 8-10.
+    expected = {"mixed": (16, 22), "bf16-kahan": (10, 12), "bf16": (8, 10)}
+    rc, out, err = run("optim", "--memory")
+    check(rc == 0 and err == "", "optim --memory exits 0: rc %d, %r" % (rc, err))
+    table = {}
+    for line in out.splitlines():
+        f = line.split()
+        if len(f) >= 4 and f[2].isdigit() and f[3].isdigit():
+            table[(f[0], f[1])] = (int(f[2]), int(f[3]))
+    for policy, mm in expected.items():
+        check(table.get(("adam", policy)) == mm, "optim --memory: adam %s is %d-%d bytes, got %r" %
+              (policy, mm[0], mm[1], table.get(("adam", policy))))
+    for opt in ("sgd", "adam", "adamw", "lion"):
+        for policy in ("fp32", "mixed", "mixed-fp16", "bf16", "bf16-kahan", "bf16-sr", "fp16", "fp16-kahan"):
+            check((opt, policy) in table, "optim --memory has a row for %s %s" % (opt, policy))
+    rc, out, err = run("optim", "--memory", "--json")
+    try:
+        rows = json.loads(out) if rc == 0 else []
+    except ValueError:
+        rows = []
+    check(rc == 0 and len(rows) == len(table), "optim --memory --json: one object per table row")
+    for r in rows:
+        if r.get("optimizer") == "adam" and r.get("policy") in expected:
+            mm = expected[r["policy"]]
+            check((r["min"], r["max"]) == mm and sum(c["bytes"] for c in r["components"]) == mm[1] and
+                  sum(c["bytes"] for c in r["components"] if not c["optional"]) == mm[0],
+                  "optim --memory --json: adam %s: %r" % (r["policy"], r))
+
+
+@test
+def optim_csv():
+    args = ("optim", "--optimizer", "sgd", "--lr", "0.1", "--momentum", "0.9", "--steps", "7", "--cols", "3")
+    rc, out, err = run(*args, "--csv")
+    lines = out.splitlines()
+    check(rc == 0 and err == "" and lines and lines[0] == "step,loss,w0,w1,w2",
+          "optim --csv header: rc %d, %r" % (rc, lines[:1]))
+    check(len(lines) == 1 + 7 + 1, "optim --csv --steps 7: 8 lines after the header, got %d" % (len(lines) - 1))
+    rows = [line.split(",") for line in lines[1:]]
+    check([r[0] for r in rows] == [str(i) for i in range(8)] and all(len(r) == 5 for r in rows),
+          "optim --csv: steps 0..7, 5 fields each")
+    rc2, out2, _ = run(*args, "--csv")
+    check(rc2 == 0 and out2 == out, "optim --csv is deterministic")
+    rc, out, err = run(*args, "--json")
+    try:
+        j = json.loads(out)
+    except ValueError:
+        j = {}
+    ok = rc == 0 and len(j.get("trajectory", [])) == 7 and len(j.get("loss", [])) == 8
+    check(ok, "optim --json: 7 weight vectors and 8 losses")
+    if ok and len(rows) == 8:
+        same = all([float(x) for x in rows[k + 1][2:]] == j["trajectory"][k] for k in range(7))
+        same = same and [float(r[1]) for r in rows] == j["loss"] and [float(x) for x in rows[0][2:]] == j["w0"]
+        check(same, "optim --csv and --json print the same values, exactly")
+        check(j["loss"][-1] < j["loss"][0], "optim: the loss decreases: %r" % j["loss"])
+        check(all(struct.unpack("<f", struct.pack("<f", x))[0] == x for x in j["A"] + j["b"] + j["w0"]) and
+              all(-1 <= x <= 1 for x in j["A"] + j["b"] + j["w0"]) and len(j["A"]) == 32 * 3,
+              "optim --json: A, b, w0 are binary32 values in [-1, 1]")
+
+
 def main():
     global EXE
     if len(sys.argv) != 2:

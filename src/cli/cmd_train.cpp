@@ -1,0 +1,291 @@
+// fpemu train --data fashion-mnist|heart_scale|quadratic [--model mlp|logreg|linreg]
+//             [--optimizer sgd|adam|adamw|lion] [--policy P[,P...]] [--epochs E] [--lr X] ...
+//
+// Trains a model under one or more precision policies (analysis/training.hpp) and prints one
+// progress line per epoch (training loss, test loss and accuracy, seconds), then a summary per
+// policy over the seeds (--seeds N runs seeds S..S+N-1). --csv FILE writes the loss curves: one
+// row per optimizer step and one per epoch, written to FILE.tmp and renamed when complete.
+//
+// Data: fashion-mnist (Debian's dataset-fashion-mnist: 60000 training, 10000 test images),
+// heart_scale (Debian's liblinear-tools: 270 rows, split 80/20 by the seed), or a LIBSVM file
+// path (split likewise). --data quadratic prints seed 000's Theorem 1 table instead: the
+// predicted nearest-rounding floor next to the measured distance to the optimum for nearest,
+// Kahan, stochastic rounding and fp32, per step size.
+#include <CLI/CLI.hpp>
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <string>
+#include <vector>
+
+#include "common.hpp"
+#include "datasets.hpp"
+#include "fpemu/spec.hpp"
+#include "training.hpp"
+#include "workload.hpp"
+
+namespace fpemu::cli {
+namespace {
+
+using namespace fpemu::training;
+
+struct train_cli_options {
+  std::string data = "fashion-mnist";
+  std::string model;  // default: mlp for fashion-mnist, logreg otherwise
+  std::string optimizer = "sgd";
+  std::string policy = "fp32";
+  std::string epochs;  // default: 3 (fashion-mnist), 50 (others)
+  std::string lr;      // default per optimizer
+  std::string momentum = "0", dampening = "0", weight_decay = "0", beta1, beta2, eps = "1e-8";
+  bool nesterov = false;
+  std::string batch;  // default: 128 (fashion-mnist), 32 (others)
+  std::string grad_accum = "1", clip = "0", seed = "1", seeds = "1", hidden = "256", threads = "0";
+  std::string test_fraction = "0.2";
+  std::string format = "bf16";  // quadratic: the low-precision format
+  std::string csv;
+};
+
+// printf-style formatting into std::cout (main() unsyncs stdio, so printf would interleave).
+template <class... Args>
+void print(const char* fmt, Args... args) {
+  char buf[256];
+  std::snprintf(buf, sizeof buf, fmt, args...);
+  std::cout << buf;
+}
+
+std::vector<std::string> split_list(const std::string& s) {
+  std::vector<std::string> out;
+  std::size_t start = 0;
+  while (true) {
+    const std::size_t comma = s.find(',', start);
+    out.emplace_back(trim(std::string_view(s).substr(start, comma - start)));
+    if (comma == std::string::npos) break;
+    start = comma + 1;
+  }
+  return out;
+}
+
+hyperparameters resolve_hyper(const train_cli_options& o, optimizer_kind k) {
+  hyperparameters h;
+  const double default_lr = k == optimizer_kind::sgd ? 0.05 : (k == optimizer_kind::lion ? 1e-4 : 1e-3);
+  h.lr = o.lr.empty() ? default_lr : parse_real(o.lr, "--lr");
+  h.momentum = parse_real(o.momentum, "--momentum");
+  h.dampening = parse_real(o.dampening, "--dampening");
+  h.nesterov = o.nesterov;
+  h.weight_decay = parse_real(o.weight_decay, "--weight-decay");
+  h.beta1 = o.beta1.empty() ? 0.9 : parse_real(o.beta1, "--beta1");
+  h.beta2 = o.beta2.empty() ? (k == optimizer_kind::lion ? 0.99 : 0.999) : parse_real(o.beta2, "--beta2");
+  h.eps = parse_real(o.eps, "--eps");
+  if (auto bad = check(k, h)) fail(*bad);
+  return h;
+}
+
+void run_quadratic(const train_cli_options& o) {
+  const format f = require_format(o.format);
+  if (auto ok = storage_format(f); !ok) fail(ok.message());
+  std::vector<double> lrs{0.5, 0.2, 0.1, 0.05, 0.02, 0.01};
+  if (!o.lr.empty()) {
+    lrs.clear();
+    for (const auto& item : split_list(o.lr)) {
+      const double lr = parse_real(item, "--lr");
+      if (!(lr > 0 && lr < 1)) fail("--lr " + item + ": a step size for the quadratic must lie in (0, 1)");
+      lrs.push_back(lr);
+    }
+  }
+  const auto seed = parse_unsigned(o.seed, "--seed", ~std::uint64_t{0});
+  std::cout << "Theorem 1 (seed 000): gradient descent on f(w) = 1/2 sum lambda_j (w_j - w*_j)^2, 64 weights,\n"
+               "lambda_j in [0.5, 1], w*_j in [1, 2] on the "
+            << to_string(f) << " grid, w0 = 0; distance ||w - w*|| after 80/lr steps.\n"
+            << "predicted: the theorem's floor for nearest rounding, min(u (1 - lr L)/(lr L + u) min|w*|, ||w0 - w*||)"
+               ", u = "
+            << num(unit_roundoff(f)) << "\n\n";
+  print("%8s %8s %12s %12s %12s %12s %12s\n", "lr", "steps", "predicted", "nearest", "kahan", "sr16", "fp32");
+  for (const auto& r : theorem1_floor(f, lrs, 64, seed))
+    print("%8g %8ld %12.4e %12.4e %12.4e %12.4e %12.4e\n", r.lr, r.steps, r.predicted, r.nearest, r.kahan,
+                r.stochastic, r.fp32);
+  std::cout.flush();
+}
+
+struct loaded_data {
+  dataset train, test;
+  std::string name;
+};
+
+loaded_data load(const train_cli_options& o, std::uint64_t seed) {
+  loaded_data d;
+  d.name = o.data;
+  if (o.data == "fashion-mnist") {
+    const std::string dir = default_fashion_mnist_dir();
+    d.train = value_or_fail(read_fashion_mnist(dir, true));
+    d.test = value_or_fail(read_fashion_mnist(dir, false));
+    return d;
+  }
+  const std::string path = o.data == "heart_scale" ? default_heart_scale_path() : o.data;
+  if (o.data != "heart_scale" && !std::filesystem::exists(path))
+    fail("--data " + quote(o.data) + ": not fashion-mnist, heart_scale, quadratic or an existing LIBSVM file");
+  const dataset all = value_or_fail(read_libsvm(path));
+  const double fraction = parse_real(o.test_fraction, "--test-fraction");
+  if (!(fraction > 0 && fraction < 1)) fail("--test-fraction " + o.test_fraction + " must lie in (0, 1)");
+  auto parts = split(all, fraction, seed);
+  d.train = std::move(parts.first);
+  d.test = std::move(parts.second);
+  return d;
+}
+
+struct csv_writer {
+  std::string path, tmp;
+  std::ofstream out;
+  explicit csv_writer(const std::string& p) : path(p), tmp(p + ".tmp") {
+    out.open(tmp);
+    if (!out) fail("--csv " + quote(path) + ": cannot write " + quote(tmp));
+    out << "kind,policy,seed,epoch,step,loss,test_loss,test_accuracy,seconds\n";
+  }
+  void commit() {
+    out.close();
+    std::error_code ec;
+    std::filesystem::rename(tmp, path, ec);
+    if (ec) fail("--csv " + quote(path) + ": cannot rename " + quote(tmp) + ": " + ec.message());
+  }
+};
+
+struct summary {
+  std::string policy;
+  std::vector<double> loss, accuracy, seconds;
+};
+
+std::string mean_sd(const std::vector<double>& v, double scale, int digits) {
+  double mean = 0, var = 0;
+  for (double x : v) mean += x;
+  mean /= static_cast<double>(v.size());
+  for (double x : v) var += (x - mean) * (x - mean);
+  char buf[64];
+  if (v.size() > 1)
+    std::snprintf(buf, sizeof buf, "%.*f +- %.*f", digits, mean * scale, digits,
+                  std::sqrt(var / static_cast<double>(v.size() - 1)) * scale);
+  else
+    std::snprintf(buf, sizeof buf, "%.*f", digits, mean * scale);
+  return buf;
+}
+
+void run_training(const train_cli_options& o) {
+  const optimizer_kind kind = value_or_fail(parse_optimizer(o.optimizer), "--optimizer");
+  const hyperparameters h = resolve_hyper(o, kind);
+  std::vector<precision_policy> policies;
+  for (const auto& name : split_list(o.policy == "all" ? "fp32,mixed,bf16,bf16-ops,bf16-kahan,bf16-sr,fp16,fp16-kahan"
+                                                        : o.policy))
+    policies.push_back(value_or_fail(parse_policy(name), "--policy"));
+  const bool fashion = o.data == "fashion-mnist";
+  train_options base;
+  base.optimizer = kind;
+  base.hyper = h;
+  base.shape.kind = value_or_fail(parse_model_kind(o.model.empty() ? (fashion ? "mlp" : "logreg") : o.model), "--model");
+  base.epochs = static_cast<int>(parse_integer(o.epochs.empty() ? (fashion ? "3" : "50") : o.epochs, "--epochs", 1, 100000));
+  base.batch = static_cast<int>(parse_integer(o.batch.empty() ? (fashion ? "128" : "32") : o.batch, "--batch", 1, 1 << 20));
+  base.grad_accum = static_cast<int>(parse_integer(o.grad_accum, "--grad-accum", 1, 1 << 20));
+  base.clip_norm = parse_real(o.clip, "--clip");
+  if (!(std::isfinite(base.clip_norm) && base.clip_norm >= 0)) fail("--clip " + o.clip + " must be finite and >= 0 (0: off)");
+  base.threads = static_cast<int>(parse_integer(o.threads, "--threads", 0, 1024));
+  base.shape.hidden = static_cast<int>(parse_integer(o.hidden, "--hidden", 1, 1 << 16));
+  const auto first_seed = parse_unsigned(o.seed, "--seed", ~std::uint64_t{0});
+  const auto seeds = parse_integer(o.seeds, "--seeds", 1, 1000);
+
+  std::unique_ptr<csv_writer> csv;
+  if (!o.csv.empty()) csv = std::make_unique<csv_writer>(o.csv);
+  std::vector<summary> summaries;
+  for (const auto& p : policies) {
+    summary s{p.name, {}, {}, {}};
+    for (std::int64_t k = 0; k < seeds; ++k) {
+      const std::uint64_t seed = first_seed + static_cast<std::uint64_t>(k);
+      const loaded_data data = load(o, seed);
+      train_options t = base;
+      t.policy = p;
+      t.seed = seed;
+      t.shape.inputs = data.train.cols;
+      if (t.shape.kind == model_kind::mlp) {
+        int classes = 2;
+        for (float y : data.train.y) classes = std::max(classes, static_cast<int>(y) + 1);
+        t.shape.classes = classes;
+      }
+      std::cout << data.name << ", " << to_string(t.shape.kind) << ", " << o.optimizer << " lr " << num(h.lr)
+                << ", policy " << p.name << ", seed " << seed << ", batch " << t.batch
+                << (t.grad_accum > 1 ? " x " + std::to_string(t.grad_accum) + " micro-batches" : std::string())
+                << ", " << data.train.rows << " training rows, " << data.test.rows << " test rows\n";
+      std::cout.flush();
+      const auto result = value_or_fail(train(data.train, data.test, t, [&](const epoch_record& r) {
+        print("  epoch %3d/%d  loss %.5f  test loss %.5f  accuracy %6.2f%%  %6.2f s\n", r.epoch, t.epochs,
+                    r.train_loss, r.test_loss, 100 * r.test_accuracy, r.seconds);
+        std::cout.flush();
+      }));
+      const epoch_record& last = result.epochs.back();
+      s.loss.push_back(last.train_loss);
+      s.accuracy.push_back(last.test_accuracy);
+      double seconds = 0;
+      for (const auto& r : result.epochs) seconds += r.seconds;
+      s.seconds.push_back(seconds / static_cast<double>(result.epochs.size()));
+      if (csv) {
+        const std::size_t per_epoch = result.step_losses.size() / result.epochs.size();
+        for (std::size_t i = 0; i < result.step_losses.size(); ++i)
+          csv->out << "step," << p.name << ',' << seed << ',' << (per_epoch ? i / per_epoch + 1 : 1) << ',' << i + 1
+                   << ',' << exact_num(result.step_losses[i]) << ",,,\n";
+        for (const auto& r : result.epochs)
+          csv->out << "epoch," << p.name << ',' << seed << ',' << r.epoch << ',' << r.steps << ','
+                   << exact_num(r.train_loss) << ',' << exact_num(r.test_loss) << ',' << exact_num(r.test_accuracy)
+                   << ',' << num(r.seconds) << '\n';
+      }
+    }
+    summaries.push_back(std::move(s));
+  }
+  if (csv) csv->commit();
+  std::cout << "\nsummary over " << seeds << (seeds == 1 ? " seed" : " seeds") << " (final epoch; mean +- sd)\n";
+  print("%-18s %-22s %-22s %s\n", "policy", "training loss", "test accuracy %", "s/epoch");
+  for (const auto& s : summaries)
+    print("%-18s %-22s %-22s %s\n", s.policy.c_str(), mean_sd(s.loss, 1, 4).c_str(),
+                mean_sd(s.accuracy, 100, 2).c_str(), mean_sd(s.seconds, 1, 2).c_str());
+  std::cout.flush();
+}
+
+}  // namespace
+
+command add_train(CLI::App& parent) {
+  auto o = std::make_shared<train_cli_options>();
+  command c;
+  c.app = parent.add_subcommand("train", "training runs under precision policies (SGD, Adam, AdamW, Lion; Kahan, SR)");
+  CLI::App& a = *c.app;
+  a.add_option("--data", o->data, "fashion-mnist (default), heart_scale, quadratic (Theorem 1 table) or a LIBSVM file");
+  a.add_option("--model", o->model, "mlp | logreg | linreg (default: mlp for fashion-mnist, else logreg)");
+  a.add_option("--optimizer", o->optimizer, "sgd (default) | adam | adamw | lion");
+  a.add_option("--policy", o->policy,
+               "comma-separated policies: fp32 (default), mixed, mixed-fp16, FMT[-kahan|-zamirai|-sr[K]][-ops] "
+               "(e.g. bf16, bf16-kahan, bf16-sr, fp16-kahan, bf16-ops), or 'all'");
+  a.add_option("--epochs", o->epochs, "epochs (default 3 for fashion-mnist, 50 otherwise)");
+  a.add_option("--lr", o->lr, "learning rate (default sgd 0.05, adam/adamw 1e-3, lion 1e-4); quadratic: a list");
+  a.add_option("--momentum", o->momentum, "sgd momentum (default 0)");
+  a.add_option("--dampening", o->dampening, "sgd dampening (default 0)");
+  a.add_flag("--nesterov", o->nesterov, "sgd Nesterov momentum");
+  a.add_option("--weight-decay", o->weight_decay, "L2 (sgd, adam) or decoupled (adamw, lion) weight decay");
+  a.add_option("--beta1", o->beta1, "default 0.9");
+  a.add_option("--beta2", o->beta2, "default 0.999 (lion 0.99)");
+  a.add_option("--eps", o->eps, "adam epsilon (default 1e-8)");
+  a.add_option("--batch", o->batch, "rows per micro-batch (default 128 for fashion-mnist, 32 otherwise)");
+  a.add_option("--grad-accum", o->grad_accum, "micro-batches per optimizer step (default 1)");
+  a.add_option("--clip", o->clip, "clip the accumulated gradient to this global l2 norm (default 0: off)");
+  a.add_option("--seed", o->seed, "first seed (default 1)");
+  a.add_option("--seeds", o->seeds, "number of seeds per policy (default 1)");
+  a.add_option("--hidden", o->hidden, "mlp hidden units (default 256)");
+  a.add_option("--threads", o->threads, "threads of the matmuls (default 0: all cores)");
+  a.add_option("--test-fraction", o->test_fraction, "held-out fraction of a LIBSVM dataset (default 0.2)");
+  a.add_option("--format", o->format, "quadratic: the low-precision format (default bf16)");
+  a.add_option("--csv", o->csv, "write loss curves to this file (per step and per epoch)");
+  c.run = [o](const std::vector<std::string>& after) {
+    no_trailing("train", after);
+    if (o->data == "quadratic")
+      run_quadratic(*o);
+    else
+      run_training(*o);
+  };
+  return c;
+}
+
+}  // namespace fpemu::cli

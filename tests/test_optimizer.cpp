@@ -1,0 +1,279 @@
+// Optimizers under precision policies (analysis/optimizer.hpp): the golden sums of the issue
+// (1e-3 added 1000 times to 1.0), decoupled weight decay under Kahan and SR against the naive
+// order, the Zamirai formulation against optimi's bit for bit, seed 001's memory table, mixed
+// precision's model copy, trajectories against a binary64 implementation, and error paths.
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "fpemu/random.hpp"
+#include "fpemu/round_float.hpp"
+#include "optimizer.hpp"
+
+using namespace fpemu;
+using namespace fpemu::training;
+
+namespace {
+
+precision_policy policy(const std::string& name) {
+  auto p = parse_policy(name);
+  REQUIRE_MESSAGE(p.has_value(), name);
+  return *p;
+}
+
+optimizer make(optimizer_kind k, const hyperparameters& h, const precision_policy& p,
+               const std::vector<std::vector<float>>& init, std::uint64_t seed = 1) {
+  auto o = optimizer::create(k, h, p, init, seed);
+  REQUIRE_MESSAGE(o.has_value(), (o.has_value() ? "" : o.message()));
+  return std::move(o).value();
+}
+
+std::vector<stored_tensor> gradient(const format& f, const std::vector<float>& g) {
+  std::vector<stored_tensor> out;
+  out.emplace_back(f, g.size());
+  out[0].store(0, g);
+  return out;
+}
+
+// 1.0 plus 1e-3 a thousand times, as SGD with lr 1 and gradient -1e-3 in fp32, weights in the
+// policy's format. `copies` independent elements (each with its own random bits).
+std::vector<float> add_thousandths(const std::string& name, std::size_t copies) {
+  precision_policy p = policy(name);
+  p.grads = formats::fp32;
+  hyperparameters h;
+  h.lr = 1.0;
+  optimizer o = make(optimizer_kind::sgd, h, p, {std::vector<float>(copies, 1.0f)}, 7);
+  const auto g = gradient(formats::fp32, std::vector<float>(copies, -1e-3f));
+  for (int i = 0; i < 1000; ++i) o.step(g);
+  return o.weights(0).values();
+}
+
+// A least-squares gradient g = A^T (A w - b) / rows on fixed random data, in double, rounded
+// to float: a deterministic problem whose gradient depends on the current weights.
+struct least_squares {
+  int rows = 32, cols = 24;
+  std::vector<double> a, b;
+  least_squares() {
+    for (int i = 0; i < rows * cols; ++i) a.push_back(static_cast<double>(random_bits(3, 0, i) % 2001) / 1000.0 - 1);
+    for (int i = 0; i < rows; ++i) b.push_back(static_cast<double>(random_bits(3, 1, i) % 2001) / 1000.0 - 1);
+  }
+  std::vector<float> grad(const std::vector<float>& w) const {
+    std::vector<double> r(rows);
+    for (int i = 0; i < rows; ++i) {
+      double s = -b[i];
+      for (int j = 0; j < cols; ++j) s += a[i * cols + j] * w[j];
+      r[i] = s;
+    }
+    std::vector<float> g(cols);
+    for (int j = 0; j < cols; ++j) {
+      double s = 0;
+      for (int i = 0; i < rows; ++i) s += a[i * cols + j] * r[i];
+      g[j] = static_cast<float>(s / rows);
+    }
+    return g;
+  }
+};
+
+}  // namespace
+
+TEST_CASE("golden: 1e-3 added 1000 times to 1.0") {
+  // nearest: every increment is below half an ulp of 1 in bf16 (2^-8), so nothing moves.
+  for (float v : add_thousandths("bf16", 4)) CHECK(v == 1.0f);
+  for (float v : add_thousandths("bf16-ops", 4)) CHECK(v == 1.0f);
+  // Kahan: the compensation keeps the lost increments until they add up.
+  for (const char* name : {"bf16-kahan", "bf16-kahan-ops", "bf16-zamirai"})
+    for (float v : add_thousandths(name, 4)) CHECK_MESSAGE(v == 2.0f, name);
+  // fp32: binary32 rounding errors of the 1000 additions, 2.0000467 (the issue's figure).
+  for (float v : add_thousandths("fp32", 2)) CHECK(std::fabs(v - 2.0000467f) < 1e-7f);
+  // SR with 16 random bits: unbiased, so the mean of many independent runs is 2 within 4 sigma.
+  const auto sr = add_thousandths("bf16-sr16", 4000);
+  double mean = 0, var = 0;
+  for (float v : sr) mean += v;
+  mean /= sr.size();
+  for (float v : sr) var += (v - mean) * (v - mean);
+  const double sigma = std::sqrt(var / (sr.size() - 1) / sr.size());
+  MESSAGE("SR16 mean " << mean << " sigma of the mean " << sigma);
+  CHECK(sigma > 0);
+  CHECK(std::fabs(mean - 2.0) < 4 * sigma);
+}
+
+TEST_CASE("decoupled weight decay goes through the compensated and stochastic updates") {
+  // lr*wd = 1e-4 < 2^-9 and zero gradients, 1000 steps: fp32 decays by (1 - 1e-4)^1000.
+  hyperparameters h;
+  h.lr = 1e-3;
+  h.weight_decay = 0.1;
+  const std::size_t n = 2000;
+  std::vector<float> init(n);
+  for (std::size_t i = 0; i < n; ++i)
+    init[i] = to_float(formats::bf16, round_float(formats::bf16, 0.5f + static_cast<float>(i) / n).code);
+  const auto run = [&](optimizer_kind k, precision_policy p) {
+    optimizer o = make(k, h, p, {init}, 11);
+    const auto g = gradient(p.grads, std::vector<float>(n, 0.0f));
+    for (int s = 0; s < 1000; ++s) o.step(g);
+    return o.weights(0).values();
+  };
+  const double expected = std::pow(1.0 - 1e-4, 1000);  // 0.9048
+  for (optimizer_kind k : {optimizer_kind::adamw, optimizer_kind::lion}) {
+    const auto fp32 = run(k, policy("fp32"));
+    for (std::size_t i = 0; i < n; ++i) REQUIRE(std::fabs(fp32[i] / init[i] - expected) < 1e-4);
+    for (const char* name : {"bf16-kahan", "bf16-kahan-ops", "bf16-zamirai"}) {
+      const auto w = run(k, policy(name));
+      double worst = 0;
+      for (std::size_t i = 0; i < n; ++i) worst = std::max(worst, std::fabs(double(w[i]) / fp32[i] - 1));
+      CHECK_MESSAGE(worst < 0.01, name << " worst relative difference " << worst);
+    }
+    const auto sr = run(k, policy("bf16-sr"));
+    double ratio = 0;
+    for (std::size_t i = 0; i < n; ++i) ratio += sr[i] / fp32[i];
+    CHECK(std::fabs(ratio / n - 1) < 0.01);
+    // The naive order: theta*(1 - lr*wd) rounds back to theta, so nothing decays at all.
+    for (const char* name : {"bf16-kahan", "bf16-sr", "bf16"}) {
+      precision_policy naive = policy(name);
+      naive.decay = decay_order::separate;
+      const auto w = run(k, naive);
+      for (std::size_t i = 0; i < n; ++i) REQUIRE(w[i] == init[i]);
+    }
+    // Nearest rounding with the decay in the update loses it too (the Theorem 1 floor).
+    const auto nearest = run(k, policy("bf16"));
+    for (std::size_t i = 0; i < n; ++i) REQUIRE(nearest[i] == init[i]);
+  }
+}
+
+TEST_CASE("Zamirai et al.'s Kahan update gives optimi's bits") {
+  const least_squares problem;
+  hyperparameters h;
+  h.weight_decay = 0.01;
+  h.momentum = 0.9;
+  std::vector<float> init(problem.cols);
+  for (int j = 0; j < problem.cols; ++j) init[j] = static_cast<float>(random_bits(5, 0, j) % 1000) / 500.0f - 1;
+  for (optimizer_kind k : {optimizer_kind::sgd, optimizer_kind::adam, optimizer_kind::adamw, optimizer_kind::lion}) {
+    h.lr = k == optimizer_kind::sgd ? 0.01 : 1e-3;
+    for (const char* math : {"", "-ops"}) {
+      for (const char* fmt : {"bf16", "fp16"}) {
+        const std::string f = fmt;
+        optimizer optimi = make(k, h, policy(f + "-kahan" + math), {init});
+        optimizer zamirai = make(k, h, policy(f + "-zamirai" + math), {init});
+        int identical = 0, moved = 0;
+        for (int s = 0; s < 300; ++s) {
+          const auto g = gradient(optimi.policy().grads, problem.grad(optimi.weights(0).values()));
+          optimi.step(g);
+          zamirai.step(g);
+          for (int j = 0; j < problem.cols; ++j) {
+            identical += optimi.weights(0).code(j) == zamirai.weights(0).code(j);
+            REQUIRE(optimi.compensation(0)->get(j) == -zamirai.compensation(0)->get(j));
+          }
+        }
+        for (int j = 0; j < problem.cols; ++j) moved += optimi.weights(0).get(j) != init[j];
+        CHECK_MESSAGE(identical == 300 * problem.cols, to_string(k) << " " << f << math);
+        CHECK(moved > problem.cols / 2);
+      }
+    }
+  }
+}
+
+TEST_CASE("fused and per-operation math differ, and both follow binary64 Adam closely") {
+  const least_squares problem;
+  hyperparameters h;
+  h.lr = 1e-2;
+  std::vector<float> init(problem.cols, 0.25f);
+  // binary64 Adam, written from the paper's formulas.
+  std::vector<double> w(init.begin(), init.end()), m(problem.cols), v(problem.cols);
+  optimizer fp32 = make(optimizer_kind::adam, h, policy("fp32"), {init});
+  optimizer fused = make(optimizer_kind::adam, h, policy("bf16-kahan"), {init});
+  optimizer per_op = make(optimizer_kind::adam, h, policy("bf16-kahan-ops"), {init});
+  for (int t = 1; t <= 100; ++t) {
+    std::vector<float> wf(w.begin(), w.end());
+    const auto g = problem.grad(wf);
+    for (int j = 0; j < problem.cols; ++j) {
+      m[j] = 0.9 * m[j] + 0.1 * g[j];
+      v[j] = 0.999 * v[j] + 0.001 * double(g[j]) * g[j];
+      const double mh = m[j] / (1 - std::pow(0.9, t)), vh = v[j] / (1 - std::pow(0.999, t));
+      w[j] -= 1e-2 * mh / (std::sqrt(vh) + 1e-8);
+    }
+    // every optimizer sees the gradient of the binary64 trajectory, so only the update differs
+    const auto g32 = gradient(formats::fp32, g);
+    fp32.step(g32);
+    fused.step(gradient(formats::bf16, g));
+    per_op.step(gradient(formats::bf16, g));
+  }
+  int differ = 0;
+  for (int j = 0; j < problem.cols; ++j) {
+    CHECK(std::fabs(fp32.weights(0).get(j) - w[j]) <= 1e-5 * std::fabs(w[j]) + 1e-6);
+    CHECK(std::fabs(fused.weights(0).get(j) - w[j]) <= 0.02 * std::fabs(w[j]) + 0.02);
+    differ += fused.weights(0).code(j) != per_op.weights(0).code(j);
+  }
+  CHECK(differ > 0);
+}
+
+TEST_CASE("mixed precision: fp32 master weights, the model copy is their bf16 rounding") {
+  const least_squares problem;
+  hyperparameters h;
+  h.lr = 1e-2;
+  for (const char* name : {"mixed", "mixed-fp16"}) {
+    const precision_policy p = policy(name);
+    optimizer o = make(optimizer_kind::adamw, h, p, {std::vector<float>(problem.cols, 0.3f)});
+    for (int s = 0; s < 50; ++s) {
+      o.step(gradient(p.grads, problem.grad(o.weights(0).values())));
+      for (int j = 0; j < problem.cols; ++j)
+        REQUIRE(o.weights(0).code(j) == round_float(p.weights, o.updated_weights(0).get(j)).code);
+    }
+    CHECK(o.updated_weights(0).fmt() == formats::fp32);
+  }
+}
+
+TEST_CASE("memory per parameter reproduces seed 001's Adam table") {
+  hyperparameters h;
+  const auto adam = [&](const char* name) { return bytes_per_parameter(optimizer_kind::adam, h, policy(name)); };
+  CHECK(adam("mixed").min == 16);
+  CHECK(adam("mixed").max == 22);
+  CHECK(adam("bf16-kahan").min == 10);
+  CHECK(adam("bf16-kahan").max == 12);
+  CHECK(adam("bf16").min == 8);
+  CHECK(adam("bf16").max == 10);
+  CHECK(adam("bf16-sr").min == 8);  // stochastic rounding needs no buffer
+  CHECK(bytes_per_parameter(optimizer_kind::sgd, h, policy("fp32")).min == 8);
+  h.momentum = 0.9;
+  CHECK(bytes_per_parameter(optimizer_kind::sgd, h, policy("bf16-kahan")).min == 8);
+  CHECK(bytes_per_parameter(optimizer_kind::lion, h, policy("fp32")).min == 12);
+  // The optimizer's own tensors agree with the account (weights, master, states, compensation).
+  optimizer o = make(optimizer_kind::adam, hyperparameters{}, policy("bf16-kahan"), {std::vector<float>(100, 1.0f)});
+  CHECK(o.bytes() == 100 * (2 + 2 + 2 + 2));
+}
+
+TEST_CASE("bad hyper-parameters and policies are errors naming the value") {
+  const auto message = [](optimizer_kind k, hyperparameters h) {
+    auto o = optimizer::create(k, h, precision_policy{}, {});
+    REQUIRE_FALSE(o.has_value());
+    return o.message();
+  };
+  hyperparameters h;
+  h.lr = std::nan("");
+  CHECK(message(optimizer_kind::adam, h).find("learning rate nan") != std::string::npos);
+  h = {};
+  h.lr = -1;
+  CHECK(message(optimizer_kind::sgd, h).find("learning rate -1") != std::string::npos);
+  h = {};
+  h.beta1 = 1;
+  CHECK(message(optimizer_kind::adamw, h).find("beta1 1 must lie in [0, 1)") != std::string::npos);
+  h = {};
+  h.eps = 0;
+  CHECK(message(optimizer_kind::adam, h).find("eps 0") != std::string::npos);
+  h = {};
+  h.weight_decay = -0.1;
+  CHECK(message(optimizer_kind::lion, h).find("weight decay -0.1") != std::string::npos);
+  h = {};
+  h.nesterov = true;
+  CHECK(message(optimizer_kind::sgd, h).find("nesterov") != std::string::npos);
+  for (const char* bad : {"bf17", "bf16-sr0", "bf16-sr33", "e11m4", "e8m0fnu", "fp64", ""}) {
+    const auto p = parse_policy(bad);
+    CHECK_MESSAGE(!p.has_value(), bad);
+    if (!p.has_value()) CHECK(p.message().find(std::string("'") + bad) != std::string::npos);
+  }
+  CHECK(parse_policy("e5m10-sr8-ops")->sr_bits == 8);
+  CHECK(parse_policy("fp16-kahan")->rule == update_rule::kahan);
+  CHECK(!parse_optimizer("adagrad").has_value());
+}
