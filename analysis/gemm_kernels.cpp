@@ -7,6 +7,7 @@
 #include <cstring>
 
 #include "fpemu/convert.hpp"
+#include "fpemu/round_float.hpp"
 #include "parallel_rows.hpp"
 
 #if defined(__x86_64__)
@@ -19,18 +20,11 @@
 namespace fpemu::analysis {
 namespace {
 
-// Values of codes as floats (callers check is_float_valued). Formats of up to 16 bits go
-// through a table of every code, so converting a 512 x 4096 operand costs a gather, not 2M
-// decodes.
+// Values of codes as floats (callers check is_float_valued): code_to_float moves the fields of
+// normal codes into place and sends the rare others through the core.
 std::vector<float> to_floats(const format& f, std::span<const std::uint32_t> codes) {
   std::vector<float> v(codes.size());
-  if (width(f) <= 16) {
-    std::vector<float> table(std::size_t{1} << width(f));
-    for (std::uint32_t c = 0; c < table.size(); ++c) table[c] = static_cast<float>(to_double(f, c));
-    for (std::size_t i = 0; i < codes.size(); ++i) v[i] = table[codes[i] & (table.size() - 1)];
-  } else {
-    for (std::size_t i = 0; i < codes.size(); ++i) v[i] = static_cast<float>(to_double(f, codes[i]));
-  }
+  for (std::size_t i = 0; i < codes.size(); ++i) v[i] = code_to_float(f, codes[i]);
   return v;
 }
 

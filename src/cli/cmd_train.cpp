@@ -113,7 +113,7 @@ struct loaded_data {
   std::string name;
 };
 
-loaded_data load(const train_cli_options& o, std::uint64_t seed) {
+loaded_data load(const train_cli_options& o, std::uint64_t seed, bool mlp) {
   loaded_data d;
   d.name = o.data;
   if (o.data == "fashion-mnist") {
@@ -128,7 +128,9 @@ loaded_data load(const train_cli_options& o, std::uint64_t seed) {
   const dataset all = value_or_fail(read_libsvm(path));
   const double fraction = parse_real(o.test_fraction, "--test-fraction");
   if (!(fraction > 0 && fraction < 1)) fail("--test-fraction " + o.test_fraction + " must lie in (0, 1)");
-  auto parts = split(all, fraction, seed);
+  dataset labelled = all;
+  if (mlp) map_labels(labelled, -1.0f, 0.0f);  // +-1 labels become the classes 0 and 1
+  auto parts = split(labelled, fraction, seed);
   d.train = std::move(parts.first);
   d.test = std::move(parts.second);
   return d;
@@ -198,7 +200,7 @@ void run_training(const train_cli_options& o) {
     summary s{p.name, {}, {}, {}};
     for (std::int64_t k = 0; k < seeds; ++k) {
       const std::uint64_t seed = first_seed + static_cast<std::uint64_t>(k);
-      const loaded_data data = load(o, seed);
+      const loaded_data data = load(o, seed, base.shape.kind == model_kind::mlp);
       train_options t = base;
       t.policy = p;
       t.seed = seed;
@@ -208,14 +210,16 @@ void run_training(const train_cli_options& o) {
         for (float y : data.train.y) classes = std::max(classes, static_cast<int>(y) + 1);
         t.shape.classes = classes;
       }
-      std::cout << data.name << ", " << to_string(t.shape.kind) << ", " << o.optimizer << " lr " << num(h.lr)
-                << ", policy " << p.name << ", seed " << seed << ", batch " << t.batch
-                << (t.grad_accum > 1 ? " x " + std::to_string(t.grad_accum) + " micro-batches" : std::string())
-                << ", " << data.train.rows << " training rows, " << data.test.rows << " test rows\n";
-      std::cout.flush();
+      // The run's header comes with its first epoch, so that a run rejected by train() prints
+      // nothing on stdout.
       const auto result = value_or_fail(train(data.train, data.test, t, [&](const epoch_record& r) {
+        if (r.epoch == 1)
+          std::cout << data.name << ", " << to_string(t.shape.kind) << ", " << o.optimizer << " lr " << num(h.lr)
+                    << ", policy " << p.name << ", seed " << seed << ", batch " << t.batch
+                    << (t.grad_accum > 1 ? " x " + std::to_string(t.grad_accum) + " micro-batches" : std::string())
+                    << ", " << data.train.rows << " training rows, " << data.test.rows << " test rows\n";
         print("  epoch %3d/%d  loss %.5f  test loss %.5f  accuracy %6.2f%%  %6.2f s\n", r.epoch, t.epochs,
-                    r.train_loss, r.test_loss, 100 * r.test_accuracy, r.seconds);
+              r.train_loss, r.test_loss, 100 * r.test_accuracy, r.seconds);
         std::cout.flush();
       }));
       const epoch_record& last = result.epochs.back();

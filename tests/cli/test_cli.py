@@ -1166,6 +1166,67 @@ def optim_csv():
               all(-1 <= x <= 1 for x in j["A"] + j["b"] + j["w0"]) and len(j["A"]) == 32 * 3,
               "optim --json: A, b, w0 are binary32 values in [-1, 1]")
 
+@test
+def train_errors():
+    cases = [  # (args, text that the message must contain)
+        (["train", "--data", "no-such-data"], "'no-such-data'"),
+        (["train", "--data", "heart_scale", "--model", "svm"], "'svm'"),
+        (["train", "--data", "heart_scale", "--policy", "fp32,bf17"], "'bf17'"),
+        (["train", "--data", "heart_scale", "--lr", "nan"], "nan"),
+        (["train", "--data", "heart_scale", "--optimizer", "adam", "--beta2", "1"], "beta2 1"),
+        (["train", "--data", "heart_scale", "--epochs", "0"], "0"),
+        (["train", "--data", "heart_scale", "--grad-accum", "0"], "0"),
+        (["train", "--data", "heart_scale", "--clip", "-1"], "-1"),
+        (["train", "--data", "heart_scale", "--test-fraction", "1"], "1"),
+        (["train", "--data", "heart_scale", "--model", "mlp", "--hidden", "0"], "0"),
+        (["train", "--data", "quadratic", "--lr", "2"], "2"),
+        (["train", "--data", "quadratic", "--format", "e11m4"], "e11m4"),
+    ]
+    for args, needle in cases:
+        rc, out, err = run(*args)
+        lines = err.splitlines()
+        ok = rc == 2 and len(lines) == 1 and lines[0].startswith("fpemu: ") and needle in lines[0]
+        check(ok, "fpemu %s: exit 2 with one line naming %r; got rc %d, stderr %r" % (" ".join(args), needle, rc, err))
+        check(out == "", "fpemu %s: nothing on stdout, got %r" % (" ".join(args), out[:200]))
+
+
+@test
+def train_quadratic_floor():
+    # Seed 000's Theorem 1: nearest rounding stalls at or above the predicted floor, which grows
+    # as the step size shrinks; Kahan and stochastic rounding get at least as close as fp32.
+    rc, out, err = run("train", "--data", "quadratic", "--lr", "0.2,0.05")
+    check(rc == 0, "train --data quadratic exits 0: %r" % err)
+    rows = [l.split() for l in out.splitlines() if l.strip() and l.split()[0] in ("0.2", "0.05")]
+    check(len(rows) == 2, "two table rows, got %r" % out)
+    for r in rows:
+        lr, steps, predicted, nearest, kahan, sr, fp32 = r[0], int(r[1]), *map(float, r[2:7])
+        check(steps == round(80 / float(lr)), "steps 80/lr for lr %s: %d" % (lr, steps))
+        check(nearest >= predicted > 0, "nearest %g >= predicted %g" % (nearest, predicted))
+        check(kahan <= fp32 and sr <= fp32, "kahan %g and sr %g at most fp32 %g" % (kahan, sr, fp32))
+    if len(rows) == 2:
+        check(float(rows[1][2]) > float(rows[0][2]), "the floor grows as lr shrinks")
+
+
+@test
+def train_heart_scale_csv():
+    import tempfile
+    with tempfile.TemporaryDirectory() as tmp:
+        path = os.path.join(tmp, "curves.csv")
+        rc, out, err = run("train", "--data", "heart_scale", "--epochs", "3", "--batch", "54",
+                           "--policy", "fp32,bf16-kahan", "--csv", path)
+        check(rc == 0, "train heart_scale exits 0: %r" % err)
+        check(out.count("epoch   3/3") == 2, "a progress line per epoch and policy: %r" % out)
+        check(os.listdir(tmp) == ["curves.csv"], "only the csv is left: %r" % os.listdir(tmp))
+        with open(path) as f:
+            rows = list(csv.DictReader(f))
+        steps = [r for r in rows if r["kind"] == "step"]
+        epochs = [r for r in rows if r["kind"] == "epoch"]
+        # 216 training rows in batches of 54: 4 steps per epoch, 3 epochs, 2 policies.
+        check(len(steps) == 24 and len(epochs) == 6, "24 step rows and 6 epoch rows, got %d, %d" % (len(steps), len(epochs)))
+        check(all(int(r["step"]) == 4 * int(r["epoch"]) for r in epochs), "epoch rows carry the step count")
+        check(all(0 < float(r["test_accuracy"]) <= 1 for r in epochs), "accuracies within (0, 1]")
+
+
 
 def main():
     global EXE
