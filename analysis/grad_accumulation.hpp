@@ -93,8 +93,8 @@ class grad_accumulator {
   std::size_t size(std::size_t t) const { return buffer_[t].size(); }
 
   // The buffer as it is now (during a cycle: the partial sum) and, with kahan, the
-  // compensation c of the last add() (the buffer's error is about -c; clipping leaves c alone).
-  // Empty without kahan. For inspection and experiments.
+  // compensation c of the last add() (the buffer's error is about +c, so s - c is closer to the
+  // exact sum; clipping leaves c alone). Empty without kahan. For inspection and experiments.
   const std::vector<stored_tensor>& buffer() const { return buffer_; }
   const std::vector<stored_tensor>& compensation() const { return comp_; }
 
