@@ -1081,6 +1081,16 @@ def demo():
 # ---- optim ---------------------------------------------------------------------------------------
 
 
+def check_usage_errors(cases):
+    """Each (args, needle): exit 2, one stderr line "fpemu: ..." containing needle, empty stdout."""
+    for args, needle in cases:
+        rc, out, err = run(*args)
+        lines = err.splitlines()
+        ok = rc == 2 and len(lines) == 1 and lines[0].startswith("fpemu: ") and needle in lines[0]
+        check(ok, "fpemu %s: exit 2 with one line naming %r; got rc %d, stderr %r" % (" ".join(args), needle, rc, err))
+        check(out == "", "fpemu %s: nothing on stdout, got %r" % (" ".join(args), out[:200]))
+
+
 @test
 def optim_errors():
     cases = [  # (args, text that the message must contain)
@@ -1097,12 +1107,7 @@ def optim_errors():
         (["optim", "--optimizer", "lion", "--policy", "bf16-sr40"], "40"),
         (["optim"], "--optimizer"),
     ]
-    for args, needle in cases:
-        rc, out, err = run(*args)
-        lines = err.splitlines()
-        ok = rc == 2 and len(lines) == 1 and lines[0].startswith("fpemu: ") and needle in lines[0]
-        check(ok, "fpemu %s: exit 2 with one line naming %r; got rc %d, stderr %r" % (" ".join(args), needle, rc, err))
-        check(out == "", "fpemu %s: nothing on stdout, got %r" % (" ".join(args), out[:200]))
+    check_usage_errors(cases)
 
 
 @test
@@ -1182,12 +1187,7 @@ def train_errors():
         (["train", "--data", "quadratic", "--lr", "2"], "2"),
         (["train", "--data", "quadratic", "--format", "e11m4"], "e11m4"),
     ]
-    for args, needle in cases:
-        rc, out, err = run(*args)
-        lines = err.splitlines()
-        ok = rc == 2 and len(lines) == 1 and lines[0].startswith("fpemu: ") and needle in lines[0]
-        check(ok, "fpemu %s: exit 2 with one line naming %r; got rc %d, stderr %r" % (" ".join(args), needle, rc, err))
-        check(out == "", "fpemu %s: nothing on stdout, got %r" % (" ".join(args), out[:200]))
+    check_usage_errors(cases)
 
 
 @test
