@@ -274,6 +274,7 @@ expected<dataset> read_libsvm(const std::string& path, int min_cols) {
   };
   std::vector<entry> entries;
   std::vector<float> labels;
+  std::vector<int> lines;
   int max_index = 0, max_line = 0;
   std::string problem;
   for_each_line(*text, [&](int line, std::string_view s) {
@@ -300,6 +301,7 @@ expected<dataset> read_libsvm(const std::string& path, int min_cols) {
     }
     const int row = static_cast<int>(labels.size());
     labels.push_back(label);
+    lines.push_back(line);
     int previous = 0;
     for (tok = next_token(); !tok.empty(); tok = next_token()) {
       const std::size_t colon = tok.find(':');
@@ -349,6 +351,7 @@ expected<dataset> read_libsvm(const std::string& path, int min_cols) {
   dataset d;
   d.rows = static_cast<int>(labels.size());
   d.cols = std::max(max_index, min_cols);
+  d.lines = std::move(lines);
   if (mul_sat(static_cast<std::uint64_t>(d.rows), static_cast<std::uint64_t>(d.cols)) > kMaxDenseElements) {
     return error{path + ": " + std::to_string(d.rows) + " rows x " + std::to_string(d.cols) + " columns (largest index on line " +
                  std::to_string(max_line) + ") is too large for a dense matrix"};
@@ -417,6 +420,7 @@ expected<dataset> read_csv(const std::string& path, int label_column) {
       }
       (i == label ? d.y : d.x).push_back(v);
     }
+    d.lines.push_back(line);
     ++d.rows;
     return true;
   });
@@ -431,7 +435,8 @@ std::optional<std::string> check_labels(const dataset& d, std::span<const float>
     if (std::find(allowed.begin(), allowed.end(), v) != allowed.end()) continue;
     std::string list;
     for (const float a : allowed) list += (list.empty() ? "" : ", ") + shortest(a);
-    return d.source + ": label " + shortest(v) + " in row " + std::to_string(r) + " (0-based) is not valid for " + std::string(task) +
+    const std::string where = r < d.lines.size() ? "line " + std::to_string(d.lines[r]) : "row " + std::to_string(r) + " (0-based)";
+    return d.source + ": label " + shortest(v) + " on " + where + " is not valid for " + std::string(task) +
            " (allowed: " + list + ")";
   }
   return std::nullopt;
@@ -463,6 +468,7 @@ std::pair<dataset, dataset> split(const dataset& d, double test_fraction, std::u
       const auto r = static_cast<std::size_t>(perm[static_cast<std::size_t>(k)]);
       out.x.insert(out.x.end(), d.x.begin() + static_cast<std::ptrdiff_t>(r * cols), d.x.begin() + static_cast<std::ptrdiff_t>((r + 1) * cols));
       out.y.push_back(d.y[r]);
+      if (r < d.lines.size()) out.lines.push_back(d.lines[r]);
     }
     return out;
   };

@@ -32,6 +32,7 @@ struct dataset {
   int rows = 0, cols = 0;
   std::vector<float> x;  // rows x cols, row-major
   std::vector<float> y;  // one label per row: the class index (IDX) or the label as written
+  std::vector<int> lines;  // text formats: each row's 1-based line in the file (for messages)
   std::string source;    // file name(s), for messages
 };
 
@@ -50,7 +51,7 @@ std::string default_heart_scale_path();
 // label_column < 0 means the last column; the other columns become x in their order.
 expected<dataset> read_csv(const std::string& path, int label_column = 0);
 
-// A message naming the first row (0-based) whose label is not in allowed, or nothing.
+// A message naming the first row (its line for text formats, else 0-based index) whose label is not in allowed, or nothing.
 std::optional<std::string> check_labels(const dataset& d, std::span<const float> allowed, std::string_view task);
 // Every label equal to from becomes to (e.g. -1 -> 0 for a {0,1} loss).
 void map_labels(dataset& d, float from, float to);

@@ -318,7 +318,7 @@ TEST_CASE("heart_scale as installed by Debian's liblinear-tools") {
   const std::optional<std::string> bad = check_labels(d, zero_one, "a {0,1} loss");
   REQUIRE(bad.has_value());
   // The first -1 is on the second line of the file.
-  CHECK_CONTAINS(*bad, "label -1 in row 1 ");
+  CHECK_CONTAINS(*bad, "label -1 on line 2 ");
   CHECK_CONTAINS(*bad, "a {0,1} loss");
   CHECK_CONTAINS(*bad, "allowed: 0, 1");
   CHECK_CONTAINS(*bad, "heart_scale");

@@ -10,6 +10,8 @@
 //   fpemu gemm --m M --n N --k K     a random GEMM: max/mean relative error, speed
 //   fpemu optim --optimizer NAME     an optimizer on a fixed problem: trajectory, memory table
 //   fpemu train --data NAME          training runs under precision policies
+//   fpemu casgd --loss L --data D    CA-SGD for GLMs with nine precision slots (also under mpirun)
+//   fpemu allreduce                  the AllReduce constant C(P) of each algorithm and datatype
 //   fpemu demo                       a short tour
 //
 // Exit status: 0 on success and for --help/--version; 2 for any bad input, after one line
@@ -32,6 +34,8 @@ command add_dot(CLI::App& parent);
 command add_gemm(CLI::App& parent);
 command add_optim(CLI::App& parent);
 command add_train(CLI::App& parent);
+command add_casgd(CLI::App& parent);
+command add_allreduce(CLI::App& parent);
 }
 
 #ifndef FPEMU_VERSION
@@ -66,7 +70,8 @@ int run(int argc, char** argv) {
       fpemu::cli::add_formats(app), fpemu::cli::add_round(app), fpemu::cli::add_decode(app),
       fpemu::cli::add_op(app),      fpemu::cli::add_mma(app),    fpemu::cli::add_sum(app),
       fpemu::cli::add_dot(app),     fpemu::cli::add_gemm(app),   fpemu::cli::add_optim(app),
-      fpemu::cli::add_train(app),   fpemu::cli::add_demo(app),
+      fpemu::cli::add_train(app),   fpemu::cli::add_casgd(app),  fpemu::cli::add_allreduce(app),
+      fpemu::cli::add_demo(app),
   };
 
   // CLI11 sees the arguments before the first "--"; the rest go to the subcommand as they are.

@@ -1,0 +1,314 @@
+// fpemu casgd --loss logistic|linear|poisson --data FILE|heart_scale|synth:M,N --recipe A..I[,..]
+//             [--slot NAME=PRECISION ...] --b B --s S --P P --eta ETA --outer H --seed S[,S..]
+//             [--allreduce ring|rd|tree|seq] [--bound] [--csv FILE] [--weights FILE]
+//
+// Runs CA-SGD (analysis/casgd.hpp, seed 003's Algorithm 1) for each recipe and seed on the same
+// samples, and prints the final loss of each run with its relative gap |L - L_first| / |L_first|
+// to the first recipe listed (Table 5 uses --recipe A,C). --s 1 is mini-batch SGD.
+//
+// Ranks: --P P simulates P ranks in this process. Started by mpirun (mpirun -np P fpemu casgd
+// ...), each process is one rank holding only its column block, the AllReduces run over MPI in
+// the same order, and the results are bit-identical to the simulated run with --P P.
+//
+// --bound prints Theorem 5.7's budget for outer iteration --bound-at (default: the last) next to
+// the measured local error against a binary64 run from the same x and samples (simulated only).
+// --csv FILE: one row per recipe, seed and evaluation (every --eval-every outer iterations),
+// written to FILE.tmp and renamed when complete. --weights FILE: the final weights of a single
+// run as binary64 bit patterns (hex) and values, one per line.
+#include <CLI/CLI.hpp>
+#include <bit>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <limits>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "allreduce.hpp"
+#include "allreduce_mpi.hpp"
+#include "casgd.hpp"
+#include "common.hpp"
+#include "workload.hpp"
+
+namespace fpemu::cli {
+namespace {
+
+using namespace fpemu::casgd;
+
+struct casgd_cli_options {
+  std::string loss = "logistic";
+  std::string data = "synth:4096,256";
+  std::string recipes = "C";
+  std::vector<std::string> slot_overrides;
+  std::string b = "32", s = "16", P, eta = "0.5", outer = "200", seeds = "42", data_seed = "1";
+  std::string algorithm = "ring";
+  bool bound = false;
+  std::string bound_at, cp = "worst";
+  std::string csv, weights, eval_every, threads = "0";
+  bool progress = false;
+};
+
+std::vector<std::string> split_list(const std::string& s) {
+  std::vector<std::string> out;
+  std::size_t start = 0;
+  while (true) {
+    const std::size_t comma = s.find(',', start);
+    out.push_back(s.substr(start, comma == std::string::npos ? std::string::npos : comma - start));
+    if (comma == std::string::npos) break;
+    start = comma + 1;
+  }
+  return out;
+}
+
+template <class... Args>
+std::string format_line(const char* fmt, Args... args) {
+  char buf[512];
+  std::snprintf(buf, sizeof buf, fmt, args...);
+  return buf;
+}
+
+// A file written to PATH.tmp and renamed when complete, so no half-written file is left.
+struct atomic_file {
+  std::string option, path, tmp;
+  std::ofstream out;
+  atomic_file(std::string opt, const std::string& p) : option(std::move(opt)), path(p), tmp(p + ".tmp") {
+    out.open(tmp);
+    if (!out) fail(option + " " + quote(path) + ": cannot write " + quote(tmp));
+  }
+  void commit() {
+    out.close();
+    std::error_code ec;
+    std::filesystem::rename(tmp, path, ec);
+    if (ec) fail(option + " " + quote(path) + ": cannot rename " + quote(tmp) + ": " + ec.message());
+  }
+};
+
+struct named_slots {
+  std::string name;
+  slots precision;
+};
+
+std::vector<named_slots> resolve_recipes(const casgd_cli_options& o) {
+  std::vector<named_slots> out;
+  for (const std::string& r : split_list(o.recipes)) {
+    slots s = value_or_fail(parse_recipe(r), "--recipe");
+    for (const std::string& assignment : o.slot_overrides) s = value_or_fail(with_slot(s, assignment), "--slot");
+    out.push_back({r, s});
+  }
+  return out;
+}
+
+void print_bound(const local_error& e, const run_options& ro) {
+  const bound_terms& t = e.terms;
+  std::cout << format_line("\nTheorem 5.7 budget, outer iteration %d (b=%d, s=%d, P=%d, eta=%s, C(P)=%s, D_delta=%s)\n",
+                           e.h, ro.b, ro.s, ro.P, num(ro.eta).c_str(), num(e.C_P, 4).c_str(),
+                           num(e.D_delta, 4).c_str());
+  std::cout << "  " << ro.precision.describe() << "\n";
+  for (int i = 0; i < slot_count; ++i)
+    std::cout << format_line("  E_%-8s %s\n", std::string(to_string(static_cast<slot>(i))).substr(2).c_str(),
+                             num(t.E[static_cast<std::size_t>(i)], 4).c_str());
+  std::cout << format_line("  K_s %s  ||Y||_2 %s  ||H_L||_2 %s\n", num(t.K_s, 5).c_str(), num(t.norm_Y, 5).c_str(),
+                           num(t.norm_H_L, 5).c_str());
+  std::cout << format_line("  T_g %s  T_r %s  T_G %s  T_c %s\n", num(t.T_g, 4).c_str(), num(t.T_r, 4).c_str(),
+                           num(t.T_G, 4).c_str(), num(t.T_c, 4).c_str());
+  std::cout << format_line("  omega %s  tau_G %s  Omega %s  (hypothesis omega, tau_G <= 1/2: %s)\n",
+                           num(t.omega, 4).c_str(), num(t.tau_G, 4).c_str(), num(t.Omega, 4).c_str(),
+                           t.valid ? "holds" : "FAILS");
+  std::cout << format_line("  sum of E %s   bound (1 + Omega) sum %s   measured ||x_hat - x||_2 %s   ratio %s\n",
+                           num(t.sum, 4).c_str(), num(t.bound, 4).c_str(), num(e.measured, 4).c_str(),
+                           num(t.bound > 0 ? e.measured / t.bound : 0, 3).c_str());
+}
+
+void run_casgd(const casgd_cli_options& o) {
+  const loss_kind loss = value_or_fail(parse_loss(o.loss), "--loss");
+  const std::vector<named_slots> recipes = resolve_recipes(o);
+  const allreduce_algorithm algorithm = value_or_fail(parse_allreduce(o.algorithm), "--allreduce");
+  std::vector<std::uint64_t> seeds;
+  for (const std::string& s : split_list(o.seeds))
+    seeds.push_back(static_cast<std::uint64_t>(parse_integer(s, "--seed", 0, std::numeric_limits<std::int64_t>::max())));
+  const auto data_seed = static_cast<std::uint64_t>(parse_integer(o.data_seed, "--data-seed", 0, std::numeric_limits<std::int64_t>::max()));
+
+  run_options ro;
+  ro.loss = loss;
+  ro.b = static_cast<int>(parse_integer(o.b, "--b", 1, 65536));
+  ro.s = static_cast<int>(parse_integer(o.s, "--s", 1, 4096));
+  ro.eta = parse_real(o.eta, "--eta");
+  ro.outer = static_cast<int>(parse_integer(o.outer, "--outer", 0, 100000000));
+  ro.algorithm = algorithm;
+  ro.threads = static_cast<int>(parse_integer(o.threads, "--threads", 0, 1024));
+
+  // Ranks: real ones under mpirun, else simulated.
+  std::unique_ptr<collective> comm;
+  if (launched_by_mpirun()) {
+#ifdef FPEMU_HAVE_MPI
+    comm = value_or_fail(mpi_collective(), "mpirun");
+    if (!o.P.empty() && parse_integer(o.P, "--P", 1, 4096) != comm->size())
+      fail("--P " + o.P + " differs from the " + std::to_string(comm->size()) + " ranks mpirun started");
+    ro.P = comm->size();
+    if (o.bound) fail("--bound runs in the simulated mode (--P P without mpirun)");
+#else
+    fail("this fpemu was built without MPI; rebuild with Debian's libopenmpi-dev installed, or use --P to simulate ranks");
+#endif
+  } else {
+    ro.P = o.P.empty() ? 1 : static_cast<int>(parse_integer(o.P, "--P", 1, 4096));
+    comm = simulated_collective(ro.P);
+  }
+  const bool root = comm->is_root();
+
+  column_blocks data;
+  {
+    glm_data full = value_or_fail(load_data(o.data, loss, data_seed), "--data");
+    if (auto bad = check(ro, full.m, full.n)) fail(*bad);
+    for (const named_slots& r : recipes) {
+      run_options probe = ro;
+      probe.precision = r.precision;
+      if (auto bad = check(probe, full.m, full.n)) fail("recipe " + r.name + ": " + *bad);
+    }
+    data = partition(full, ro.P, comm->first_local(), comm->local_count());
+  }  // the full matrix is freed here: each process keeps its column blocks only
+
+  const int every = o.eval_every.empty() ? std::max(1, ro.outer / 20)
+                                         : static_cast<int>(parse_integer(o.eval_every, "--eval-every", 1, 100000000));
+  int bound_at = ro.outer - 1;
+  if (!o.bound_at.empty()) bound_at = static_cast<int>(parse_integer(o.bound_at, "--bound-at", 0, std::max(0, ro.outer - 1)));
+  double C_P = cp_worst_case(ro.P);
+  if (o.cp != "worst") {
+    if (o.cp == "measured") {
+      C_P = 0;
+      for (const named_slots& r : recipes)
+        for (const casgd::precision& dt : {r.precision.AR_r, r.precision.AR_G})
+          C_P = std::max(C_P, measure_cp(ro.P, algorithm, dt, 4096, 4, 1).c_max);
+    } else {
+      C_P = parse_real(o.cp, "--cp");
+      if (!(C_P >= 0)) fail("--cp " + o.cp + " must be worst, measured or a number >= 0");
+    }
+  }
+  if (!o.weights.empty() && (recipes.size() != 1 || seeds.size() != 1))
+    fail("--weights writes one run: give one --recipe and one --seed");
+
+  if (root) {
+    std::cout << "CA-SGD (" << to_string(loss) << ") on " << data.m << " x " << data.n << " " << o.data << ": b=" << ro.b
+              << " s=" << ro.s << " P=" << ro.P << (launched_by_mpirun() ? " (MPI ranks)" : " (simulated)")
+              << " eta=" << num(ro.eta) << " outer=" << ro.outer << " (" << static_cast<long>(ro.outer) * ro.s
+              << " SGD steps) allreduce=" << to_string(algorithm) << "\n";
+    for (const named_slots& r : recipes) std::cout << "  recipe " << r.name << ": " << r.precision.describe() << "\n";
+  }
+  std::unique_ptr<atomic_file> csv;
+  if (root && !o.csv.empty()) {
+    csv = std::make_unique<atomic_file>("--csv", o.csv);
+    csv->out << "recipe,seed,outer,sgd_steps,loss,gap_to_first\n";
+  }
+
+  progress_meter progress(o.progress && root, static_cast<std::uint64_t>(recipes.size() * seeds.size()) *
+                                                  static_cast<std::uint64_t>(std::max(1, ro.outer)));
+  std::uint64_t done = 0;
+  struct result {
+    std::string recipe;
+    std::uint64_t seed;
+    double loss, gap, seconds;
+  };
+  std::vector<result> results;
+  for (const std::uint64_t seed : seeds) {
+    std::vector<double> first_losses;  // the first recipe's loss at each evaluation
+    for (std::size_t ri = 0; ri < recipes.size(); ++ri) {
+      run_options run = ro;
+      run.seed = seed;
+      run.precision = recipes[ri].precision;
+      rank_vectors x(data.blocks.size());
+      for (std::size_t q = 0; q < x.size(); ++q) x[q].assign(static_cast<std::size_t>(data.width(data.first_local + static_cast<int>(q))), 0.0);
+      const auto start = std::chrono::steady_clock::now();
+      std::size_t eval = 0;
+      double last_loss = 0;
+      auto evaluate = [&](int h) {
+        last_loss = loss_at(data, loss, x, *comm);
+        if (ri == 0) first_losses.push_back(last_loss);
+        const double ref = first_losses[std::min(eval, first_losses.size() - 1)];
+        const double gap = std::abs(last_loss - ref) / std::abs(ref);
+        if (csv)
+          csv->out << recipes[ri].name << ',' << seed << ',' << h << ',' << static_cast<long>(h) * ro.s << ','
+                   << exact_num(last_loss) << ',' << exact_num(gap) << '\n';
+        ++eval;
+      };
+      evaluate(0);
+      for (int h = 0; h < ro.outer; ++h) {
+        if (o.bound && h == bound_at && root) print_bound(value_or_fail(local_error_at(data, run, h, x, C_P), "--bound"), run);
+        x = outer_iteration(data, run, run.precision, h, x, *comm).x;
+        if ((h + 1) % every == 0 || h + 1 == ro.outer) evaluate(h + 1);
+        progress.update(++done, "recipe " + recipes[ri].name + " seed " + std::to_string(seed) + " loss " + num(last_loss, 6));
+      }
+      const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+      const double gap = std::abs(last_loss - first_losses.back()) / std::abs(first_losses.back());
+      results.push_back({recipes[ri].name, seed, last_loss, gap, seconds});
+      if (!o.weights.empty()) {
+        const std::vector<double> w = comm->gather(x);
+        if (root) {
+          atomic_file f("--weights", o.weights);
+          for (std::size_t i = 0; i < w.size(); ++i)
+            f.out << i << ' ' << format_line("%016llx", static_cast<unsigned long long>(std::bit_cast<std::uint64_t>(w[i])))
+                  << ' ' << exact_num(w[i]) << '\n';
+          f.commit();
+        }
+      }
+    }
+  }
+  progress.finish();
+  if (csv) csv->commit();
+  if (!root) return;
+  std::cout << format_line("\n%-7s %-12s %-24s %-12s %s\n", "recipe", "seed", "final loss", "gap to " , "seconds");
+  for (const result& r : results)
+    std::cout << format_line("%-7s %-12llu %-24s %-12s %.2f\n", r.recipe.c_str(), static_cast<unsigned long long>(r.seed),
+                             exact_num(r.loss).c_str(), num(r.gap, 3).c_str(), r.seconds);
+  if (seeds.size() > 1 && recipes.size() > 1) {
+    std::cout << "\nlargest relative final-loss gap to recipe " << recipes[0].name << " over " << seeds.size() << " seeds:\n";
+    for (std::size_t ri = 1; ri < recipes.size(); ++ri) {
+      double worst = 0;
+      for (const result& r : results)
+        if (r.recipe == recipes[ri].name) worst = std::max(worst, r.gap);
+      std::cout << "  " << recipes[ri].name << "  " << num(worst, 3) << "\n";
+    }
+  }
+}
+
+}  // namespace
+
+command add_casgd(CLI::App& parent) {
+  auto o = std::make_shared<casgd_cli_options>();
+  command c;
+  c.app = parent.add_subcommand("casgd", "communication-avoiding SGD for GLMs with nine precision slots (seed 003)");
+  CLI::App& a = *c.app;
+  a.add_option("--loss", o->loss, "logistic (default) | linear | poisson");
+  a.add_option("--data", o->data,
+               "synth:M,N (default synth:4096,256), heart_scale (Debian's liblinear-tools), a LIBSVM file or a .csv "
+               "file (label in the first column); rows are l2-normalised");
+  a.add_option("--recipe", o->recipes, "Table 3 recipes A..I, comma-separated; gaps are to the first (default C)");
+  a.add_option("--slot", o->slot_overrides,
+               "override a slot, e.g. u_c=fp32, u_AR_r=fp16, u_G=bf16,fp32 (inputs,accumulator[,output]), "
+               "u_G=e4m3fn,h100-e4m3, u_r=ha; repeatable; applies to every recipe");
+  a.add_option("--b", o->b, "rows per mini-batch (default 32)");
+  a.add_option("--s", o->s, "inner steps per outer iteration (default 16; 1 is mini-batch SGD)");
+  a.add_option("--P", o->P, "simulated ranks (default 1; under mpirun the number of processes)");
+  a.add_option("--eta", o->eta, "step size (default 0.5)");
+  a.add_option("--outer", o->outer, "outer iterations H (default 200)");
+  a.add_option("--seed", o->seeds, "sampling seed(s), comma-separated (default 42)");
+  a.add_option("--data-seed", o->data_seed, "seed of the synthetic data (default 1)");
+  a.add_option("--allreduce", o->algorithm, "ring (default) | rd | tree | seq");
+  a.add_flag("--bound", o->bound, "print Theorem 5.7's budget next to the measured local error");
+  a.add_option("--bound-at", o->bound_at, "the outer iteration of --bound (default: the last)");
+  a.add_option("--cp", o->cp, "C(P) for the budget: worst (2.4P, default), measured, or a number");
+  a.add_option("--csv", o->csv, "write the loss trajectory of every run to this file");
+  a.add_option("--eval-every", o->eval_every, "outer iterations between loss evaluations (default outer/20)");
+  a.add_option("--weights", o->weights, "write the final weights (hex bit patterns) of a single run");
+  a.add_option("--threads", o->threads, "threads of the GEMMs (default 0: all cores; results do not depend on it)");
+  a.add_flag("--progress", o->progress, "show a progress line on stderr");
+  c.run = [o](const std::vector<std::string>& after_dashes) {
+    no_trailing("casgd", after_dashes);
+    run_casgd(*o);
+  };
+  return c;
+}
+
+}  // namespace fpemu::cli
