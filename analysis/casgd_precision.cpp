@@ -1,8 +1,10 @@
 // Precision slots and Table 3's recipes (seed 003).
 #include "casgd_precision.hpp"
 
+#include <array>
 #include <cmath>
 #include <limits>
+#include <vector>
 
 #include "fpemu/convert.hpp"
 #include "fpemu/ops.hpp"

@@ -16,7 +16,6 @@
 // and for the other six slots f, t, h, b are the formats fp32, tf32, fp16, bf16.
 #pragma once
 
-#include <array>
 #include <optional>
 #include <span>
 #include <string>
@@ -56,9 +55,6 @@ struct kernel_precision {
   std::optional<accumulator_model> acc;      // nothing: binary64 accumulation
   precision output;                          // the stored result
   std::string label;                         // "b", "ha", or the spec it was parsed from
-  friend bool operator==(const kernel_precision& x, const kernel_precision& y) {
-    return x.input == y.input && x.output == y.output && x.label == y.label;
-  }
 };
 
 // The Higham factor of a length-q reduction in this kernel (Theorem 5.7, Equation 8):

@@ -187,6 +187,9 @@ void run_casgd(const casgd_cli_options& o) {
       if (!(C_P >= 0)) fail("--cp " + o.cp + " must be worst, measured or a number >= 0");
     }
   }
+  if (o.bound && !std::isfinite(lipschitz(loss)))
+    fail("--bound: Theorem 5.7 covers residuals with a Lipschitz constant (logistic, linear); the " +
+         std::string(to_string(loss)) + " residual has none");
   if (!o.weights.empty() && (recipes.size() != 1 || seeds.size() != 1))
     fail("--weights writes one run: give one --recipe and one --seed");
 

@@ -1228,6 +1228,116 @@ def train_heart_scale_csv():
 
 
 
+def casgd_table(out):
+    """The final table: {(recipe, seed): (loss, gap)}."""
+    rows = {}
+    for line in out.splitlines():
+        f = line.split()
+        if len(f) == 5 and f[0] in "ABCDEFGHI" and f[1].isdigit():
+            rows[(f[0], int(f[1]))] = (float(f[2]), float(f[3]))
+    return rows
+
+
+@test
+def casgd_runs():
+    import tempfile
+    with tempfile.TemporaryDirectory() as tmp:
+        path = os.path.join(tmp, "trajectory.csv")
+        rc, out, err = run("casgd", "--data", "synth:600,24", "--recipe", "A,C,I", "--b", "4", "--s", "4",
+                           "--P", "3", "--outer", "10", "--seed", "1,2", "--eval-every", "5", "--csv", path)
+        check(rc == 0, "casgd exits 0: %r" % err)
+        rows = casgd_table(out)
+        check(len(rows) == 6, "a row per recipe and seed: %r" % out)
+        check(all(rows[("A", s)][1] == 0 for s in (1, 2)), "recipe A's gap to itself is 0")
+        check(all(0 < rows[(r, s)][1] < 0.05 for r in "CI" for s in (1, 2)), "C and I differ a little from A")
+        check("largest relative final-loss gap to recipe A over 2 seeds" in out, "a gap summary over the seeds")
+        check("u_A=bf16 u_G=b u_r=b u_c=fp32" in out, "the recipes' slots are printed")
+        check(os.listdir(tmp) == ["trajectory.csv"], "only the csv is left: %r" % os.listdir(tmp))
+        with open(path) as f:
+            traj = list(csv.DictReader(f))
+        # evaluations at outer 0, 5, 10 for 3 recipes and 2 seeds
+        check(len(traj) == 18, "18 trajectory rows, got %d" % len(traj))
+        check(all(int(r["sgd_steps"]) == 4 * int(r["outer"]) for r in traj), "sgd_steps = s * outer")
+        last = {(r["recipe"], int(r["seed"])): float(r["loss"]) for r in traj if r["outer"] == "10"}
+        check(all(last[k] == rows[k][0] for k in rows), "the csv's last losses are the table's")
+    # --s 1 is mini-batch SGD: with every slot binary64, CA-SGD with s = 4 over 10 outer iterations
+    # lands where 40 SGD steps on the same samples land.
+    slots = []
+    for name in ("u_A", "u_G", "u_r", "u_c", "u_sigma", "u_g", "u_AR_r", "u_AR_G", "u_x"):
+        slots += ["--slot", name + "=fp64"]
+    common = ["casgd", "--data", "synth:600,24", "--recipe", "A", "--b", "4", "--P", "2"] + slots
+    _, ca, _ = run(*common, "--s", "4", "--outer", "10")
+    _, sgd, _ = run(*common, "--s", "1", "--outer", "40")
+    a, b = casgd_table(ca).get(("A", 42)), casgd_table(sgd).get(("A", 42))
+    check(a is not None and b is not None and abs(a[0] - b[0]) <= 1e-12 * abs(b[0]),
+          "binary64 CA-SGD (s=4, 10 outer) and SGD (40 steps) reach the same loss: %r %r" % (a, b))
+
+
+@test
+def casgd_bound():
+    rc, out, err = run("casgd", "--data", "synth:2000,64", "--recipe", "C", "--b", "8", "--s", "8", "--P", "4",
+                       "--outer", "3", "--bound")
+    check(rc == 0, "casgd --bound exits 0: %r" % err)
+    check(out.count("E_") == 9, "nine E terms: %r" % out)
+    m = re.search(r"bound \(1 \+ Omega\) sum (\S+)\s+measured \|\|x_hat - x\|\|_2 (\S+)", out)
+    check(m is not None and 0 < float(m.group(2)) <= float(m.group(1)), "measured <= bound: %r" % out)
+    check("C(P)=9.6" in out and "holds" in out, "C(P) = 2.4 P by default, and the hypothesis holds")
+    rc, out, err = run("casgd", "--data", "synth:2000,64", "--recipe", "C", "--b", "8", "--s", "8", "--P", "4",
+                       "--outer", "3", "--bound", "--cp", "measured")
+    check(rc == 0 and "C(P)=9.6" not in out, "--cp measured replaces 2.4 P: %r" % err)
+
+
+@test
+def casgd_errors():
+    import tempfile
+    with tempfile.TemporaryDirectory() as tmp:
+        bad = os.path.join(tmp, "bad.svm")
+        with open(bad, "w") as f:
+            f.write("1 1:0.5\n-1 2:0.25\n2 1:1\n")
+        weights = os.path.join(tmp, "w.txt")
+        cases = [  # (args, text that the message must contain)
+            (["casgd", "--loss", "hinge"], "'hinge'"),
+            (["casgd", "--recipe", "Z"], "'Z'"),
+            (["casgd", "--recipe", "C", "--slot", "u_q=fp32"], "'u_q'"),
+            (["casgd", "--slot", "u_G=bf16,nonsense"], "'nonsense'"),
+            (["casgd", "--slot", "u_G=fp64,fp32"], "needs a format"),
+            (["casgd", "--data", "synth:10,10", "--P", "11"], "--P 11"),
+            (["casgd", "--data", "synth:10"], "synth:M,N"),
+            (["casgd", "--data", bad], "bad.svm:3: label 2 is not valid for logistic"),
+            (["casgd", "--data", bad, "--loss", "poisson"], "bad.svm:2: label -1"),
+            (["casgd", "--data", os.path.join(tmp, "missing.svm")], "no such file"),
+            (["casgd", "--eta", "nan"], "--eta"),
+            (["casgd", "--eta", "-1"], "--eta"),
+            (["casgd", "--b", "0"], "--b"),
+            (["casgd", "--b", "64", "--s", "1024"], "s*b"),
+            (["casgd", "--allreduce", "butterfly"], "'butterfly'"),
+            (["casgd", "--data", "synth:100,8", "--cp", "bogus", "--outer", "1"], "bogus"),
+            (["casgd", "--data", "synth:100,8", "--loss", "poisson", "--bound", "--outer", "1", "--b", "2", "--s", "2"], "Lipschitz"),
+            (["casgd", "--data", "synth:100,8", "--recipe", "A,C", "--weights", weights], "--weights"),
+            (["allreduce", "--algorithm", "butterfly"], "butterfly"),
+            (["allreduce", "--datatype", "bf17"], "bf17"),
+            (["allreduce", "--P", "0"], "0"),
+            (["allreduce", "--length", "0"], "0"),
+        ]
+        check_usage_errors(cases)
+        check(not os.path.exists(weights), "no weights file after an error")
+
+
+@test
+def allreduce_table():
+    import tempfile
+    with tempfile.TemporaryDirectory() as tmp:
+        path = os.path.join(tmp, "cp.csv")
+        rc, out, err = run("allreduce", "--P", "4,16", "--length", "256", "--trials", "2", "--csv", path)
+        check(rc == 0, "allreduce exits 0: %r" % err)
+        check(os.listdir(tmp) == ["cp.csv"], "only the csv is left: %r" % os.listdir(tmp))
+        with open(path) as f:
+            rows = list(csv.reader(f))[1:]
+        check(len(rows) == 2 * 4 * 3, "a row per P, algorithm and datatype: %d" % len(rows))
+        # C(P) of a sum of P vectors: positive, and within the sequential worst case P - 1 (+1 for the cast).
+        check(all(0 < float(r[3]) <= int(r[0]) for r in rows), "0 < C(P) <= P: %r" % rows)
+
+
 def main():
     global EXE
     if len(sys.argv) != 2:
