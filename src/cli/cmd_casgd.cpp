@@ -25,6 +25,7 @@
 #include <iostream>
 #include <limits>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -206,8 +207,11 @@ void run_casgd(const casgd_cli_options& o) {
     csv->out << "recipe,seed,outer,sgd_steps,loss,gap_to_first\n";
   }
 
-  progress_meter progress(o.progress && root, static_cast<std::uint64_t>(recipes.size() * seeds.size()) *
-                                                  static_cast<std::uint64_t>(std::max(1, ro.outer)));
+  // Only the root rank reports progress (the others would repeat it under mpirun).
+  std::optional<progress_meter> progress;
+  if (root)
+    progress.emplace(o.progress, static_cast<std::uint64_t>(recipes.size() * seeds.size()) *
+                                     static_cast<std::uint64_t>(std::max(1, ro.outer)));
   std::uint64_t done = 0;
   struct result {
     std::string recipe;
@@ -241,7 +245,7 @@ void run_casgd(const casgd_cli_options& o) {
         if (o.bound && h == bound_at && root) print_bound(value_or_fail(local_error_at(data, run, h, x, C_P), "--bound"), run);
         x = outer_iteration(data, run, run.precision, h, x, *comm).x;
         if ((h + 1) % every == 0 || h + 1 == ro.outer) evaluate(h + 1);
-        progress.update(++done, "recipe " + recipes[ri].name + " seed " + std::to_string(seed) + " loss " + num(last_loss, 6));
+        if (progress) progress->update(++done, "recipe " + recipes[ri].name + " seed " + std::to_string(seed) + " loss " + num(last_loss, 6));
       }
       const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
       const double gap = std::abs(last_loss - first_losses.back()) / std::abs(first_losses.back());
@@ -258,7 +262,7 @@ void run_casgd(const casgd_cli_options& o) {
       }
     }
   }
-  progress.finish();
+  if (progress) progress->finish();
   if (csv) csv->commit();
   if (!root) return;
   std::cout << format_line("\n%-7s %-12s %-24s %-12s %s\n", "recipe", "seed", "final loss", "gap to " , "seconds");
