@@ -15,6 +15,10 @@ fpemu, mpirun = sys.argv[1], sys.argv[2]
 env = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1",
            OMPI_MCA_rmaps_base_oversubscribe="1", OMPI_MCA_btl="self,vader",
            OMPI_MCA_btl_vader_single_copy_mechanism="none")
+# OpenMPI's dlopen'ed components keep allocations past MPI_Finalize; under AddressSanitizer (the
+# sanitizer pass of ./dev test) LeakSanitizer reports them from unloaded modules, where no
+# suppression can name them. Leak checking stays on for the simulated runs.
+mpi_env = dict(env, ASAN_OPTIONS=":".join(filter(None, [os.environ.get("ASAN_OPTIONS", ""), "detect_leaks=0"])))
 failures = 0
 cases = 0
 
@@ -25,8 +29,8 @@ def final_loss(stdout):
     return rows[-1][2]
 
 
-def run(cmd):
-    p = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=240)
+def run(cmd, run_env=env):
+    p = subprocess.run(cmd, env=run_env, capture_output=True, text=True, timeout=240)
     if p.returncode != 0:
         raise SystemExit("FAILED to run %s\n%s\n%s" % (" ".join(cmd), p.stdout, p.stderr))
     return p.stdout
@@ -43,7 +47,7 @@ with tempfile.TemporaryDirectory() as tmp:
                 mpi_w = os.path.join(tmp, "mpi.txt")
                 args = base + ["--recipe", recipe, "--allreduce", algorithm]
                 sim_out = run([fpemu] + args + ["--P", str(P), "--weights", sim_w])
-                mpi_out = run([mpirun, "--oversubscribe", "-np", str(P), fpemu] + args + ["--weights", mpi_w])
+                mpi_out = run([mpirun, "--oversubscribe", "-np", str(P), fpemu] + args + ["--weights", mpi_w], mpi_env)
                 sim = open(sim_w).read()
                 by_algorithm.setdefault((P, recipe), set()).add(sim)
                 got = open(mpi_w).read()
@@ -59,7 +63,7 @@ with tempfile.TemporaryDirectory() as tmp:
                     failures += 1
                     print("the runs do not say which mode they ran in")
     # Under mpirun, --P must agree with the number of processes, and --bound is refused.
-    p = subprocess.run([mpirun, "--oversubscribe", "-np", "2", fpemu] + base + ["--P", "3"], env=env,
+    p = subprocess.run([mpirun, "--oversubscribe", "-np", "2", fpemu] + base + ["--P", "3"], env=mpi_env,
                        capture_output=True, text=True, timeout=120)
     cases += 1
     if p.returncode == 0 or "--P 3 differs from the 2 ranks" not in p.stderr:
