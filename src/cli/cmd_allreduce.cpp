@@ -8,8 +8,6 @@
 #include <CLI/CLI.hpp>
 #include <cmath>
 #include <cstdio>
-#include <filesystem>
-#include <fstream>
 #include <iostream>
 #include <memory>
 #include <string>
@@ -51,19 +49,6 @@ void print(const char* fmt, Args... args) {
   std::cout << buf;
 }
 
-std::vector<std::string> split_list(const std::string& s, std::string_view option) {
-  std::vector<std::string> out;
-  std::size_t start = 0;
-  while (true) {
-    const std::size_t comma = s.find(',', start);
-    const std::string item(trim(s.substr(start, comma == std::string::npos ? std::string::npos : comma - start)));
-    if (item.empty()) fail(std::string(option) + " " + quote(s) + " has an empty item: expected a comma-separated list");
-    out.push_back(item);
-    if (comma == std::string::npos) return out;
-    start = comma + 1;
-  }
-}
-
 precision require_datatype(const std::string& spec) {
   if (spec == "fp64" || spec == "binary64") return casgd::binary64;
   const expected<format> f = parse_format(spec);
@@ -72,24 +57,6 @@ precision require_datatype(const std::string& spec) {
 }
 
 double paper_fit(int P) { return 4.62 * std::pow(static_cast<double>(P), 0.56); }
-
-struct csv_file {
-  std::string path, tmp;
-  std::ofstream out;
-  explicit csv_file(const std::string& p) : path(p), tmp(p + ".tmp") {
-    out.open(tmp);
-    if (!out) fail("--csv " + quote(path) + ": cannot write " + quote(tmp));
-    out << "P,algorithm,datatype,c_max,c_max_times_u,u,elements,length,trials,seed,worst_case_2_4P,"
-           "paper_fit_4_62P0_56\n";
-  }
-  void commit() {
-    out.close();
-    if (!out) fail("--csv " + quote(path) + ": cannot finish writing " + quote(tmp));
-    std::error_code ec;
-    std::filesystem::rename(tmp, path, ec);
-    if (ec) fail("--csv " + quote(path) + ": cannot rename " + quote(tmp) + ": " + ec.message());
-  }
-};
 
 void run_allreduce(const allreduce_cli_options& o) {
   std::vector<int> Ps;
@@ -109,8 +76,12 @@ void run_allreduce(const allreduce_cli_options& o) {
            std::to_string(std::int64_t{P} * length) + " elements: valid P x length <= " +
            std::to_string(kMaxElements));
 
-  std::unique_ptr<csv_file> csv;
-  if (!o.csv.empty()) csv = std::make_unique<csv_file>(o.csv);
+  std::unique_ptr<atomic_file> csv;
+  if (!o.csv.empty()) {
+    csv = std::make_unique<atomic_file>("--csv", o.csv);
+    csv->out << "P,algorithm,datatype,c_max,c_max_times_u,u,elements,length,trials,seed,worst_case_2_4P,"
+                "paper_fit_4_62P0_56\n";
+  }
 
   print("fpemu allreduce: C(P) = max over elements of |v_hat - v| / (u * sum_p |v_p|)\n");
   print("rank vectors: %d elements of N(0,1) rounded into the datatype, %d trial%s, seed %llu\n", length, trials,

@@ -20,8 +20,6 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
-#include <filesystem>
-#include <fstream>
 #include <iostream>
 #include <limits>
 #include <memory>
@@ -53,17 +51,6 @@ struct casgd_cli_options {
   bool progress = false;
 };
 
-std::vector<std::string> split_list(const std::string& s) {
-  std::vector<std::string> out;
-  std::size_t start = 0;
-  while (true) {
-    const std::size_t comma = s.find(',', start);
-    out.push_back(s.substr(start, comma == std::string::npos ? std::string::npos : comma - start));
-    if (comma == std::string::npos) break;
-    start = comma + 1;
-  }
-  return out;
-}
 
 template <class... Args>
 std::string format_line(const char* fmt, Args... args) {
@@ -72,21 +59,6 @@ std::string format_line(const char* fmt, Args... args) {
   return buf;
 }
 
-// A file written to PATH.tmp and renamed when complete, so no half-written file is left.
-struct atomic_file {
-  std::string option, path, tmp;
-  std::ofstream out;
-  atomic_file(std::string opt, const std::string& p) : option(std::move(opt)), path(p), tmp(p + ".tmp") {
-    out.open(tmp);
-    if (!out) fail(option + " " + quote(path) + ": cannot write " + quote(tmp));
-  }
-  void commit() {
-    out.close();
-    std::error_code ec;
-    std::filesystem::rename(tmp, path, ec);
-    if (ec) fail(option + " " + quote(path) + ": cannot rename " + quote(tmp) + ": " + ec.message());
-  }
-};
 
 struct named_slots {
   std::string name;
@@ -95,7 +67,7 @@ struct named_slots {
 
 std::vector<named_slots> resolve_recipes(const casgd_cli_options& o) {
   std::vector<named_slots> out;
-  for (const std::string& r : split_list(o.recipes)) {
+  for (const std::string& r : split_list(o.recipes, "--recipe")) {
     slots s = value_or_fail(parse_recipe(r), "--recipe");
     for (const std::string& assignment : o.slot_overrides) s = value_or_fail(with_slot(s, assignment), "--slot");
     out.push_back({r, s});
@@ -129,7 +101,7 @@ void run_casgd(const casgd_cli_options& o) {
   const std::vector<named_slots> recipes = resolve_recipes(o);
   const allreduce_algorithm algorithm = value_or_fail(parse_allreduce(o.algorithm), "--allreduce");
   std::vector<std::uint64_t> seeds;
-  for (const std::string& s : split_list(o.seeds))
+  for (const std::string& s : split_list(o.seeds, "--seed"))
     seeds.push_back(static_cast<std::uint64_t>(parse_integer(s, "--seed", 0, std::numeric_limits<std::int64_t>::max())));
   const auto data_seed = static_cast<std::uint64_t>(parse_integer(o.data_seed, "--data-seed", 0, std::numeric_limits<std::int64_t>::max()));
 

@@ -15,7 +15,6 @@
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
-#include <fstream>
 #include <iostream>
 #include <string>
 #include <vector>
@@ -55,17 +54,6 @@ void print(const char* fmt, Args... args) {
   std::cout << buf;
 }
 
-std::vector<std::string> split_list(const std::string& s) {
-  std::vector<std::string> out;
-  std::size_t start = 0;
-  while (true) {
-    const std::size_t comma = s.find(',', start);
-    out.emplace_back(trim(std::string_view(s).substr(start, comma - start)));
-    if (comma == std::string::npos) break;
-    start = comma + 1;
-  }
-  return out;
-}
 
 hyperparameters resolve_hyper(const train_cli_options& o, optimizer_kind k) {
   hyperparameters h;
@@ -88,7 +76,7 @@ void run_quadratic(const train_cli_options& o) {
   std::vector<double> lrs{0.5, 0.2, 0.1, 0.05, 0.02, 0.01};
   if (!o.lr.empty()) {
     lrs.clear();
-    for (const auto& item : split_list(o.lr)) {
+    for (const auto& item : split_list(o.lr, "--lr")) {
       const double lr = parse_real(item, "--lr");
       if (!(lr > 0 && lr < 1)) fail("--lr " + item + ": a step size for the quadratic must lie in (0, 1)");
       lrs.push_back(lr);
@@ -136,21 +124,6 @@ loaded_data load(const train_cli_options& o, std::uint64_t seed, bool mlp) {
   return d;
 }
 
-struct csv_writer {
-  std::string path, tmp;
-  std::ofstream out;
-  explicit csv_writer(const std::string& p) : path(p), tmp(p + ".tmp") {
-    out.open(tmp);
-    if (!out) fail("--csv " + quote(path) + ": cannot write " + quote(tmp));
-    out << "kind,policy,seed,epoch,step,loss,test_loss,test_accuracy,seconds\n";
-  }
-  void commit() {
-    out.close();
-    std::error_code ec;
-    std::filesystem::rename(tmp, path, ec);
-    if (ec) fail("--csv " + quote(path) + ": cannot rename " + quote(tmp) + ": " + ec.message());
-  }
-};
 
 struct summary {
   std::string policy;
@@ -176,7 +149,8 @@ void run_training(const train_cli_options& o) {
   const hyperparameters h = resolve_hyper(o, kind);
   std::vector<precision_policy> policies;
   for (const auto& name : split_list(o.policy == "all" ? "fp32,mixed,bf16,bf16-ops,bf16-kahan,bf16-sr,fp16,fp16-kahan"
-                                                        : o.policy))
+                                                        : o.policy,
+                                      "--policy"))
     policies.push_back(value_or_fail(parse_policy(name), "--policy"));
   const bool fashion = o.data == "fashion-mnist";
   train_options base;
@@ -193,8 +167,11 @@ void run_training(const train_cli_options& o) {
   const auto first_seed = parse_unsigned(o.seed, "--seed", ~std::uint64_t{0});
   const auto seeds = parse_integer(o.seeds, "--seeds", 1, 1000);
 
-  std::unique_ptr<csv_writer> csv;
-  if (!o.csv.empty()) csv = std::make_unique<csv_writer>(o.csv);
+  std::unique_ptr<atomic_file> csv;
+  if (!o.csv.empty()) {
+    csv = std::make_unique<atomic_file>("--csv", o.csv);
+    csv->out << "kind,policy,seed,epoch,step,loss,test_loss,test_accuracy,seconds\n";
+  }
   std::vector<summary> summaries;
   for (const auto& p : policies) {
     summary s{p.name, {}, {}, {}};

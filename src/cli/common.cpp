@@ -3,6 +3,7 @@
 
 #include <CLI/CLI.hpp>
 #include <charconv>
+#include <filesystem>
 
 #include "fpemu/random.hpp"
 #include "fpemu/spec.hpp"
@@ -112,6 +113,41 @@ std::string_view trim(std::string_view s) {
   if (b == std::string_view::npos) return {};
   const std::size_t e = s.find_last_not_of(" \t\r\n\v\f");
   return s.substr(b, e - b + 1);
+}
+
+std::vector<std::string> split_list(const std::string& s, std::string_view option) {
+  std::vector<std::string> out;
+  std::size_t start = 0;
+  while (true) {
+    const std::size_t comma = s.find(',', start);
+    const std::string item(trim(std::string_view(s).substr(start, comma == std::string::npos ? std::string::npos : comma - start)));
+    if (item.empty()) fail(std::string(option) + " " + quote(s) + " has an empty item: expected a comma-separated list");
+    out.push_back(item);
+    if (comma == std::string::npos) return out;
+    start = comma + 1;
+  }
+}
+
+atomic_file::atomic_file(std::string option, std::string path)
+    : option_(std::move(option)), path_(std::move(path)), tmp_(path_ + ".tmp") {
+  out.open(tmp_);
+  if (!out) fail(option_ + " " + quote(path_) + ": cannot write " + quote(tmp_));
+}
+
+atomic_file::~atomic_file() {
+  if (committed_) return;
+  out.close();
+  std::error_code ec;
+  std::filesystem::remove(tmp_, ec);
+}
+
+void atomic_file::commit() {
+  out.close();
+  if (!out) fail(option_ + " " + quote(path_) + ": cannot finish writing " + quote(tmp_));
+  std::error_code ec;
+  std::filesystem::rename(tmp_, path_, ec);
+  if (ec) fail(option_ + " " + quote(path_) + ": cannot rename " + quote(tmp_) + ": " + ec.message());
+  committed_ = true;
 }
 
 }  // namespace fpemu::cli

@@ -9,8 +9,8 @@
 #pragma once
 
 #include <cstdint>
+#include <fstream>
 #include <functional>
-#include <iosfwd>
 #include <memory>
 #include <stdexcept>
 #include <string>
@@ -101,5 +101,24 @@ rounding_setup resolve_rounding(const format& f, const rounding_options& o);
 
 // Removes leading and trailing whitespace (and a trailing '\r' from Windows line ends).
 std::string_view trim(std::string_view s);
+
+// "a,b,c" cut at its commas, each item trimmed; an empty item fails naming the option.
+std::vector<std::string> split_list(const std::string& s, std::string_view option);
+
+// An output file written to PATH.tmp and renamed to PATH by commit(), so that a run that stops
+// early leaves no half-written file (an uncommitted PATH.tmp is removed). Errors name the option.
+class atomic_file {
+ public:
+  atomic_file(std::string option, std::string path);
+  ~atomic_file();
+  atomic_file(const atomic_file&) = delete;
+  atomic_file& operator=(const atomic_file&) = delete;
+  std::ofstream out;
+  void commit();
+
+ private:
+  std::string option_, path_, tmp_;
+  bool committed_ = false;
+};
 
 }  // namespace fpemu::cli
