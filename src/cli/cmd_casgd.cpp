@@ -237,7 +237,8 @@ void run_casgd(const casgd_cli_options& o) {
   if (progress) progress->finish();
   if (csv) csv->commit();
   if (!root) return;
-  std::cout << format_line("\n%-7s %-12s %-24s %-12s %s\n", "recipe", "seed", "final loss", "gap to " , "seconds");
+  std::cout << format_line("\n%-7s %-12s %-24s %-12s %s\n", "recipe", "seed", "final loss",
+                           ("gap to " + recipes[0].name).c_str(), "seconds");
   for (const result& r : results)
     std::cout << format_line("%-7s %-12llu %-24s %-12s %.2f\n", r.recipe.c_str(), static_cast<unsigned long long>(r.seed),
                              exact_num(r.loss).c_str(), num(r.gap, 3).c_str(), r.seconds);
