@@ -24,11 +24,6 @@ constexpr std::uint32_t kSampleStream = 0x63617367;  // "casg": apart from every
 
 std::size_t idx(long v) { return static_cast<std::size_t>(v); }
 
-bool fp32_nearest(const precision& p) {
-  return p.fmt && *p.fmt == formats::fp32 && p.r.mode == round_mode::nearest_even &&
-         p.r.overflow == overflow_policy::ieee;
-}
-
 // The exact value of a code; binary32 codes (the usual accumulator) without the core's decode.
 double code_value(const format& f, std::uint32_t code) {
   if (f == formats::fp32) return std::bit_cast<float>(code);
@@ -36,7 +31,7 @@ double code_value(const format& f, std::uint32_t code) {
 }
 
 std::uint32_t to_code(const precision& p, double v) {
-  if (fp32_nearest(p)) return std::bit_cast<std::uint32_t>(static_cast<float>(v));
+  if (p.is_host_fp32()) return std::bit_cast<std::uint32_t>(static_cast<float>(v));
   // Values that are floats (every stored value of a format up to binary32) take the core's
   // binary32 short path.
   if (const auto f = static_cast<float>(v); static_cast<double>(f) == v) return round_float(*p.fmt, f, p.r).code;
@@ -212,6 +207,12 @@ column_blocks partition(const glm_data& d, int P, int first_local, int local_cou
     c.blocks.push_back(std::move(block));
   }
   return c;
+}
+
+rank_vectors zero_weights(const column_blocks& data) {
+  rank_vectors x(data.blocks.size());
+  for (std::size_t q = 0; q < x.size(); ++q) x[q].assign(idx(data.width(data.first_local + static_cast<int>(q))), 0.0);
+  return x;
 }
 
 std::vector<std::int64_t> sample_rows(std::uint64_t seed, int m, std::int64_t first_draw, int count) {

@@ -58,6 +58,7 @@ struct column_blocks {
 column_blocks partition(const glm_data& d, int P, int first_local, int local_count);
 
 using rank_vectors = std::vector<std::vector<double>>;  // one vector per local rank
+rank_vectors zero_weights(const column_blocks& data);  // the starting point x = 0
 
 struct outer_result {
   rank_vectors x;              // the weights after the iteration

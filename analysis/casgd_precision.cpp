@@ -17,14 +17,20 @@ namespace {
 
 bool is_float(double v) { return static_cast<double>(static_cast<float>(v)) == v || std::isnan(v); }
 
-bool fp32_nearest(const precision& p) {
-  return p.fmt && *p.fmt == formats::fp32 && p.r.mode == round_mode::nearest_even &&
-         p.r.overflow == overflow_policy::ieee;
-}
-
 }  // namespace
 
 precision of(const format& f) { return precision{f, {}}; }
+
+bool precision::is_host_fp32() const {
+  return fmt && *fmt == formats::fp32 && r.mode == round_mode::nearest_even && r.overflow == overflow_policy::ieee;
+}
+
+expected<precision> parse_precision(std::string_view spec) {
+  if (spec == "fp64" || spec == "binary64") return binary64;
+  auto f = parse_format(spec);
+  if (!f) return error{f.message()};
+  return of(*f);
+}
 
 double precision::unit_roundoff() const { return fmt ? fpemu::unit_roundoff(*fmt) : std::ldexp(1.0, -53); }
 
@@ -32,7 +38,7 @@ std::string precision::name() const { return fmt ? to_string(*fmt) : std::string
 
 double round_to(const precision& p, double x, std::uint64_t random) {
   if (!p.fmt) return x;
-  if (fp32_nearest(p)) return static_cast<float>(x);  // the host's conversion is nearest-even
+  if (p.is_host_fp32()) return static_cast<float>(x);  // the host's conversion is nearest-even
   return to_double(*p.fmt, from(*p.fmt, x, p.r, random).code);
 }
 
@@ -40,7 +46,7 @@ double fma_in(const precision& p, double a, double b, double c, std::uint64_t ra
   if (!p.fmt) return std::fma(a, b, c);
   // fmaf computes a*b + c exactly and rounds once to nearest-even: the core's answer, when the
   // operands are floats.
-  if (fp32_nearest(p) && is_float(a) && is_float(b) && is_float(c))
+  if (p.is_host_fp32() && is_float(a) && is_float(b) && is_float(c))
     return std::fma(static_cast<float>(a), static_cast<float>(b), static_cast<float>(c));
   const exact_result e = exact_fma(unpack(a), unpack(b), unpack(c), p.r.mode);
   return to_double(*p.fmt, detail::finish(*p.fmt, e, p.r, random).code);
@@ -54,7 +60,7 @@ void add_into(const precision& p, std::span<double> acc, std::span<const double>
       const double r = acc[i] + v[i];
       acc[i] = r == r ? r : add_in(p, acc[i], v[i]);
     }
-  } else if (fp32_nearest(p)) {
+  } else if (p.is_host_fp32()) {
     for (std::size_t i = 0; i < acc.size(); ++i) {
       const float r = static_cast<float>(acc[i]) + static_cast<float>(v[i]);
       acc[i] = r == r ? static_cast<double>(r) : add_in(p, acc[i], v[i]);
@@ -116,13 +122,6 @@ expected<precision> storage_symbol(std::string_view s) {
   if (s == "h") return of(formats::fp16);
   if (s == "t") return of(formats::tf32);
   return error{"unknown storage symbol '" + std::string(s) + "'"};
-}
-
-expected<precision> parse_precision(std::string_view spec) {
-  if (spec == "fp64" || spec == "binary64") return binary64;
-  auto f = parse_format(spec);
-  if (!f) return error{f.message()};
-  return of(*f);
 }
 
 // Splits "a,b,c" into at most three fields.

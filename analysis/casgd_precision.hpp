@@ -33,6 +33,8 @@ struct precision {
   rounding r{};
 
   bool is_binary64() const { return !fmt.has_value(); }
+  // binary32 with nearest-even and IEEE overflow: the host's float arithmetic rounds this way.
+  bool is_host_fp32() const;
   double unit_roundoff() const;  // 2^-53 for binary64
   std::string name() const;      // "fp64", "bf16", ...
   friend bool operator==(const precision&, const precision&) = default;
@@ -40,6 +42,8 @@ struct precision {
 
 inline const precision binary64{};
 precision of(const format& f);
+// "fp64" (or "binary64"), or a format spec (spec.hpp) with nearest-even rounding.
+expected<precision> parse_precision(std::string_view spec);
 
 // x rounded once into p (x itself for binary64). `random` feeds stochastic rounding.
 double round_to(const precision& p, double x, std::uint64_t random = 0);

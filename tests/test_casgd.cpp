@@ -26,12 +26,6 @@ namespace {
 
 bool contains(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
 
-rank_vectors zeros(const column_blocks& d) {
-  rank_vectors x(d.blocks.size());
-  for (std::size_t q = 0; q < x.size(); ++q) x[q].assign(static_cast<std::size_t>(d.width(d.first_local + static_cast<int>(q))), 0.0);
-  return x;
-}
-
 std::vector<double> flat(const rank_vectors& x) {
   std::vector<double> out;
   for (const auto& v : x) out.insert(out.end(), v.begin(), v.end());
@@ -51,7 +45,7 @@ double relative_difference(const std::vector<double>& a, const std::vector<doubl
 std::vector<double> run(const glm_data& d, run_options o, int H) {
   const column_blocks data = partition(d, o.P, 0, o.P);
   auto comm = simulated_collective(o.P);
-  rank_vectors x = zeros(data);
+  rank_vectors x = zero_weights(data);
   for (int h = 0; h < H; ++h) x = outer_iteration(data, o, o.precision, h, x, *comm).x;
   return flat(x);
 }
@@ -181,7 +175,7 @@ TEST_CASE("one Recipe C outer iteration equals an independent float implementati
   const column_blocks data = partition(d, 1, 0, 1);
   auto comm = simulated_collective(1);
   // Start from a non-zero x in fp32.
-  rank_vectors x = zeros(data);
+  rank_vectors x = zero_weights(data);
   for (std::size_t c = 0; c < x[0].size(); ++c) x[0][c] = static_cast<float>(0.3 * std::sin(static_cast<double>(c) + 1));
   const int h = 3;
   const outer_result got = outer_iteration(data, o, o.precision, h, x, *comm);
@@ -271,7 +265,7 @@ TEST_CASE("Theorem 5.7: measured local error <= budget on random problems, every
     for (char letter : recipe_letters) {
       o.precision = *recipe(letter);
       // A few outer iterations in the recipe's precision first, so x is not zero.
-      rank_vectors x = zeros(data);
+      rank_vectors x = zero_weights(data);
       for (int h = 0; h < 3; ++h) x = outer_iteration(data, o, o.precision, h, x, *comm).x;
       const local_error e = *local_error_at(data, o, 3, x, cp_worst_case(o.P));
       if (!e.terms.valid) {
@@ -296,11 +290,11 @@ TEST_CASE("the budget refuses Poisson and runs only with every rank local") {
   o.b = 2;
   o.s = 2;
   const column_blocks data = partition(d, 1, 0, 1);
-  CHECK(contains(local_error_at(data, o, 0, zeros(data), 2.4).message(), "Lipschitz"));
+  CHECK(contains(local_error_at(data, o, 0, zero_weights(data), 2.4).message(), "Lipschitz"));
   const column_blocks part = partition(d, 2, 1, 1);
   o.loss = loss_kind::logistic;
   o.P = 2;
-  CHECK(contains(local_error_at(part, o, 0, zeros(part), 2.4).message(), "simulated mode"));
+  CHECK(contains(local_error_at(part, o, 0, zero_weights(part), 2.4).message(), "simulated mode"));
 }
 
 TEST_CASE("losses and residuals: delta = -dL/dr, Lipschitz constants, overflow-free logistic") {

@@ -50,10 +50,9 @@ void print(const char* fmt, Args... args) {
 }
 
 precision require_datatype(const std::string& spec) {
-  if (spec == "fp64" || spec == "binary64") return casgd::binary64;
-  const expected<format> f = parse_format(spec);
-  if (!f) fail("--datatype " + quote(spec) + ": " + f.message() + " (or fp64)");
-  return casgd::of(*f);
+  const expected<precision> p = casgd::parse_precision(spec);
+  if (!p) fail("--datatype " + quote(spec) + ": " + p.message() + " (or fp64)");
+  return *p;
 }
 
 double paper_fit(int P) { return 4.62 * std::pow(static_cast<double>(P), 0.56); }

@@ -197,8 +197,7 @@ void run_casgd(const casgd_cli_options& o) {
       run_options run = ro;
       run.seed = seed;
       run.precision = recipes[ri].precision;
-      rank_vectors x(data.blocks.size());
-      for (std::size_t q = 0; q < x.size(); ++q) x[q].assign(static_cast<std::size_t>(data.width(data.first_local + static_cast<int>(q))), 0.0);
+      rank_vectors x = zero_weights(data);
       const auto start = std::chrono::steady_clock::now();
       std::size_t eval = 0;
       double last_loss = 0;
