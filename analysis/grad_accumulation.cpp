@@ -116,29 +116,25 @@ bool grad_accumulator::add(const std::vector<std::vector<float>>& g, double loss
 
 const std::vector<stored_tensor>& grad_accumulator::take() {
   require(cycle_ready(), "take() before a cycle was completed (or twice for one cycle)");
+  // The two-level order of the header: chunk sums, then their sum in (tensor, chunk) order.
   double sum_squares = 0;
   for (std::size_t t = 0; t < buffer_.size(); ++t) {
-    const std::span<float> s(s_.data(), buffer_[t].size());
-    buffer_[t].load(0, s);
-    for (const float v : s) sum_squares += static_cast<double>(v) * static_cast<double>(v);  // exact products
+    const std::size_t n = buffer_[t].size();
+    buffer_[t].load(0, std::span<float>(s_.data(), n));
+    for (std::size_t first = 0; first < n; first += norm_chunk)
+      sum_squares += chunk_sum_squares(s_.data() + first, std::min(norm_chunk, n - first));
   }
   last_norm_ = std::sqrt(sum_squares);
-  last_scale_ = 1.0f;
-  if (options_.clip_norm > 0) {
-    // torch.nn.utils.clip_grad_norm_: clip_coef = max_norm / (total_norm + 1e-6), clamped to 1.
-    // A NaN norm gives a NaN coefficient, which is not < 1: no scaling (the NaN is in the
-    // gradient already).
-    const double coef = options_.clip_norm / (last_norm_ + 1e-6);
-    if (coef < 1.0) {
-      last_scale_ = static_cast<float>(coef);
-      for (std::size_t t = 0; t < buffer_.size(); ++t) {
-        const std::span<float> s(s_.data(), buffer_[t].size());
-        buffer_[t].load(0, s);
-        for (float& v : s) v *= last_scale_;
-        buffer_[t].store(0, s);
-      }
-      ++clips_;
+  const clip_decision clip = clip_for(options_.clip_norm, last_norm_);  // torch.nn.utils.clip_grad_norm_
+  last_scale_ = clip.scale;
+  if (clip.apply) {
+    for (std::size_t t = 0; t < buffer_.size(); ++t) {
+      const std::span<float> s(s_.data(), buffer_[t].size());
+      buffer_[t].load(0, s);
+      for (float& v : s) v *= last_scale_;
+      buffer_[t].store(0, s);
     }
+    ++clips_;
   }
   pos_ = 0;
   return buffer_;

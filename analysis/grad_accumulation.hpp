@@ -17,11 +17,15 @@
 //               kernel that loads a bf16 buffer, adds in fp32 and writes bf16 back behaves. The
 //               zeroed buffer acts as the additive identity -0 (0 + u is u, with u's sign), so
 //               for N = 1 with an fp32 buffer G is g_1 bit for bit, -0 included.
-//   clip        take(): the global l2 norm over all tensors, in double (sum of the squares of
-//               the buffer values in tensor and element order, then sqrt); PyTorch's
-//               clip_grad_norm_ rule: coef = clip_norm / (norm + 1e-6), and when coef < 1 every
-//               element becomes store(s * float(coef)) (one binary32 multiply). Once per cycle,
-//               on the accumulated gradient, never per micro-batch.
+//   clip        take(): the global l2 norm over all tensors, in double, in a fixed two-level
+//               order that a GPU reproduces exactly (norm_chunk, chunk_sum_squares below): each
+//               tensor is cut into chunks of norm_chunk consecutive elements (the last one
+//               shorter), each chunk's squares are summed in element order (the squares are
+//               exact in double), then the chunk sums are summed in (tensor, chunk) order, then
+//               sqrt; a chunk never spans two tensors. PyTorch's clip_grad_norm_ rule
+//               (clip_for): coef = clip_norm / (norm + 1e-6), and when coef < 1 every element
+//               becomes store(s * float(coef)) (one binary32 multiply). Once per cycle, on the
+//               accumulated gradient, never per micro-batch.
 //
 // Non-finite gradient values propagate into the buffer and into last_norm() (an infinite norm
 // gives coef 0 and NaN elements, as in PyTorch); a caller that skips steps on overflow checks
@@ -39,11 +43,40 @@
 #include <span>
 #include <vector>
 
+#include "fpemu/config.hpp"
 #include "fpemu/expected.hpp"
 #include "fpemu/format.hpp"
 #include "stored_tensor.hpp"
 
 namespace fpemu::training {
+
+// The norm's summation order, shared by take() and the CUDA kernels (cuda/grad_accumulation.cu:
+// one thread per chunk, then one thread over the chunk sums). A purely sequential double sum
+// over every element cannot be parallelised without changing its rounding; this order can, and
+// it stays deterministic. 1024 elements per chunk keep a thread's serial loop short while the
+// chunk sums (one double per 1024 floats) stay a small second pass.
+inline constexpr std::size_t norm_chunk = 1024;
+
+// One chunk: the squares of v[0..n) summed in element order in double (each square is exact).
+FPEMU_HD inline double chunk_sum_squares(const float* v, std::size_t n) {
+  double s = 0;
+  for (std::size_t i = 0; i < n; ++i) s += static_cast<double>(v[i]) * static_cast<double>(v[i]);
+  return s;
+}
+
+// The clipping decision of PyTorch's clip_grad_norm_ for a norm: coef = clip_norm / (norm +
+// 1e-6), applied when clip_norm > 0 and coef < 1 (a NaN norm gives a NaN coef: not applied; the
+// NaN is in the gradient already); scale is float(coef), or 1 when not applied.
+struct clip_decision {
+  bool apply = false;
+  float scale = 1.0f;
+};
+inline clip_decision clip_for(double clip_norm, double norm) {
+  if (!(clip_norm > 0)) return {};
+  const double coef = clip_norm / (norm + 1e-6);
+  if (!(coef < 1.0)) return {};
+  return {true, static_cast<float>(coef)};
+}
 
 struct grad_accumulation_options {
   int micro_batches = 1;          // N, 1..2^24 (so that float(N) is exact)

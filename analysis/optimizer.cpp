@@ -9,6 +9,7 @@
 
 #include "fpemu/round_float.hpp"
 #include "fpemu/spec.hpp"
+#include "optimizer_coefficients.hpp"
 
 namespace fpemu::training {
 namespace {
@@ -34,46 +35,6 @@ int state_count(optimizer_kind k, const hyperparameters& h) {
 }
 
 bool decoupled(optimizer_kind k) { return k == optimizer_kind::adamw || k == optimizer_kind::lion; }
-
-// The binary32 scalars of one step, cast from double as PyTorch casts its Python floats.
-struct coefficients {
-  float lr_neg = 0;       // -lr (sgd, lion)
-  float l2 = 0;           // coupled weight decay (sgd, adam)
-  float decay = 1;        // 1 - lr*wd (decoupled; nearest)
-  float lr_wd = 0;        // lr*wd    (decoupled; kahan, stochastic)
-  float momentum = 0, one_minus_dampening = 1;
-  float beta1 = 0, one_minus_beta1 = 0, beta2 = 0, one_minus_beta2 = 0;
-  float step_neg = 0, bias2_sqrt = 1, eps = 0;
-  bool first_step = false, nesterov = false, has_decay = false;
-};
-
-coefficients coefficients_for(optimizer_kind k, const hyperparameters& h, long t) {
-  coefficients c;
-  c.lr_neg = static_cast<float>(-h.lr);
-  c.momentum = static_cast<float>(h.momentum);
-  c.one_minus_dampening = static_cast<float>(1 - h.dampening);
-  c.beta1 = static_cast<float>(h.beta1);
-  c.one_minus_beta1 = static_cast<float>(1 - h.beta1);
-  c.beta2 = static_cast<float>(h.beta2);
-  c.one_minus_beta2 = static_cast<float>(1 - h.beta2);
-  c.eps = static_cast<float>(h.eps);
-  c.first_step = t == 1;
-  c.nesterov = h.nesterov;
-  if (decoupled(k)) {
-    c.has_decay = h.weight_decay != 0;
-    c.decay = static_cast<float>(1 - h.lr * h.weight_decay);
-    c.lr_wd = static_cast<float>(h.lr * h.weight_decay);
-  } else {
-    c.l2 = static_cast<float>(h.weight_decay);
-  }
-  if (k == optimizer_kind::adam || k == optimizer_kind::adamw) {
-    const double bias1 = 1 - std::pow(h.beta1, static_cast<double>(t));
-    const double bias2 = 1 - std::pow(h.beta2, static_cast<double>(t));
-    c.step_neg = static_cast<float>(-(h.lr / bias1));
-    c.bias2_sqrt = static_cast<float>(std::sqrt(bias2));
-  }
-  return c;
-}
 
 // Rounding of an intermediate tensor: identity for fused math, the states' format per op.
 template <bool PerOp>
@@ -127,6 +88,34 @@ void increments(optimizer_kind k, const coefficients& c, const R& r, std::size_t
 }
 
 }  // namespace
+
+coefficients coefficients_for(optimizer_kind k, const hyperparameters& h, long t) {
+  coefficients c;
+  c.lr_neg = static_cast<float>(-h.lr);
+  c.momentum = static_cast<float>(h.momentum);
+  c.one_minus_dampening = static_cast<float>(1 - h.dampening);
+  c.beta1 = static_cast<float>(h.beta1);
+  c.one_minus_beta1 = static_cast<float>(1 - h.beta1);
+  c.beta2 = static_cast<float>(h.beta2);
+  c.one_minus_beta2 = static_cast<float>(1 - h.beta2);
+  c.eps = static_cast<float>(h.eps);
+  c.first_step = t == 1;
+  c.nesterov = h.nesterov;
+  if (decoupled(k)) {
+    c.has_decay = h.weight_decay != 0;
+    c.decay = static_cast<float>(1 - h.lr * h.weight_decay);
+    c.lr_wd = static_cast<float>(h.lr * h.weight_decay);
+  } else {
+    c.l2 = static_cast<float>(h.weight_decay);
+  }
+  if (k == optimizer_kind::adam || k == optimizer_kind::adamw) {
+    const double bias1 = 1 - std::pow(h.beta1, static_cast<double>(t));
+    const double bias2 = 1 - std::pow(h.beta2, static_cast<double>(t));
+    c.step_neg = static_cast<float>(-(h.lr / bias1));
+    c.bias2_sqrt = static_cast<float>(std::sqrt(bias2));
+  }
+  return c;
+}
 
 expected<optimizer_kind> parse_optimizer(std::string_view name) {
   if (name == "sgd") return optimizer_kind::sgd;

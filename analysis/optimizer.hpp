@@ -109,6 +109,12 @@ class optimizer {
   const stored_tensor& updated_weights(std::size_t i) const { return master_.empty() ? weights_[i] : master_[i]; }
   // The compensation tensor (k, or c under kahan_zamirai), or nullptr.
   const stored_tensor* compensation(std::size_t i) const { return comp_.empty() ? nullptr : &comp_[i]; }
+  // State k of tensor i (sgd: 0 = momentum buffer; adam, adamw: 0 = exp_avg, 1 = exp_avg_sq;
+  // lion: 0 = m), or nullptr when the optimizer keeps no such state.
+  const stored_tensor* state(std::size_t i, int k) const {
+    const auto& s = states_[i];
+    return k >= 0 && static_cast<std::size_t>(k) < s.size() ? &s[static_cast<std::size_t>(k)] : nullptr;
+  }
   long steps() const { return steps_; }
   const precision_policy& policy() const { return policy_; }
   optimizer_kind kind() const { return kind_; }

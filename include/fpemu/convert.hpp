@@ -27,8 +27,9 @@ FPEMU_HD constexpr unpacked unpack(double x) {
 
 // binary32 converts exactly to binary64, so one path serves both.
 FPEMU_HD constexpr unpacked unpack(float x) {
-  const std::uint32_t bits = std::bit_cast<std::uint32_t>(x);
-  return decode(formats::fp32, bits);
+  // A local copy: device code may not take the address of a namespace-scope constexpr.
+  constexpr format binary32 = formats::fp32;
+  return decode(binary32, std::bit_cast<std::uint32_t>(x));
 }
 
 // Any integer type, exactly.
@@ -75,7 +76,8 @@ constexpr double to_double(const format& f, std::uint32_t code) {
 
 // The value of a code as a float, rounded once into binary32 where the format is wider.
 constexpr float to_float(const format& f, std::uint32_t code, const rounding& r = {}) {
-  return std::bit_cast<float>(round(formats::fp32, decode(f, code), r).code);
+  constexpr format binary32 = formats::fp32;
+  return std::bit_cast<float>(round(binary32, decode(f, code), r).code);
 }
 
 }  // namespace fpemu

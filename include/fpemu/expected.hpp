@@ -34,4 +34,20 @@ class expected {
   std::variant<T, error> v_;
 };
 
+// Success or an error, for operations that fill their outputs in place.
+template <>
+class expected<void> {
+ public:
+  expected() = default;
+  expected(error e) : e_(std::move(e.message)), failed_(true) {}
+
+  bool has_value() const { return !failed_; }
+  explicit operator bool() const { return has_value(); }
+  const std::string& message() const { return e_; }
+
+ private:
+  std::string e_;
+  bool failed_ = false;
+};
+
 }  // namespace fpemu

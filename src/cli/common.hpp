@@ -35,6 +35,12 @@ struct usage_error : std::runtime_error {
 
 [[noreturn]] void fail(const std::string& message);
 
+// A command that finished with a status other than 0 or 2 (gpu-check: 1 for a mismatch, 77 when
+// there is no GPU) after printing its own report; main() flushes the output and returns it.
+struct exit_status {
+  int code = 0;
+};
+
 template <class T>
 T value_or_fail(expected<T> e, const std::string& context = {}) {
   if (!e) fail(context.empty() ? e.message() : context + ": " + e.message());

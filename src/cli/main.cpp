@@ -12,10 +12,12 @@
 //   fpemu train --data NAME          training runs under precision policies
 //   fpemu casgd --loss L --data D    CA-SGD for GLMs with nine precision slots (also under mpirun)
 //   fpemu allreduce                  the AllReduce constant C(P) of each algorithm and datatype
+//   fpemu gpu-check                  every CUDA kernel against the emulator on this GPU
 //   fpemu demo                       a short tour
 //
 // Exit status: 0 on success and for --help/--version; 2 for any bad input, after one line
-// "fpemu: <message>" on stderr that names the bad value and what is valid.
+// "fpemu: <message>" on stderr that names the bad value and what is valid. gpu-check also exits
+// 1 when a kernel disagrees with the emulator and 77 when there is no GPU to check.
 #include <CLI/CLI.hpp>
 #include <cstdio>
 #include <exception>
@@ -36,6 +38,7 @@ command add_optim(CLI::App& parent);
 command add_train(CLI::App& parent);
 command add_casgd(CLI::App& parent);
 command add_allreduce(CLI::App& parent);
+command add_gpu_check(CLI::App& parent);
 }
 
 #ifndef FPEMU_VERSION
@@ -71,7 +74,7 @@ int run(int argc, char** argv) {
       fpemu::cli::add_op(app),      fpemu::cli::add_mma(app),    fpemu::cli::add_sum(app),
       fpemu::cli::add_dot(app),     fpemu::cli::add_gemm(app),   fpemu::cli::add_optim(app),
       fpemu::cli::add_train(app),   fpemu::cli::add_casgd(app),  fpemu::cli::add_allreduce(app),
-      fpemu::cli::add_demo(app),
+      fpemu::cli::add_gpu_check(app), fpemu::cli::add_demo(app),
   };
 
   // CLI11 sees the arguments before the first "--"; the rest go to the subcommand as they are.
@@ -113,6 +116,9 @@ int main(int argc, char** argv) {
     return run(argc, argv);
   } catch (const fpemu::cli::usage_error& e) {
     return report(e.what());
+  } catch (const fpemu::cli::exit_status& e) {
+    std::cout.flush();
+    return e.code;
   } catch (const std::exception& e) {
     return report(std::string("internal error: ") + e.what());
   } catch (...) {

@@ -217,11 +217,12 @@ def random_decimal(rng, lo_exp, hi_exp):
 
 @test
 def help_exits_zero():
-    for args in ([], ["formats"], ["round"], ["decode"], ["op"], ["mma"], ["sum"], ["dot"], ["gemm"], ["demo"]):
+    for args in ([], ["formats"], ["round"], ["decode"], ["op"], ["mma"], ["sum"], ["dot"], ["gemm"], ["demo"],
+                 ["gpu-check"]):
         rc, out, err = run(*args, "--help")
         check(rc == 0 and "Usage" in out and err == "", "fpemu %s --help exits 0 with usage" % " ".join(args))
     rc, out, _ = run("--help")
-    for name in ("formats", "round", "decode", "op", "mma", "sum", "dot", "gemm", "demo"):
+    for name in ("formats", "round", "decode", "op", "mma", "sum", "dot", "gemm", "demo", "gpu-check"):
         check(name in out, "top-level --help lists %s" % name)
     rc, out, err = run("--version")
     check(rc == 0 and out.startswith("fpemu ") and err == "", "--version exits 0: %r" % out)
@@ -1336,6 +1337,22 @@ def allreduce_table():
         check(len(rows) == 2 * 4 * 3, "a row per P, algorithm and datatype: %d" % len(rows))
         # C(P) of a sum of P vectors: positive, and within the sequential worst case P - 1 (+1 for the cast).
         check(all(0 < float(r[3]) <= int(r[0]) for r in rows), "0 < C(P) <= P: %r" % rows)
+
+
+@test
+def gpu_check_without_gpu():
+    """On a machine without a GPU (CI): exit 77 with one line saying why; bad options still exit 2."""
+    rc, out, err = run("gpu-check", "--quick")
+    if rc != 77:
+        check(rc in (0, 1) and "fpemu gpu-check on " in out, "gpu-check on a GPU prints its device: rc %d %r" % (rc, out[:200]))
+        return
+    lines = out.splitlines()
+    check(len(lines) == 1 and lines[0].startswith("fpemu gpu-check: skipped: ") and
+          ("no CUDA device" in lines[0] or "built without CUDA" in lines[0]),
+          "gpu-check without a GPU says why in one line: %r" % out)
+    check(err == "", "nothing on stderr: %r" % err)
+    check_usage_errors([(["gpu-check", "extra"], "extra"), (["gpu-check", "--only"], "--only"),
+                        (["gpu-check", "--bogus"], "--bogus")])
 
 
 def main():

@@ -1,0 +1,170 @@
+// Host API of fpemu's CUDA kernels (cuda/): bulk conversion, fused optimizer steps, gradient
+// accumulation, tensor-core GEMMs and an emulated GEMM on CUDA cores.
+//
+// Every kernel rounds through the same core headers as the emulator, so each result is meant to
+// equal the emulator's bit for bit; `fpemu gpu-check` checks that on the current GPU. The API
+// copies host vectors to the device, runs the kernel and copies the result back: it serves
+// parity checks and experiments, not a training pipeline.
+//
+// Nothing here aborts. Every function returns an error naming the reason when fpemu was built
+// without CUDA (no nvcc at configure time), when no device is present, when the device lacks
+// the instruction asked for, or when an argument is out of range.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "fpemu/array.hpp"
+#include "fpemu/block_fma.hpp"
+#include "fpemu/expected.hpp"
+#include "fpemu/format.hpp"
+#include "fpemu/rounding.hpp"
+
+namespace fpemu::cuda {
+
+// ---- Build and device ---------------------------------------------------------------------
+
+bool built_with_cuda();
+// The targets the kernels were compiled for, e.g. "sm_80 sm_90 sm_90a"; empty without CUDA.
+std::string compiled_targets();
+
+struct device_info {
+  std::string name;
+  int major = 0, minor = 0;  // compute capability
+  int multiprocessors = 0;
+  std::size_t memory_bytes = 0;
+  int driver_version = 0, runtime_version = 0;  // as CUDA reports them (13000 = 13.0)
+};
+// The current device, or an error: "fpemu was built without CUDA ..." or "no CUDA device: ...".
+expected<device_info> current_device();
+
+// ---- Bulk conversion ----------------------------------------------------------------------
+
+enum class source_type : std::uint8_t { f32, bf16, fp16 };
+
+struct convert_options {
+  format to = formats::bf16;
+  rounding r{};
+  sr_stream sr{};          // stochastic rounding: element i takes random_bits(seed, stream, first_index + i)
+  bool hardware = true;    // use a hardware conversion instruction where one gives the same bits
+};
+
+// The hardware instruction convert_codes() uses for these options on a device of compute
+// capability major.minor, or "" when the core computes every element. NaN inputs always take the
+// core (the instructions return one canonical NaN; the core keeps the sign).
+std::string hardware_instruction(source_type from, const convert_options& o, int major, int minor);
+
+// in: binary32 bit patterns (f32) or bf16/fp16 codes (in the low 16 bits). Returns codes of o.to.
+expected<std::vector<std::uint32_t>> convert_codes(source_type from, std::span<const std::uint32_t> in,
+                                                   const convert_options& o);
+// The round-in-place form: each float replaced by its rounded value, for formats whose values are
+// all binary32 values (an error names any other format).
+expected<std::vector<float>> round_values(std::span<const float> in, const convert_options& o);
+
+// Every one of the 2^32 binary32 inputs through the hardware instruction and through the core on
+// the device, compared bitwise. An error when no instruction applies to (to, r) on this device.
+struct fast_path_report {
+  std::string instruction;
+  std::uint64_t cases = 0, mismatches = 0;
+  std::uint32_t first_input = 0, hardware_code = 0, core_code = 0;  // the first mismatch
+};
+expected<fast_path_report> check_hardware_conversion(const format& to, const rounding& r);
+
+// ---- Fused optimizer step (one tensor) ----------------------------------------------------
+
+enum class optimizer : std::uint8_t { sgd, adamw };
+enum class weight_update : std::uint8_t {
+  nearest,     // theta <- RN(theta + inc)
+  kahan,       // bf16 weights with a compensation buffer in the weights' format (optimi's form)
+  stochastic,  // theta <- SR_k(theta + inc), bits keyed by (seed, tensor, (step - 1) * n + i)
+  master,      // fp32 master weights and states; the low-precision copy refreshed with RN
+};
+
+// Scalars as training::hyperparameters holds them (double), cast to binary32 on the host exactly
+// as the emulator's optimizer casts them.
+struct optimizer_config {
+  optimizer kind = optimizer::adamw;
+  weight_update update = weight_update::kahan;
+  format weights = formats::bf16;  // stored weights (under master: the model copy)
+  format states = formats::bf16;   // momentum / exp_avg / exp_avg_sq (fp32 under master)
+  format grads = formats::bf16;
+  int sr_bits = 16;
+  double lr = 1e-3, weight_decay = 0, momentum = 0, dampening = 0, beta1 = 0.9, beta2 = 0.999, eps = 1e-8;
+  bool nesterov = false;
+  std::uint64_t seed = 0;
+  std::uint32_t tensor = 0;  // the stochastic-rounding stream
+};
+
+// One tensor's buffers: codes of their formats (binary32 bit patterns for fp32 buffers). Only
+// the buffers the configuration uses are read and written; the others stay empty.
+struct optimizer_buffers {
+  std::vector<std::uint32_t> weights;       // the stored weights (under master: the model copy)
+  std::vector<std::uint32_t> master;        // master only
+  std::vector<std::uint32_t> state0, state1;  // sgd: momentum (when momentum != 0); adamw: m, v
+  std::vector<std::uint32_t> compensation;  // kahan only
+};
+
+// Step number `step` (1-based, as the emulator counts) with gradient codes `grads`; updates `b`.
+// Errors: sizes that disagree, a buffer a configuration needs but that is empty, formats that are
+// not 16-bit storage formats (fp32 for master/states under master), bad hyper-parameters.
+expected<void> optimizer_step(const optimizer_config& c, long step, std::span<const std::uint32_t> grads,
+                              optimizer_buffers& b);
+
+// ---- Gradient accumulation ----------------------------------------------------------------
+
+// One cycle of seed 002's contract on the device: zero, N micro-batches (each g / N added in
+// binary32 into an fp32 buffer, optionally Kahan-compensated), then global-norm clipping.
+// micro_batches[i][t] is tensor t of micro-batch i. Returns the buffer (binary32 bit patterns per
+// tensor), the norm before clipping and the scale applied (1 when none).
+struct accumulation_result {
+  std::vector<std::vector<std::uint32_t>> buffer;
+  double norm = 0;
+  float scale = 1;
+};
+expected<accumulation_result> accumulate_gradients(
+    const std::vector<std::vector<std::vector<float>>>& micro_batches, double clip_norm, bool kahan);
+
+// ---- GEMMs --------------------------------------------------------------------------------
+
+enum class tensor_core_instruction : std::uint8_t {
+  mma_sync,  // sm_80+: m16n8k16 (fp16, bf16), m16n8k8 (tf32)
+  wgmma,     // sm_90a: m64n64k16 (fp16, bf16), m64n64k32 (e4m3fn, e5m2)
+};
+
+// D (M x N, binary32 bit patterns) = A (M x K codes) * B (K x N codes), row-major, accumulated by
+// the tensor cores in fp32. With promote_every > 0 (a multiple of the instruction's K), every
+// promote_every products the tensor-core partial is added into an fp32 register with one fused
+// multiply-add by the group's scale a_scale[i][g] * b_scale[g][j] (binary32 product, RNE), and
+// the tensor-core chain restarts at zero (DeepSeek-V3). Scales: M x G and G x N binary32 values,
+// G = K / promote_every; empty means 1.
+struct tensor_core_gemm_args {
+  tensor_core_instruction instruction = tensor_core_instruction::mma_sync;
+  format a = formats::fp16, b = formats::fp16;
+  int m = 0, n = 0, k = 0;
+  std::vector<std::uint32_t> a_codes, b_codes;
+  int promote_every = 0;
+  std::vector<float> a_scale, b_scale;
+};
+// Tile multiples: mma_sync M % 16, N % 8, K % 16 (tf32: K % 8); wgmma M % 64, N % 64, K % 16
+// (fp8: K % 32). Errors name the shape or a format the instruction does not take.
+expected<std::vector<std::uint32_t>> tensor_core_gemm(const tensor_core_gemm_args& g);
+
+// One instruction, as the published methodology measures it: every input zero except row 0 of
+// A (a), column 0 of B (b) and C[0][0] (c, binary32); returns D[0][0] as binary32 bits. For
+// wgmma fp8 C must be +0 (the instruction starts from a zero accumulator: scale-d = 0).
+expected<std::uint32_t> single_instruction(tensor_core_instruction ins, const format& fa, const format& fb,
+                                           std::span<const std::uint32_t> a, std::span<const std::uint32_t> b,
+                                           std::uint32_t c);
+
+// D = A * B on CUDA cores through the block-FMA model (block_fma.hpp), for formats the hardware
+// lacks (e2m1fn, e3m2fn, user-defined): each output accumulates K in order in blocks of
+// model.block_size, each block's rounded result the next block's C, starting from +0; D holds
+// codes of model.acc.
+expected<std::vector<std::uint32_t>> emulated_gemm(const block_fma_model& model, const format& fa,
+                                                   const format& fb, int m, int n, int k,
+                                                   std::span<const std::uint32_t> a, std::span<const std::uint32_t> b);
+
+}  // namespace fpemu::cuda
