@@ -1,7 +1,6 @@
 // Bulk conversion on the GPU: argument checks, the choice of a hardware instruction, and the
 // once-per-process proof that the instruction gives the core's bits before it is used.
 #include <bit>
-#include <cstdio>
 #include <map>
 #include <mutex>
 #include <string>
@@ -33,12 +32,6 @@ std::string hardware_instruction(source_type from, const convert_options& o, int
 
 namespace {
 
-std::string hex(std::uint32_t v) {
-  char buf[16];
-  std::snprintf(buf, sizeof buf, "0x%x", v);
-  return buf;
-}
-
 std::optional<error> check_options(const convert_options& o) {
   if (auto bad = check(o.to)) return error{"target format: " + *bad};
   if (auto bad = check(o.to, o.r)) return error{"rounding: " + *bad};
@@ -63,7 +56,7 @@ expected<std::vector<std::uint32_t>> run(source_type from, std::span<const std::
   if (from != source_type::f32) {
     for (std::size_t i = 0; i < in.size(); ++i)
       if (in[i] > 0xffffu)
-        return error{"input " + std::to_string(i) + " is " + hex(in[i]) + ", not a 16-bit " +
+        return error{"input " + std::to_string(i) + " is " + detail::hex(in[i]) + ", not a 16-bit " +
                      (from == source_type::bf16 ? "bf16" : "fp16") + " code (valid: 0x0..0xffff)"};
   }
   auto device = detail::query_device();

@@ -1,7 +1,10 @@
-// Build and device queries of the CUDA host API, valid with or without CUDA.
+// Build and device queries of the CUDA host API, valid with or without CUDA, and the argument
+// checks the API's parts share.
+#include <cstdio>
 #include <string>
 
 #include "device.hpp"
+#include "fpemu/spec.hpp"
 
 namespace fpemu::cuda {
 namespace detail {
@@ -23,6 +26,21 @@ expected<device_info> require_device(int major, int minor, const std::string& wh
                  " or later; this one (" + d->name + ") is " + std::to_string(d->major) + "." +
                  std::to_string(d->minor)};
   return d;
+}
+
+std::string hex(std::uint32_t v) {
+  char buf[16];
+  std::snprintf(buf, sizeof buf, "0x%x", static_cast<unsigned>(v));
+  return buf;
+}
+
+std::optional<std::string> check_codes(const std::string& name, std::span<const std::uint32_t> codes, const format& f) {
+  const std::uint32_t mask = code_mask(f);
+  for (std::size_t i = 0; i < codes.size(); ++i)
+    if ((codes[i] & ~mask) != 0)
+      return name + "[" + std::to_string(i) + "] = " + hex(codes[i]) + " is not a " + to_string(f) +
+             " code (codes are 0.." + hex(mask) + ")";
+  return std::nullopt;
 }
 
 }  // namespace detail

@@ -8,16 +8,12 @@
 namespace fpemu::cuda {
 namespace {
 
-std::optional<std::string> check_codes(const char* name, const format& f, std::span<const std::uint32_t> codes,
-                                       std::size_t expected_size, const std::string& shape) {
+std::optional<std::string> check_operand(const char* name, const format& f, std::span<const std::uint32_t> codes,
+                                         std::size_t expected_size, const std::string& shape) {
   if (codes.size() != expected_size)
     return std::string(name) + " has " + std::to_string(codes.size()) + " codes; " + shape + " needs " +
            std::to_string(expected_size);
-  for (std::size_t i = 0; i < codes.size(); ++i)
-    if ((codes[i] & ~code_mask(f)) != 0)
-      return std::string(name) + "[" + std::to_string(i) + "] = " + std::to_string(codes[i]) + " is not a code of " +
-             to_string(f) + " (valid: 0.." + std::to_string(code_mask(f)) + ")";
-  return std::nullopt;
+  return detail::check_codes(name, codes, f);
 }
 
 }  // namespace
@@ -42,8 +38,8 @@ expected<std::vector<std::uint32_t>> emulated_gemm(const block_fma_model& model,
                    std::to_string(max_dim)};
   const std::string shape = std::to_string(m) + "x" + std::to_string(k) + " by " + std::to_string(k) + "x" +
                             std::to_string(n);
-  if (auto bad = check_codes("A", fa, a, static_cast<std::size_t>(m) * k, shape)) return error{*bad};
-  if (auto bad = check_codes("B", fb, b, static_cast<std::size_t>(k) * n, shape)) return error{*bad};
+  if (auto bad = check_operand("A", fa, a, static_cast<std::size_t>(m) * k, shape)) return error{*bad};
+  if (auto bad = check_operand("B", fb, b, static_cast<std::size_t>(k) * n, shape)) return error{*bad};
   if (auto device = detail::query_device(); !device) return error{device.message()};
   return detail::launch_emulated_gemm(model, fa, fb, m, n, k, a, b);
 }

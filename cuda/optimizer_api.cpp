@@ -1,7 +1,6 @@
 // cuda::optimizer_step: argument checks and the binary32 coefficients, on the host, with or
 // without CUDA. Every check runs before any device query, so a bad argument is reported the same
 // way on a machine without a GPU; the kernel is in cuda/optimizer.cu.
-#include <cstdio>
 #include <optional>
 #include <string>
 
@@ -46,19 +45,6 @@ std::optional<std::string> check_buffer(const char* name, std::size_t size, std:
   if (!used && size != 0)
     return std::string(name) + " has " + std::to_string(size) + " elements but " + user +
            " does not use it (leave it empty)";
-  return std::nullopt;
-}
-
-// Codes of a format of at most 16 bits must fit its width: the device holds them as uint16.
-std::optional<std::string> check_codes(const char* name, std::span<const std::uint32_t> codes, const format& f) {
-  if (width(f) > 16) return std::nullopt;
-  for (std::size_t i = 0; i < codes.size(); ++i) {
-    if ((codes[i] & ~code_mask(f)) == 0) continue;
-    char hex[16];
-    std::snprintf(hex, sizeof hex, "0x%x", static_cast<unsigned>(codes[i]));
-    return std::string(name) + "[" + std::to_string(i) + "] = " + hex + " is not a " + to_string(f) + " code (" +
-           std::to_string(width(f)) + " bits)";
-  }
   return std::nullopt;
 }
 
@@ -126,12 +112,12 @@ expected<fused_optimizer_params> prepare_optimizer_step(const optimizer_config& 
   if (auto why = check_buffer("compensation", b.compensation.size(), n, c.update == weight_update::kahan, user))
     return bad(*why);
 
-  if (auto why = check_codes("grads", grads, c.grads)) return bad(*why);
+  if (auto why = detail::check_codes("grads", grads, c.grads)) return bad(*why);
   if (!master)  // under master the model copy is written, never read
-    if (auto why = check_codes("weights", b.weights, c.weights)) return bad(*why);
-  if (auto why = check_codes("state0", b.state0, c.states)) return bad(*why);
-  if (auto why = check_codes("state1", b.state1, c.states)) return bad(*why);
-  if (auto why = check_codes("compensation", b.compensation, c.weights)) return bad(*why);
+    if (auto why = detail::check_codes("weights", b.weights, c.weights)) return bad(*why);
+  if (auto why = detail::check_codes("state0", b.state0, c.states)) return bad(*why);
+  if (auto why = detail::check_codes("state1", b.state1, c.states)) return bad(*why);
+  if (auto why = detail::check_codes("compensation", b.compensation, c.weights)) return bad(*why);
   return p;
 }
 

@@ -15,16 +15,6 @@ namespace {
 
 using detail::tc_kernel;
 
-std::string hex(std::uint32_t x) {
-  static const char digits[] = "0123456789abcdef";
-  std::string s;
-  do {
-    s.insert(s.begin(), digits[x & 15u]);
-    x >>= 4;
-  } while (x != 0);
-  return "0x" + s;
-}
-
 std::string name(tensor_core_instruction ins) { return ins == tensor_core_instruction::wgmma ? "wgmma" : "mma_sync"; }
 
 // The kernel for (instruction, A's format, B's format), or an error naming the accepted set.
@@ -55,16 +45,6 @@ expected<tc_kernel> pick_kernel(const char* fn, tensor_core_instruction ins, con
 std::string instruction_label(tc_kernel k) {
   const std::string kk = std::to_string(detail::instruction_k(k));
   return detail::is_wgmma(k) ? "the wgmma m64n64k" + kk + " instruction" : "the mma_sync m16n8k" + kk + " instruction";
-}
-
-// Codes of one operand: each must be a code of f (no bits above its width).
-expected<void> check_codes(const char* fn, const char* what, const std::vector<std::uint32_t>& codes, const format& f) {
-  const std::uint32_t mask = code_mask(f);
-  for (std::size_t i = 0; i < codes.size(); ++i)
-    if ((codes[i] & ~mask) != 0)
-      return error{std::string(fn) + ": " + what + "[" + std::to_string(i) + "] = " + hex(codes[i]) + " is not a " +
-                   to_string(f) + " code (codes are 0.." + hex(mask) + ")"};
-  return {};
 }
 
 expected<void> check_scales(const char* what, const std::vector<float>& s, std::size_t want, const std::string& shape,
@@ -135,8 +115,8 @@ expected<std::vector<std::uint32_t>> tensor_core_gemm(const tensor_core_gemm_arg
   if (g.b_codes.size() != kn)
     return error{std::string(fn) + ": b_codes has " + std::to_string(g.b_codes.size()) + " values; " + b_shape +
                  " and needs " + std::to_string(kn)};
-  if (auto ok = check_codes(fn, "a_codes", g.a_codes, g.a); !ok) return error{ok.message()};
-  if (auto ok = check_codes(fn, "b_codes", g.b_codes, g.b); !ok) return error{ok.message()};
+  if (auto why = detail::check_codes(std::string(fn) + ": a_codes", g.a_codes, g.a)) return error{*why};
+  if (auto why = detail::check_codes(std::string(fn) + ": b_codes", g.b_codes, g.b)) return error{*why};
   if (g.promote_every < 0 || (g.promote_every > 0 && (g.promote_every % kk != 0 || g.k % g.promote_every != 0)))
     return error{std::string(fn) + ": promote_every = " + std::to_string(g.promote_every) +
                  " must be 0 (never) or a positive multiple of " + std::to_string(kk) + " (K of " +
@@ -181,11 +161,11 @@ expected<std::uint32_t> single_instruction(tensor_core_instruction ins, const fo
                    instruction_label(k) + " with " + to_string(what[0] == 'a' ? fa : fb) + " inputs takes K = " +
                    std::to_string(kk)};
   const std::vector<std::uint32_t> av(a.begin(), a.end()), bv(b.begin(), b.end());
-  if (auto ok = check_codes(fn, "a", av, fa); !ok) return error{ok.message()};
-  if (auto ok = check_codes(fn, "b", bv, fb); !ok) return error{ok.message()};
+  if (auto why = detail::check_codes(std::string(fn) + ": a", av, fa)) return error{*why};
+  if (auto why = detail::check_codes(std::string(fn) + ": b", bv, fb)) return error{*why};
   const bool fp8 = detail::instruction_k(k) == 32;
   if (fp8 && c != 0)
-    return error{std::string(fn) + ": C = " + hex(c) + " must be +0 (0x0) for wgmma with fp8 inputs: the "
+    return error{std::string(fn) + ": C = " + detail::hex(c) + " must be +0 (0x0) for wgmma with fp8 inputs: the "
                  "instruction starts from a zero accumulator (scale-d = 0)"};
 
   // Every input zero except row 0 of A, column 0 of B and C[0][0].

@@ -90,7 +90,7 @@ TEST_CASE("emulated_gemm API: shapes, codes and model parameters are checked bef
   const std::vector<std::uint32_t> big = {0, 0, 16, 0};
   e = cuda::emulated_gemm(model, formats::e2m1fn, formats::e2m1fn, 2, 2, 2, big, four);
   REQUIRE_FALSE(e.has_value());
-  CHECK(e.message() == "A[2] = 16 is not a code of e2m1fn (valid: 0..15)");
+  CHECK(e.message() == "A[2] = 0x10 is not a e2m1fn code (codes are 0..0xf)");
   e = cuda::emulated_gemm(model, formats::e2m1fn, formats::e2m1fn, 0, 2, 2, four, four);
   REQUIRE_FALSE(e.has_value());
   CHECK(e.message() == "M = 0 is out of range: valid 1..1048576");

@@ -427,8 +427,8 @@ TEST_CASE("optimizer_step: bad arguments are errors naming the value, before any
       [](k_ k) { k.c.update = cuda::weight_update::nearest; });
   add("state0 has 4 elements but sgd without momentum does not use it (leave it empty)",
       [](k_ k) { k.c.kind = sgd, k.b.state1.clear(); });
-  add("grads[1] = 0x10000 is not a bf16 code (16 bits)", [](k_ k) { k.grads[1] = 0x10000; });
-  add("weights[3] = 0xffffffff is not a bf16 code (16 bits)", [](k_ k) { k.b.weights[3] = ~0u; });
+  add("grads[1] = 0x10000 is not a bf16 code (codes are 0..0xffff)", [](k_ k) { k.grads[1] = 0x10000; });
+  add("weights[3] = 0xffffffff is not a bf16 code (codes are 0..0xffff)", [](k_ k) { k.b.weights[3] = ~0u; });
   int checked = 0;
   for (const auto& k : cases) {
     const std::string m = step_error(k.c, k.step, k.grads, k.b);
