@@ -34,7 +34,7 @@ template <class Write>
 std::uint8_t store_each(const format& f, std::span<const float> in, const rounding& r, sr_stream sr,
                         std::size_t first, Write write) {
   std::uint8_t flags = 0;
-  const bool stochastic = r.mode == round_mode::stochastic || r.mode == round_mode::stochastic_exact;
+  const bool stochastic = is_stochastic(r.mode);
   for (std::size_t i = 0; i < in.size(); ++i) {
     const auto res =
         round_float(f, in[i], r, stochastic ? random_bits(sr.seed, sr.stream, sr.first_index + first + i) : 0);

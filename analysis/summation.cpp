@@ -136,7 +136,7 @@ class engine {
  private:
   // The k-th rounding of the sum takes random_bits(seed, stream, first_index + k).
   term finish(const exact_result& e) {
-    const bool sr = r_.mode == round_mode::stochastic || r_.mode == round_mode::stochastic_exact;
+    const bool sr = is_stochastic(r_.mode);
     const std::uint64_t bits = sr ? random_bits(sr_.seed, sr_.stream, sr_.first_index + count_) : 0;
     ++count_;
     const rounded r = detail::finish(f_, e, r_, bits);

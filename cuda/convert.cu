@@ -68,10 +68,12 @@ __global__ void one_input_kernel(hardware_cvt hw, format to, rounding r, std::ui
   out[1] = round_float(to, x, r).code;
 }
 
-expected<int> read_flag(const detail::device_buffer<int>& flag) {
-  auto v = flag.download();
+// An error when the kernel ran in a compilation pass without the instruction `hw`.
+expected<void> check_available(const detail::device_buffer<int>& unavailable, hardware_cvt hw) {
+  auto v = unavailable.download();
   if (!v) return error{v.message()};
-  return (*v)[0];
+  if ((*v)[0] != 0) return error{std::string("this build has no code for ") + instruction_name(hw) + " on this device"};
+  return {};
 }
 
 template <class In, class Out>
@@ -90,10 +92,7 @@ expected<std::vector<std::uint32_t>> run(source_type from, std::span<const std::
                                                                    o.r, o.sr, hw, values, flag->get());
     FPEMU_CUDA_TRY(detail::check_launch("convert_kernel"));
   }
-  auto unavailable = read_flag(*flag);
-  if (!unavailable) return error{unavailable.message()};
-  if (*unavailable != 0)
-    return error{std::string("this build has no code for ") + instruction_name(hw) + " on this device"};
+  FPEMU_CUDA_TRY(check_available(*flag, hw));
   auto out = d_out->download();
   if (!out) return error{out.message()};
   return std::vector<std::uint32_t>(out->begin(), out->end());
@@ -129,10 +128,7 @@ expected<fast_path_report> launch_exhaustive_check(hardware_cvt hw, const format
     return error{!mismatches ? mismatches.message() : !first ? first.message() : !flag ? flag.message() : codes.message()};
   exhaustive_kernel<<<4096, 256>>>(hw, to, r, mismatches->get(), first->get(), flag->get());
   FPEMU_CUDA_TRY(check_launch("exhaustive_kernel"));
-  auto unavailable = read_flag(*flag);
-  if (!unavailable) return error{unavailable.message()};
-  if (*unavailable != 0)
-    return error{std::string("this build has no code for ") + instruction_name(hw) + " on this device"};
+  FPEMU_CUDA_TRY(check_available(*flag, hw));
   auto count = mismatches->download();
   auto first_bits = first->download();
   if (!count || !first_bits) return error{!count ? count.message() : first_bits.message()};

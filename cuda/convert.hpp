@@ -63,10 +63,6 @@ FPEMU_HD constexpr float source_value(source_type from, std::uint32_t bits) {
   return 0.0f;
 }
 
-FPEMU_HD constexpr bool is_stochastic(round_mode m) {
-  return m == round_mode::stochastic || m == round_mode::stochastic_exact;
-}
-
 // Element i through the core: the kernel's general path.
 FPEMU_HD constexpr std::uint32_t convert_element(source_type from, std::uint32_t bits, const format& to,
                                                  const rounding& r, const sr_stream& sr, std::uint64_t i) {

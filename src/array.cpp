@@ -49,8 +49,6 @@ std::optional<error> check_rounding(const format& f, const rounding& r) {
   return std::nullopt;
 }
 
-bool is_stochastic(round_mode m) { return m == round_mode::stochastic || m == round_mode::stochastic_exact; }
-
 // Runs `one(i, random)` for every element, collects flags, and returns their union. Philox is
 // evaluated only for the stochastic modes; every other mode ignores the random bits.
 template <class One>

@@ -4,6 +4,8 @@
 
 #include <cstdint>
 
+#include "fpemu/config.hpp"
+
 namespace fpemu {
 
 enum class round_mode : std::uint8_t {
@@ -25,6 +27,11 @@ enum class overflow_policy : std::uint8_t {
   saturate,  // always the largest finite of that sign; infinite inputs too (PTX .satfinite)
   nan,       // always NaN (formats with a NaN only)
 };
+
+// The modes that take random bits.
+FPEMU_HD constexpr bool is_stochastic(round_mode m) {
+  return m == round_mode::stochastic || m == round_mode::stochastic_exact;
+}
 
 struct rounding {
   round_mode mode = round_mode::nearest_even;

@@ -97,9 +97,7 @@ struct rounding_setup {
   std::uint64_t seed = 0;
   std::uint32_t stream = 0;
 
-  bool stochastic() const {
-    return r.mode == round_mode::stochastic || r.mode == round_mode::stochastic_exact;
-  }
+  bool stochastic() const { return is_stochastic(r.mode); }
   // Random bits for element `index` (0 in the deterministic modes).
   std::uint64_t random(std::uint64_t index) const;
 };

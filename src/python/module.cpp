@@ -69,6 +69,11 @@ std::vector<std::uint32_t> to_codes(const format& f, const py::array& a) {
   return codes;
 }
 
+// `flat` (one dimension) in the shape of `like`.
+py::object reshaped(const py::array& flat, const py::array& like) {
+  return flat.attr("reshape")(py::tuple(py::cast(std::vector<py::ssize_t>(like.shape(), like.shape() + like.ndim()))));
+}
+
 py::object round_impl(const py::array& x, const py::object& fmt, const std::string& mode, const std::string& overflow,
                       int sr_bits, std::uint64_t seed, std::uint32_t stream, const std::string& out) {
   const format f = to_format(fmt);
@@ -95,7 +100,7 @@ py::object round_impl(const py::array& x, const py::object& fmt, const std::stri
     value_or_raise(decode_array(f, codes, std::span<double>(values.mutable_data(), codes.size())));
     result = values;
   }
-  return result.attr("reshape")(py::tuple(py::cast(std::vector<py::ssize_t>(x.shape(), x.shape() + x.ndim()))));
+  return reshaped(result, x);
 }
 
 }  // namespace
@@ -159,8 +164,7 @@ PYBIND11_MODULE(fpemu, m) {
         const std::vector<std::uint32_t> c = to_codes(f, codes);
         py::array_t<double> out(static_cast<py::ssize_t>(c.size()));
         value_or_raise(decode_array(f, c, std::span<double>(out.mutable_data(), c.size())));
-        return py::array(out).attr("reshape")(
-            py::tuple(py::cast(std::vector<py::ssize_t>(codes.shape(), codes.shape() + codes.ndim()))));
+        return reshaped(out, codes);
       },
       py::arg("codes"), py::arg("fmt"), "The exact values of codes as float64 (NaN codes give NaN).");
 }
