@@ -297,6 +297,22 @@ double loss_at(const column_blocks& data, loss_kind l, const rank_vectors& x, co
   return mean_loss(l, comm.sum_in_rank_order(partial), data.y);
 }
 
+rank_vectors run(const column_blocks& data, const run_options& o, int eval_every, collective& comm,
+                 const run_hooks& hooks) {
+  rank_vectors x = zero_weights(data);
+  auto evaluate = [&](int h) {
+    const double loss = loss_at(data, o.loss, x, comm);
+    if (hooks.evaluated) hooks.evaluated(h, loss);
+  };
+  evaluate(0);
+  for (int h = 0; h < o.outer; ++h) {
+    if (hooks.before_outer) hooks.before_outer(h, x);
+    x = outer_iteration(data, o, o.precision, h, x, comm).x;
+    if ((h + 1) % eval_every == 0 || h + 1 == o.outer) evaluate(h + 1);
+  }
+  return x;
+}
+
 expected<local_error> local_error_at(const column_blocks& data, const run_options& o, int h, const rank_vectors& x,
                                      double C_P) {
   if (static_cast<int>(data.blocks.size()) != data.P)

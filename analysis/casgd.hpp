@@ -21,6 +21,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -74,6 +75,17 @@ outer_result outer_iteration(const column_blocks& data, const run_options& o, co
 
 // F(x) in binary64 (margins per rank, summed in rank order, then the mean loss).
 double loss_at(const column_blocks& data, loss_kind l, const rank_vectors& x, collective& comm);
+
+// A whole run: o.outer outer iterations from x = 0 with o.precision. F is evaluated at h = 0,
+// after every eval_every iterations (>= 1) and after the last; each value goes to `evaluated`.
+// `before_outer` sees x before iteration h (a budget at a chosen iteration, progress). Returns
+// the final weights of the local ranks.
+struct run_hooks {
+  std::function<void(int h, const rank_vectors& x)> before_outer;
+  std::function<void(int h, double loss)> evaluated;
+};
+rank_vectors run(const column_blocks& data, const run_options& o, int eval_every, collective& comm,
+                 const run_hooks& hooks = {});
 
 // The local error of outer iteration h from x (Theorem 5.7): the slots' run against a binary64
 // run from the same x and samples, next to every quantity of the budget. Simulated mode only

@@ -193,7 +193,7 @@ struct oracle::state {
   bool negative = false;
   bool zero_sign_by_mode = false;  // exact zero sum of non-zero (or opposite zero) operands
   std::uint8_t op_flags = 0;        // invalid / divide_by_zero raised by the operation
-  std::uint8_t inf_flag = flag::invalid;  // raised when an infinite x meets a format without inf
+  std::uint8_t inf_flag = flag::invalid;  // raised when an infinite x is not kept (no inf, saturate)
 
   mpfr_t x, op[3];
   mpfr_t unbounded, bounded, rz, ra, tmp, tmp2;
@@ -484,9 +484,13 @@ struct oracle::state {
         return all({nan_code(f, negative), op_flags, 0});
       case kind::infinite: {
         if (negative && !f.is_signed) return all(invalid_result());
-        if (format_has_inf(f)) return all({inf_code(f, negative), op_flags, 0});
         const std::uint8_t flags = op_flags | inf_flag;
         const rounded largest{negative ? max_neg : max_pos, flags, static_cast<std::int8_t>(negative ? 1 : -1)};
+        if (format_has_inf(f)) {  // kept, except that saturate clamps it (PTX .satfinite)
+          all({inf_code(f, negative), op_flags, 0});
+          out[static_cast<int>(overflow_policy::saturate)] = largest;
+          return out;
+        }
         if (!format_has_nan(f)) return all(largest);
         const rounded nan{nan_code(f, negative), flags, 0};
         out[static_cast<int>(overflow_policy::ieee)] = nan;

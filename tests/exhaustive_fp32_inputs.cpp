@@ -216,7 +216,7 @@ rounded reference_special(const target& t, std::uint32_t x, overflow_policy poli
   }
   if (mag == 0x7f800000u) {
     if (negative && !t.f.is_signed) return {t.nan_pos, flag::invalid, 0};
-    if (t.has_inf) return {t.inf_code | (negative ? t.sign : 0), 0, 0};
+    if (t.has_inf && policy != overflow_policy::saturate) return {t.inf_code | (negative ? t.sign : 0), 0, 0};
     if (policy == overflow_policy::saturate)
       return {t.max_code | (negative ? t.sign : 0), flag::invalid, static_cast<std::int8_t>(negative ? 1 : -1)};
     return {negative ? t.nan_neg : t.nan_pos, flag::invalid, 0};

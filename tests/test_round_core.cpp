@@ -127,6 +127,10 @@ TEST_CASE("e5m2 and fp16: IEEE overflow to infinity at the half-ulp threshold") 
       {formats::fp16, 65520, rz, ieee, 0x7bff, kInexact, -1},  // 65504 at 11 bits: no overflow
       {formats::fp16, -65520, rd, ieee, 0xfc00, kOver, -1},
       {formats::fp16, -65520, rd, sat, 0xfbff, kOver, 1},
+      // saturate clamps infinite inputs of formats with infinity too (PTX .satfinite)
+      {formats::e5m2, INFINITY, rne, sat, 0x7b, kInvalid, -1},
+      {formats::fp16, -INFINITY, rz, sat, 0xfbff, kInvalid, 1},
+      {formats::e5m2, INFINITY, rne, nanp, 0x7c, 0, 0},
       {formats::bf16, 0.1, rne, ieee, 0x3dcd, kInexact, 1},
       {formats::bf16, 0.1, rz, ieee, 0x3dcc, kInexact, -1},
   });

@@ -152,7 +152,8 @@ FPEMU_HD constexpr rounded round(const format& f, const unpacked& x, const round
               static_cast<std::uint8_t>(x.signaling || !has_nan(f) ? flag::invalid : 0), 0};
     case value_class::infinite:
       if (neg && !f.is_signed) return detail::invalid_result(f, false);
-      if (has_inf(f)) return {detail::inf_code(f, neg), 0, 0};
+      // saturate clamps infinite inputs too, as PTX .satfinite does.
+      if (has_inf(f) && r.overflow != overflow_policy::saturate) return {detail::inf_code(f, neg), 0, 0};
       if (r.overflow == overflow_policy::saturate || !has_nan(f))
         return {detail::max_code(f, neg), flag::invalid, detail::signed_direction(false, neg)};
       return detail::invalid_result(f, neg);

@@ -197,12 +197,12 @@ void run_casgd(const casgd_cli_options& o) {
       run_options run = ro;
       run.seed = seed;
       run.precision = recipes[ri].precision;
-      rank_vectors x = zero_weights(data);
       const auto start = std::chrono::steady_clock::now();
       std::size_t eval = 0;
       double last_loss = 0;
-      auto evaluate = [&](int h) {
-        last_loss = loss_at(data, loss, x, *comm);
+      run_hooks hooks;
+      hooks.evaluated = [&](int h, double loss) {
+        last_loss = loss;
         if (ri == 0) first_losses.push_back(last_loss);
         const double ref = first_losses[std::min(eval, first_losses.size() - 1)];
         const double gap = std::abs(last_loss - ref) / std::abs(ref);
@@ -211,13 +211,11 @@ void run_casgd(const casgd_cli_options& o) {
                    << exact_num(last_loss) << ',' << exact_num(gap) << '\n';
         ++eval;
       };
-      evaluate(0);
-      for (int h = 0; h < ro.outer; ++h) {
+      hooks.before_outer = [&](int h, const rank_vectors& x) {
         if (o.bound && h == bound_at && root) print_bound(value_or_fail(local_error_at(data, run, h, x, C_P), "--bound"), run);
-        x = outer_iteration(data, run, run.precision, h, x, *comm).x;
-        if ((h + 1) % every == 0 || h + 1 == ro.outer) evaluate(h + 1);
         if (progress) progress->update(++done, "recipe " + recipes[ri].name + " seed " + std::to_string(seed) + " loss " + num(last_loss, 6));
-      }
+      };
+      const rank_vectors x = casgd::run(data, run, every, *comm, hooks);
       const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
       const double gap = std::abs(last_loss - first_losses.back()) / std::abs(first_losses.back());
       results.push_back({recipes[ri].name, seed, last_loss, gap, seconds});

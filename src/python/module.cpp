@@ -1,106 +1,91 @@
 // The Python module `fpemu`: binding glue over the C++ library, no numerics of its own. Names
 // mirror the C++ API and the CLI (format specs, mode names rne/rna/rz/ru/rd/rto/sr/sr-exact,
 // overflow policies ieee/saturate/nan). Bad arguments raise ValueError with the library's message.
-#include <pybind11/numpy.h>
-#include <pybind11/pybind11.h>
-#include <pybind11/stl.h>
-
-#include <bit>
+// This file: formats, rounding, decoding, conversion and arithmetic on code arrays; the other
+// areas are bound in accumulation.cpp, bounds.cpp, training.cpp and casgd.cpp.
 #include <cstdint>
-#include <stdexcept>
 #include <string>
 #include <vector>
 
+#include "bindings.hpp"
 #include "fpemu/array.hpp"
 #include "fpemu/convert.hpp"
 #include "fpemu/spec.hpp"
 
-namespace py = pybind11;
 using namespace fpemu;
+using namespace fpemu::python;
 
 namespace {
 
-template <class T>
-T value_or_raise(expected<T> e) {
-  if (!e) throw py::value_error(e.message());
-  return std::move(e).value();
+// Flags per element as uint8 in the shape of `like`, next to the result.
+py::object with_flags(const py::object& result, const std::vector<std::uint8_t>& flags, const py::array& like) {
+  py::array_t<std::uint8_t> f(static_cast<py::ssize_t>(flags.size()), flags.data());
+  return py::make_tuple(result, reshaped(f, like));
 }
 
-format to_format(const py::object& f) {
-  if (py::isinstance<format>(f)) return f.cast<format>();
-  if (py::isinstance<py::str>(f)) return value_or_raise(parse_format(f.cast<std::string>()));
-  throw py::value_error("a format is a spec string such as 'e4m3fn' or 'e5m3:fn', or an fpemu.format");
-}
-
-rounding to_rounding(const format& f, const std::string& mode, const std::string& overflow, int sr_bits) {
-  const rounding r{value_or_raise(parse_round_mode(mode)), value_or_raise(parse_overflow_policy(overflow)), sr_bits};
-  if (auto bad = check(f, r)) throw py::value_error("rounding: " + *bad);
-  return r;
-}
-
-// Codes in the narrowest unsigned numpy type that holds the format's width.
-py::array codes_array(const format& f, const std::vector<std::uint32_t>& codes) {
-  auto fill = [&](auto tag) {
-    using T = decltype(tag);
-    py::array_t<T> out(static_cast<py::ssize_t>(codes.size()));
-    auto* p = out.mutable_data();
-    for (std::size_t i = 0; i < codes.size(); ++i) p[i] = static_cast<T>(codes[i]);
-    return py::array(out);
-  };
-  if (width(f) <= 8) return fill(std::uint8_t{});
-  if (width(f) <= 16) return fill(std::uint16_t{});
-  return fill(std::uint32_t{});
-}
-
-// Any array of unsigned or signed integers as codes of f (each checked against the width).
-std::vector<std::uint32_t> to_codes(const format& f, const py::array& a) {
-  if (a.dtype().kind() != 'u' && a.dtype().kind() != 'i')
-    throw py::value_error("codes must be an integer array (uint8, uint16 or uint32); got dtype " +
-                          std::string(py::str(a.dtype())));
-  const auto wide = py::array_t<std::int64_t, py::array::c_style | py::array::forcecast>::ensure(a);
-  std::vector<std::uint32_t> codes(static_cast<std::size_t>(wide.size()));
-  const auto* p = wide.data();
-  for (std::size_t i = 0; i < codes.size(); ++i) {
-    if (p[i] < 0 || (static_cast<std::uint64_t>(p[i]) & ~std::uint64_t{code_mask(f)}) != 0)
-      throw py::value_error("codes[" + std::to_string(i) + "] = " + std::to_string(p[i]) + " is not a code of " +
-                            to_string(f) + " (valid: 0.." + std::to_string(code_mask(f)) + ")");
-    codes[i] = static_cast<std::uint32_t>(p[i]);
-  }
-  return codes;
-}
-
-// `flat` (one dimension) in the shape of `like`.
-py::object reshaped(const py::array& flat, const py::array& like) {
-  return flat.attr("reshape")(py::tuple(py::cast(std::vector<py::ssize_t>(like.shape(), like.shape() + like.ndim()))));
+py::array decoded(const format& f, const std::vector<std::uint32_t>& codes) {
+  py::array_t<double> values(static_cast<py::ssize_t>(codes.size()));
+  value_or_raise(decode_array(f, codes, std::span<double>(values.mutable_data(), codes.size())));
+  return values;
 }
 
 py::object round_impl(const py::array& x, const py::object& fmt, const std::string& mode, const std::string& overflow,
-                      int sr_bits, std::uint64_t seed, std::uint32_t stream, const std::string& out) {
+                      int sr_bits, std::uint64_t seed, std::uint32_t stream, const std::string& out, bool flags) {
   const format f = to_format(fmt);
   const rounding r = to_rounding(f, mode, overflow, sr_bits);
   if (out != "codes" && out != "values") throw py::value_error("out = '" + out + "' (valid: codes, values)");
-  std::vector<std::uint32_t> codes;
   const sr_stream sr{seed, stream, 0};
+  std::vector<std::uint32_t> codes(static_cast<std::size_t>(x.size()));
+  std::vector<std::uint8_t> element_flags(flags ? codes.size() : 0);
   if (x.dtype().is(py::dtype::of<float>())) {
-    const auto in = py::array_t<float, py::array::c_style>::ensure(x);
-    codes.resize(static_cast<std::size_t>(in.size()));
-    value_or_raise(round_array(f, std::span<const float>(in.data(), codes.size()), codes, r, sr));
-  } else if (x.dtype().kind() == 'f' || x.dtype().kind() == 'i' || x.dtype().kind() == 'u') {
-    const auto in = py::array_t<double, py::array::c_style | py::array::forcecast>::ensure(x);
-    codes.resize(static_cast<std::size_t>(in.size()));
-    value_or_raise(round_array(f, std::span<const double>(in.data(), codes.size()), codes, r, sr));
+    const std::vector<float> in = to_floats(x, "x");  // float32 stays float32: no double rounding question
+    value_or_raise(round_array(f, std::span<const float>(in), codes, r, sr, element_flags));
   } else {
-    throw py::value_error("x must be a float32 or float64 array; got dtype " + std::string(py::str(x.dtype())));
+    const std::vector<double> in = to_doubles(x, "x");
+    value_or_raise(round_array(f, std::span<const double>(in), codes, r, sr, element_flags));
   }
-  py::array result;
-  if (out == "codes") {
-    result = codes_array(f, codes);
-  } else {
-    py::array_t<double> values(static_cast<py::ssize_t>(codes.size()));
-    value_or_raise(decode_array(f, codes, std::span<double>(values.mutable_data(), codes.size())));
-    result = values;
-  }
-  return reshaped(result, x);
+  const py::object result = reshaped(out == "codes" ? codes_array(f, codes) : decoded(f, codes), x);
+  return flags ? with_flags(result, element_flags, x) : result;
+}
+
+void same_shape(const py::array& a, const py::array& b, const char* an, const char* bn) {
+  if (shape_of(a) != shape_of(b))
+    throw py::value_error(std::string(an) + " has shape " + std::string(py::str(py::cast(shape_of(a)))) + " but " + bn +
+                          " has shape " + std::string(py::str(py::cast(shape_of(b)))) + "; they must be equal");
+}
+
+// An element-wise operation on code arrays of one format: `run` fills codes and flags.
+template <class Run>
+py::object elementwise(const py::array& like, const format& f, bool flags, Run run) {
+  std::vector<std::uint32_t> out(static_cast<std::size_t>(like.size()));
+  std::vector<std::uint8_t> element_flags(flags ? out.size() : 0);
+  value_or_raise(run(std::span<std::uint32_t>(out), std::span<std::uint8_t>(element_flags)));
+  const py::object result = reshaped(codes_array(f, out), like);
+  return flags ? with_flags(result, element_flags, like) : result;
+}
+
+constexpr const char* arithmetic_doc =
+    "(codes of fmt, same shape) -> codes of fmt: the correctly rounded result of each element, one\n"
+    "rounding by the core in `mode` (stochastic: bits of element i from (seed, stream, i)).\n"
+    "flags=True returns (codes, per-element IEEE flags as uint8: fpemu.INVALID | DIVIDE_BY_ZERO |\n"
+    "OVERFLOW | UNDERFLOW | INEXACT).";
+
+void bind_binary(py::module_& m, const char* name, array_op op, const std::string& what) {
+  m.def(
+      name,
+      [op](const py::array& a, const py::array& b, const py::object& fmt, const std::string& mode,
+           const std::string& overflow, int sr_bits, std::uint64_t seed, std::uint32_t stream, bool flags) {
+        const format f = to_format(fmt);
+        const rounding r = to_rounding(f, mode, overflow, sr_bits);
+        same_shape(a, b, "a", "b");
+        const auto ca = to_codes(f, a, "a"), cb = to_codes(f, b, "b");
+        return elementwise(a, f, flags, [&](std::span<std::uint32_t> out, std::span<std::uint8_t> fl) {
+          return apply(op, f, ca, cb, out, r, sr_stream{seed, stream, 0}, fl);
+        });
+      },
+      py::arg("a"), py::arg("b"), py::arg("fmt"), py::kw_only(), py::arg("mode") = "rne", py::arg("overflow") = "ieee",
+      py::arg("sr_bits") = 16, py::arg("seed") = 0, py::arg("stream") = 0, py::arg("flags") = false,
+      (what + " " + arithmetic_doc).c_str());
 }
 
 }  // namespace
@@ -150,21 +135,79 @@ PYBIND11_MODULE(fpemu, m) {
 
   m.def("round", &round_impl, py::arg("x"), py::arg("fmt"), py::kw_only(), py::arg("mode") = "rne",
         py::arg("overflow") = "ieee", py::arg("sr_bits") = 16, py::arg("seed") = 0, py::arg("stream") = 0,
-        py::arg("out") = "codes",
+        py::arg("out") = "codes", py::arg("flags") = false,
         "Rounds a float32 or float64 array (any shape) into a format, once, by the core.\n\n"
         "out='codes' returns codes (uint8 up to 8 bits, uint16 up to 16, else uint32); out='values'\n"
         "returns the rounded values as float64. Stochastic rounding (mode 'sr', sr_bits random bits)\n"
         "takes element i's bits from Philox keyed by (seed, stream, i): the same seed gives the same\n"
-        "result on every run, thread count and device.");
+        "result on every run, thread count and device. flags=True returns (result, per-element IEEE flags).");
 
   m.def(
-      "decode",
-      [](const py::array& codes, const py::object& fmt) {
+      "decode", [](const py::array& codes, const py::object& fmt) {
         const format f = to_format(fmt);
-        const std::vector<std::uint32_t> c = to_codes(f, codes);
-        py::array_t<double> out(static_cast<py::ssize_t>(c.size()));
-        value_or_raise(decode_array(f, c, std::span<double>(out.mutable_data(), c.size())));
-        return reshaped(out, codes);
+        return reshaped(decoded(f, to_codes(f, codes)), codes);
       },
       py::arg("codes"), py::arg("fmt"), "The exact values of codes as float64 (NaN codes give NaN).");
+
+  m.def(
+      "convert",
+      [](const py::array& codes, const py::object& src, const py::object& dst, const std::string& mode,
+         const std::string& overflow, int sr_bits, std::uint64_t seed, std::uint32_t stream, bool flags) {
+        const format from = to_format(src), to = to_format(dst);
+        const rounding r = to_rounding(to, mode, overflow, sr_bits);
+        const auto in = to_codes(from, codes);
+        return elementwise(codes, to, flags, [&](std::span<std::uint32_t> out, std::span<std::uint8_t> fl) {
+          return convert_array(to, from, in, out, r, sr_stream{seed, stream, 0}, fl);
+        });
+      },
+      py::arg("codes"), py::arg("src"), py::arg("dst"), py::kw_only(), py::arg("mode") = "rne",
+      py::arg("overflow") = "ieee", py::arg("sr_bits") = 16, py::arg("seed") = 0, py::arg("stream") = 0,
+      py::arg("flags") = false,
+      "Codes of format src rounded once into format dst (no detour through a binary float).");
+
+  bind_binary(m, "add", array_op::add, "add(a, b, fmt): a + b.");
+  bind_binary(m, "sub", array_op::sub, "sub(a, b, fmt): a - b.");
+  bind_binary(m, "mul", array_op::mul, "mul(a, b, fmt): a * b.");
+  bind_binary(m, "div", array_op::div, "div(a, b, fmt): a / b.");
+  m.def(
+      "fma",
+      [](const py::array& a, const py::array& b, const py::array& c, const py::object& fmt, const std::string& mode,
+         const std::string& overflow, int sr_bits, std::uint64_t seed, std::uint32_t stream, bool flags) {
+        const format f = to_format(fmt);
+        const rounding r = to_rounding(f, mode, overflow, sr_bits);
+        same_shape(a, b, "a", "b");
+        same_shape(a, c, "a", "c");
+        const auto ca = to_codes(f, a, "a"), cb = to_codes(f, b, "b"), cc = to_codes(f, c, "c");
+        return elementwise(a, f, flags, [&](std::span<std::uint32_t> out, std::span<std::uint8_t> fl) {
+          return apply_fma(f, ca, cb, cc, out, r, sr_stream{seed, stream, 0}, fl);
+        });
+      },
+      py::arg("a"), py::arg("b"), py::arg("c"), py::arg("fmt"), py::kw_only(), py::arg("mode") = "rne",
+      py::arg("overflow") = "ieee", py::arg("sr_bits") = 16, py::arg("seed") = 0, py::arg("stream") = 0,
+      py::arg("flags") = false, (std::string("fma(a, b, c, fmt): a * b + c with one rounding. ") + arithmetic_doc).c_str());
+  m.def(
+      "sqrt",
+      [](const py::array& a, const py::object& fmt, const std::string& mode, const std::string& overflow, int sr_bits,
+         std::uint64_t seed, std::uint32_t stream, bool flags) {
+        const format f = to_format(fmt);
+        const rounding r = to_rounding(f, mode, overflow, sr_bits);
+        const auto ca = to_codes(f, a, "a");
+        return elementwise(a, f, flags, [&](std::span<std::uint32_t> out, std::span<std::uint8_t> fl) {
+          return apply_sqrt(f, ca, out, r, sr_stream{seed, stream, 0}, fl);
+        });
+      },
+      py::arg("a"), py::arg("fmt"), py::kw_only(), py::arg("mode") = "rne", py::arg("overflow") = "ieee",
+      py::arg("sr_bits") = 16, py::arg("seed") = 0, py::arg("stream") = 0, py::arg("flags") = false,
+      (std::string("sqrt(a, fmt): the square root. ") + arithmetic_doc).c_str());
+
+  m.attr("INVALID") = flag::invalid;
+  m.attr("DIVIDE_BY_ZERO") = flag::divide_by_zero;
+  m.attr("OVERFLOW") = flag::overflow;
+  m.attr("UNDERFLOW") = flag::underflow;
+  m.attr("INEXACT") = flag::inexact;
+
+  bind_accumulation(m);
+  bind_bounds(m);
+  bind_training(m);
+  bind_casgd(m);
 }

@@ -7,30 +7,7 @@ import sys
 import numpy as np
 
 import fpemu
-
-FAILURES = []
-CHECKS = 0
-
-
-def check(cond, what):
-    global CHECKS
-    CHECKS += 1
-    if not cond:
-        FAILURES.append(what)
-        print("FAIL:", what)
-
-
-def raises(fn, needle):
-    try:
-        fn()
-    except ValueError as e:
-        check(needle in str(e), "ValueError names %r: %r" % (needle, str(e)))
-        return
-    except Exception as e:  # noqa: BLE001 - any other exception type is a failure
-        check(False, "expected ValueError with %r, got %r" % (needle, e))
-        return
-    check(False, "expected ValueError with %r, nothing raised" % needle)
-
+from checks import check, finish, raises
 
 def test_formats():
     names = fpemu.formats()
@@ -133,8 +110,7 @@ def main():
     n = test_against_torch()
     test_stochastic()
     test_errors()
-    print("python_module: %d checks, %d failed (torch comparison on %d values)" % (CHECKS, len(FAILURES), n))
-    return 1 if FAILURES or CHECKS < 50 else 0
+    return finish("python_module", 50, " (torch comparison on %d values)" % n)
 
 
 if __name__ == "__main__":

@@ -1,0 +1,119 @@
+// Argument conversion shared by every part of the Python module (bindings.hpp).
+#include "bindings.hpp"
+
+#include <string>
+
+#include "fpemu/presets.hpp"
+#include "fpemu/spec.hpp"
+
+namespace fpemu::python {
+
+format to_format(const py::object& f) {
+  if (py::isinstance<format>(f)) return f.cast<format>();
+  if (py::isinstance<py::str>(f)) return value_or_raise(parse_format(f.cast<std::string>()));
+  throw py::value_error("a format is a spec string such as 'e4m3fn' or 'e5m3:fn', or an fpemu.format; got " +
+                        std::string(py::str(py::repr(f))));
+}
+
+rounding to_rounding(const format& f, const std::string& mode, const std::string& overflow, int sr_bits) {
+  const rounding r{value_or_raise(parse_round_mode(mode)), value_or_raise(parse_overflow_policy(overflow)), sr_bits};
+  raise_if(check(f, r), "rounding: ");
+  return r;
+}
+
+py::array codes_array(const format& f, const std::vector<std::uint32_t>& codes) {
+  auto fill = [&](auto tag) {
+    using T = decltype(tag);
+    py::array_t<T> out(static_cast<py::ssize_t>(codes.size()));
+    auto* p = out.mutable_data();
+    for (std::size_t i = 0; i < codes.size(); ++i) p[i] = static_cast<T>(codes[i]);
+    return py::array(out);
+  };
+  if (width(f) <= 8) return fill(std::uint8_t{});
+  if (width(f) <= 16) return fill(std::uint16_t{});
+  return fill(std::uint32_t{});
+}
+
+std::vector<std::uint32_t> to_codes(const format& f, const py::array& a, const std::string& name) {
+  if (a.dtype().kind() != 'u' && a.dtype().kind() != 'i')
+    throw py::value_error(name + " must be an integer array of codes (uint8, uint16 or uint32); got dtype " +
+                          std::string(py::str(a.dtype())));
+  const auto wide = py::array_t<std::int64_t, py::array::c_style | py::array::forcecast>::ensure(a);
+  std::vector<std::uint32_t> codes(static_cast<std::size_t>(wide.size()));
+  const auto* p = wide.data();
+  for (std::size_t i = 0; i < codes.size(); ++i) {
+    if (p[i] < 0 || (static_cast<std::uint64_t>(p[i]) & ~std::uint64_t{code_mask(f)}) != 0)
+      throw py::value_error(name + "[" + std::to_string(i) + "] = " + std::to_string(p[i]) + " is not a code of " +
+                            to_string(f) + " (valid: 0.." + std::to_string(code_mask(f)) + ")");
+    codes[i] = static_cast<std::uint32_t>(p[i]);
+  }
+  return codes;
+}
+
+namespace {
+template <class T>
+std::vector<T> to_reals(const py::array& a, const std::string& name) {
+  const char kind = a.dtype().kind();
+  if (kind != 'f' && kind != 'i' && kind != 'u')
+    throw py::value_error(name + " must be a float32 or float64 array; got dtype " + std::string(py::str(a.dtype())));
+  const auto in = py::array_t<T, py::array::c_style | py::array::forcecast>::ensure(a);
+  return std::vector<T>(in.data(), in.data() + in.size());
+}
+}  // namespace
+
+std::vector<float> to_floats(const py::array& a, const std::string& name) { return to_reals<float>(a, name); }
+std::vector<double> to_doubles(const py::array& a, const std::string& name) { return to_reals<double>(a, name); }
+
+py::array_t<double> doubles_array(const std::vector<double>& v) {
+  return py::array_t<double>(static_cast<py::ssize_t>(v.size()), v.data());
+}
+py::array_t<float> floats_array(const std::vector<float>& v) {
+  return py::array_t<float>(static_cast<py::ssize_t>(v.size()), v.data());
+}
+
+std::vector<py::ssize_t> shape_of(const py::array& a) { return {a.shape(), a.shape() + a.ndim()}; }
+
+py::object reshaped(const py::array& flat, const std::vector<py::ssize_t>& shape) {
+  return flat.attr("reshape")(py::tuple(py::cast(shape)));
+}
+py::object reshaped(const py::array& flat, const py::array& like) { return reshaped(flat, shape_of(like)); }
+
+std::pair<int, int> matrix_shape(const py::array& a, const std::string& name) {
+  if (a.ndim() != 2)
+    throw py::value_error(name + " must be a 2-D array; got " + std::to_string(a.ndim()) + " dimension(s)");
+  constexpr py::ssize_t limit = 1 << 30;
+  if (a.shape(0) < 1 || a.shape(1) < 1 || a.shape(0) > limit || a.shape(1) > limit)
+    throw py::value_error(name + " has shape (" + std::to_string(a.shape(0)) + ", " + std::to_string(a.shape(1)) +
+                          "); each side must be 1..2^30");
+  return {static_cast<int>(a.shape(0)), static_cast<int>(a.shape(1))};
+}
+
+accumulator_model to_accumulator(const std::string& acc, const std::string& acc_mode, int sr_bits, int promote) {
+  accumulator_model m;
+  if (auto preset = find_preset(acc)) {
+    if (acc_mode != "rne")
+      throw py::value_error("acc_mode = '" + acc_mode + "' applies to a format accumulator, not to the preset '" + acc +
+                            "' (the preset fixes its rounding)");
+    m = preset->model;
+  } else if (acc == "exact") {
+    m.kind = accumulator_kind::exact;
+  } else {
+    const expected<format> f = parse_format(acc);
+    if (!f)
+      throw py::value_error("acc = '" + acc + "' is neither 'exact', a tensor-core preset (fpemu.presets()) nor a format: " +
+                            f.message());
+    m.kind = accumulator_kind::format;
+    m.acc = *f;
+    m.acc_rounding = to_rounding(*f, acc_mode, "ieee", sr_bits);
+  }
+  if (promote < 0 || promote > (1 << 30))
+    throw py::value_error("promote = " + std::to_string(promote) + " (valid: 0 for the default, or 1..2^30 products)");
+  if (promote > 0) {
+    m.promote_every = promote;
+    m.promoted = formats::fp32;
+    m.promoted_rounding = rounding{};
+  }
+  return m;
+}
+
+}  // namespace fpemu::python
