@@ -92,8 +92,10 @@ py::dict casgd_impl(const std::string& data, const std::string& loss, const std:
     x = run(blocks, o, every, *comm, hooks);
   }
   py::dict d;
+  std::vector<long> steps;
+  for (int h : at) steps.push_back(static_cast<long>(h) * s);
   d["outer"] = py::array_t<int>(static_cast<py::ssize_t>(at.size()), at.data());
-  d["sgd_steps"] = py::array_t<int>(static_cast<py::ssize_t>(at.size()), at.data()).attr("__mul__")(s);
+  d["sgd_steps"] = py::array_t<long>(static_cast<py::ssize_t>(steps.size()), steps.data());
   d["loss"] = doubles_array(losses);
   d["x"] = doubles_array(comm->gather(x));
   d["slots"] = o.precision.describe();

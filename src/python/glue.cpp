@@ -96,6 +96,9 @@ accumulator_model to_accumulator(const std::string& acc, const std::string& acc_
                             "' (the preset fixes its rounding)");
     m = preset->model;
   } else if (acc == "exact") {
+    if (acc_mode != "rne")
+      throw py::value_error("acc_mode = '" + acc_mode + "' applies to a format accumulator; 'exact' keeps the exact " +
+                            "sum (the output rounding is out_mode)");
     m.kind = accumulator_kind::exact;
   } else {
     const expected<format> f = parse_format(acc);

@@ -311,6 +311,7 @@ def test_errors():
     raises(lambda: fpemu.gemm(m, m, a_fmt="bf16"), "B")
     raises(lambda: fpemu.gemm(m, m.T.copy(), a_fmt="bf16", acc="fp33"), "fp33")
     raises(lambda: fpemu.gemm(m, m.T.copy(), a_fmt="bf16", acc="h100-bf16", acc_mode="rz"), "acc_mode")
+    raises(lambda: fpemu.gemm(m, m.T.copy(), a_fmt="bf16", acc="exact", acc_mode="rz"), "out_mode")
     raises(lambda: fpemu.gemm(m, m.T.copy(), a_fmt="bf16", k_order=[0, 0, 1]), "permutation")
     raises(lambda: fpemu.gemm(m, m.T.copy(), a_fmt="bf16", promote=-1), "promote = -1")
     raises(lambda: fpemu.gemm(m, m.T.copy(), np.zeros((3, 3), np.uint32), a_fmt="bf16", beta=1.0), "C has shape")
