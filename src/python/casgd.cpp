@@ -65,9 +65,10 @@ py::dict casgd_impl(const std::string& data, const std::string& loss, const std:
     throw py::value_error("the budget (Theorem 5.7) covers residuals with a Lipschitz constant (logistic, linear); the " +
                           std::string(to_string(o.loss)) + " residual has none");
   double C_P = cp_worst_case(P);
-  if (!py::isinstance<py::str>(cp)) C_P = cp.cast<double>();
-  else if (cp.cast<std::string>() != "worst")
-    throw py::value_error("cp = '" + cp.cast<std::string>() + "' (valid: 'worst' for 2.4 P, or a number >= 0)");
+  const bool is_number = py::isinstance<py::float_>(cp) || py::isinstance<py::int_>(cp);
+  if (is_number) C_P = cp.cast<double>();
+  else if (!py::isinstance<py::str>(cp) || cp.cast<std::string>() != "worst")
+    throw py::value_error("cp = " + std::string(py::str(py::repr(cp))) + " (valid: 'worst' for 2.4 P, or a number >= 0)");
   if (!(C_P >= 0) || !std::isfinite(C_P)) throw py::value_error("cp = " + std::to_string(C_P) + " (valid: >= 0, finite)");
 
   const glm_data full = value_or_raise(load_data(data, o.loss, data_seed));

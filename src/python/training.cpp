@@ -47,12 +47,9 @@ py::array weights_array(const stored_tensor& t, const std::vector<py::ssize_t>& 
 // An optimizer over numpy tensors: the shapes of the initial parameters are kept for the results.
 class py_optimizer {
  public:
-  py_optimizer(const std::string& kind, const std::vector<py::array>& params, const std::string& policy, double lr,
-               double momentum, double dampening, bool nesterov, double weight_decay, double beta1,
-               const std::optional<double>& beta2, double eps, std::uint64_t seed)
-      : opt_(make(kind, params, policy, hyper_from(value_or_raise(parse_optimizer(kind)), lr, momentum, dampening,
-                                                   nesterov, weight_decay, beta1, beta2, eps),
-                  seed)) {
+  py_optimizer(optimizer_kind k, const std::vector<py::array>& params, const std::string& policy,
+               const hyperparameters& h, std::uint64_t seed)
+      : opt_(make(k, params, policy, h, seed)) {
     for (const py::array& p : params) shapes_.push_back(shape_of(p));
   }
 
@@ -87,13 +84,12 @@ class py_optimizer {
   optimizer& get() { return opt_; }
 
  private:
-  static optimizer make(const std::string& kind, const std::vector<py::array>& params, const std::string& policy,
+  static optimizer make(optimizer_kind k, const std::vector<py::array>& params, const std::string& policy,
                         const hyperparameters& h, std::uint64_t seed) {
     if (params.empty()) throw py::value_error("params is empty: give at least one tensor");
     std::vector<std::vector<float>> initial;
     for (std::size_t i = 0; i < params.size(); ++i) initial.push_back(to_floats(params[i], "params[" + std::to_string(i) + "]"));
-    return value_or_raise(optimizer::create(value_or_raise(parse_optimizer(kind)), h, value_or_raise(parse_policy(policy)),
-                                            initial, seed));
+    return value_or_raise(optimizer::create(k, h, value_or_raise(parse_policy(policy)), initial, seed));
   }
   std::size_t check(std::size_t i) const {
     if (i >= shapes_.size())
@@ -235,8 +231,13 @@ void bind_training(py::module_& m) {
                            "An optimizer (sgd, adam, adamw, lion) under a precision policy, over numpy tensors.\n"
                            "Follows torch.optim's single-tensor implementations operation by operation in binary32,\n"
                            "so the fp32 policy reproduces PyTorch's trajectories bit for bit.")
-      .def(py::init<const std::string&, const std::vector<py::array>&, const std::string&, double, double, double, bool,
-                    double, double, const std::optional<double>&, double, std::uint64_t>(),
+      .def(py::init([](const std::string& kind, const std::vector<py::array>& params, const std::string& policy,
+                       double lr, double momentum, double dampening, bool nesterov, double weight_decay, double beta1,
+                       const std::optional<double>& beta2, double eps, std::uint64_t seed) {
+             const optimizer_kind k = value_or_raise(parse_optimizer(kind));
+             return py_optimizer(k, params, policy,
+                                 hyper_from(k, lr, momentum, dampening, nesterov, weight_decay, beta1, beta2, eps), seed);
+           }),
            py::arg("kind"), py::arg("params"), py::arg("policy") = "fp32", py::kw_only(), FPEMU_HYPER_ARGS,
            py::arg("seed") = 0,
            (std::string("params: the initial tensors (float arrays, any shapes), rounded into the policy's storage\n"

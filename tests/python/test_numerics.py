@@ -278,6 +278,7 @@ def test_bounds_casgd_training():
     raises(lambda: fpemu.casgd("synth:512,32", outer=4, budget_at=9), "budget_at = 9")
     raises(lambda: fpemu.casgd("nosuchfile.svm"), "nosuchfile")
     raises(lambda: fpemu.allreduce_cp(0), "P = 0")
+    raises(lambda: fpemu.casgd("synth:512,32", cp=[1]), "cp = [1]")
 
     x, y = fpemu.load_libsvm()
     check(x.shape == (270, 13) and set(np.unique(y)) == {-1.0, 1.0}, "heart_scale: 270 x 13, labels -1/+1")
