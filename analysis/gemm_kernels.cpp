@@ -1,206 +1,400 @@
 // See gemm_kernels.hpp for what each kernel computes and why it equals the reference.
+//
+// The SIMD kernels are compiled once per Highway target (hwy/foreach_target.h re-includes this
+// file) and the best one the CPU has is picked at run time, so a portable build still gets the
+// machine's widest vectors. Both kernels share one blocking, after Goto & van de Geijn: B is
+// packed once into panels of W = 2 vectors of columns (zero-padded), K is cut into chunks whose
+// panel slice stays in L2, and a tile of R rows x W columns runs over the chunk with A broadcast
+// straight from its row-major array. Outputs live in d between chunks; K order per output is
+// unchanged, so the blocking changes speed only.
+#ifndef FPEMU_GEMM_KERNELS_SHARED
+#define FPEMU_GEMM_KERNELS_SHARED
+
 #include "gemm_kernels.hpp"
 
+#include <hwy/aligned_allocator.h>
+
 #include <algorithm>
+#include <array>
 #include <bit>
 #include <cmath>
-#include <cstring>
+#include <utility>
 
 #include "fpemu/convert.hpp"
 #include "fpemu/round_float.hpp"
 #include "parallel_rows.hpp"
 
-#if defined(__x86_64__)
-#include <immintrin.h>
-#define FPEMU_X86 1
-#else
-#define FPEMU_X86 0
-#endif
+namespace fpemu::analysis::gemm_simd {
 
-namespace fpemu::analysis {
-namespace {
+// Lead exponent of a zero input: never the maximum, and the sum of two stays far from overflow.
+constexpr std::int32_t kNoTerm = -(1 << 20);
 
-// Values of codes as floats (callers check is_float_valued): code_to_float moves the fields of
-// normal codes into place and sends the rare others through the core.
-std::vector<float> to_floats(const format& f, std::span<const std::uint32_t> codes) {
-  std::vector<float> v(codes.size());
-  for (std::size_t i = 0; i < codes.size(); ++i) v[i] = code_to_float(f, codes[i]);
-  return v;
+// K steps per chunk: the chunk's panel slice (values, and leads for the block chain) is 64 KB
+// with 16-lane vectors, well inside L2, and reused by every row tile.
+constexpr int kChunk = 256;
+
+// Exact float values of one format's codes (is_float_valued formats): visit(body) calls body with
+// the cheapest decoding function that applies, so that the loops in body specialise to it.
+// Formats laid out as the top bits of a binary32 (bf16, tf32) decode with one shift; others of
+// up to 16 bits read a table of every code when there are more codes to read than entries.
+class decoder {
+ public:
+  decoder(const format& f, std::size_t codes) : f_(f) {
+    if (f.exp_bits == 8 && f.bias == 127 && f.encoding == nonfinite::ieee && f.subnormals && f.has_zero &&
+        f.is_signed) {
+      shift_ = 23 - f.frac_bits;
+      return;
+    }
+    const int bits = width(f);
+    if (bits > 16 || codes <= (std::size_t{1} << bits)) return;
+    table_.resize(std::size_t{1} << bits);
+    for (std::size_t c = 0; c < table_.size(); ++c) table_[c] = code_to_float(f, static_cast<std::uint32_t>(c));
+  }
+
+  template <class Body>
+  void visit(const Body& body) const {
+    if (shift_ >= 0) return body([s = shift_](std::uint32_t c) { return std::bit_cast<float>(c << s); });
+    if (!table_.empty()) return body([t = table_.data()](std::uint32_t c) { return t[c]; });
+    body([f = f_](std::uint32_t c) { return code_to_float(f, c); });
+  }
+
+ private:
+  format f_;
+  int shift_ = -1;
+  std::vector<float> table_;
+};
+
+// Values of codes[i] into out[i]; false if one is not finite.
+template <class Decode>
+bool decode_run(const Decode& decode, const std::uint32_t* codes, std::size_t count, float* out) {
+  bool finite = true;
+  for (std::size_t i = 0; i < count; ++i) {
+    out[i] = decode(codes[i]);
+    finite &= std::isfinite(out[i]);
+  }
+  return finite;
 }
 
-bool all_finite(std::span<const float> values) {
-  return std::all_of(values.begin(), values.end(), [](float x) { return std::isfinite(x); });
+// Lead for the block chain: subnormal inputs lead with the format's minimum exponent `low`, not
+// their own (block_fma.hpp). Inputs of at most 5 exponent bits are normal floats, so the float's
+// exponent field is the input's exponent.
+inline std::int32_t lead_of(float value, int low) {
+  const int e = static_cast<int>((std::bit_cast<std::uint32_t>(value) >> 23) & 0xff) - 127;
+  return value == 0.0f ? kNoTerm : std::max(e, low);
+}
+
+// B (K x N codes, row-major) decoded into panels of W columns: panel p holds rows k = 0..K-1 of
+// columns [p W, p W + W), W contiguous per k, zeros past N. False if a value is not finite.
+inline bool pack_panels(const decoder& values, std::span<const std::uint32_t> b, int N, int K, std::size_t W,
+                        float* out) {
+  const std::size_t panels = (static_cast<std::size_t>(N) + W - 1) / W;
+  bool finite = true;
+  // A few rows at a time, so that the reads stay in L1 and every panel gets a contiguous run.
+  constexpr int kRows = 8;
+  values.visit([&](const auto& decode) {
+    for (int k0 = 0; k0 < K; k0 += kRows)
+      for (std::size_t p = 0; p < panels; ++p) {
+        const std::size_t j0 = p * W, cols = std::min<std::size_t>(W, N - j0);
+        for (int k = k0; k < std::min(K, k0 + kRows); ++k) {
+          float* dst = out + (p * K + k) * W;
+          finite = decode_run(decode, b.data() + static_cast<std::size_t>(k) * N + j0, cols, dst) && finite;
+          std::fill(dst + cols, dst + W, 0.0f);
+        }
+      }
+  });
+  return finite;
+}
+
+// What one block step needs from the model (see block_tile).
+struct block_step {
+  int n;                   // products per block
+  int frac_bits;           // F
+  std::int32_t floor;      // lower bound for the reference exponent E (see block_tile)
+  std::uint32_t rz_mask;   // clears the fraction bits fp32 has and the accumulator lacks
+};
+
+// A as row-major values (and leads), B as its codes: the kernels pack B for their vector width.
+struct fma_job {
+  const float* a;  // M x K
+  std::span<const std::uint32_t> b;
+  const decoder* b_decoder;
+  float* d;  // M x N, zero on entry
+  int M, N, K, threads;
+};
+
+struct block_job {
+  block_step step;
+  const float* a;  // M x K
+  const std::int32_t* a_lead;
+  std::span<const std::uint32_t> b;
+  const decoder* b_decoder;
+  int b_emin;
+  float* d;  // M x N accumulator values, zero on entry
+  int M, N, K, threads;
+};
+
+// Rows [r0, r1) of the fma chain over packed B, for targets whose MulAdd is not fused.
+inline void fma_rows_portable(const fma_job& job, const float* bp, std::size_t W, int r0, int r1) {
+  const int N = job.N, K = job.K;
+  for (int i = r0; i < r1; ++i)
+    for (int j0 = 0; j0 < N; j0 += static_cast<int>(W)) {
+      float* out = job.d + static_cast<std::size_t>(i) * N + j0;
+      const int cols = std::min(static_cast<int>(W), N - j0);
+      for (int k = 0; k < K; ++k) {
+        const float x = job.a[static_cast<std::size_t>(i) * K + k];
+        const float* bk = bp + (j0 / W * K + k) * W;
+        for (int c = 0; c < cols; ++c) out[c] = std::fma(x, bk[c], out[c]);
+      }
+    }
+}
+
+}  // namespace fpemu::analysis::gemm_simd
+
+#endif  // FPEMU_GEMM_KERNELS_SHARED
+
+#undef HWY_TARGET_INCLUDE
+#define HWY_TARGET_INCLUDE "gemm_kernels.cpp"
+#include <hwy/foreach_target.h>  // IWYU pragma: keep
+#include <hwy/highway.h>
+
+HWY_BEFORE_NAMESPACE();
+namespace fpemu::analysis::gemm_simd {
+namespace HWY_NAMESPACE {
+namespace hn = hwy::HWY_NAMESPACE;
+
+using DF = hn::ScalableTag<float>;
+using DI = hn::RebindToSigned<DF>;
+using VF = hn::Vec<DF>;
+using VI = hn::Vec<DI>;
+
+constexpr std::size_t kVectors = 2;  // vectors of columns per tile
+// Rows per tile: enough independent chains to hide latency while the tile's vectors (R x 2
+// accumulators for the FMA chain; R x 2 scales + R x 2 sums for the block chain) about fill the
+// register file (32 registers with AVX-512, 16 otherwise). On Zen 4 with AVX-512, 8 FMA rows beat
+// 12 and 6 block rows beat 4 by a few per cent.
+constexpr bool kWide = HWY_MAX_BYTES >= 64;
+constexpr std::size_t kFmaRows = kWide ? 8 : 6;
+constexpr std::size_t kBlockRows = kWide ? 6 : 2;
+
+// float -> int32 toward zero. Highway's ConvertTo also fixes up values beyond int32, which costs
+// three more instructions; every value converted here is below 2^24 in magnitude.
+#if HWY_ARCH_X86 && HWY_TARGET <= HWY_SSSE3
+template <std::size_t N>
+HWY_INLINE hn::Vec128<std::int32_t, N> truncate(hn::Vec128<float, N> v) {
+  return hn::Vec128<std::int32_t, N>{_mm_cvttps_epi32(v.raw)};
+}
+#if HWY_TARGET <= HWY_AVX2
+HWY_INLINE hn::Vec256<std::int32_t> truncate(hn::Vec256<float> v) {
+  return hn::Vec256<std::int32_t>{_mm256_cvttps_epi32(v.raw)};
+}
+#endif
+#if HWY_TARGET <= HWY_AVX3
+HWY_INLINE hn::Vec512<std::int32_t> truncate(hn::Vec512<float> v) {
+  return hn::Vec512<std::int32_t>{_mm512_cvttps_epi32(v.raw)};
+}
+#endif
+#else
+HWY_INLINE VI truncate(VF v) { return hn::ConvertTo(DI(), v); }
+#endif
+
+// A function per tile height 1..Max, so that every tile's loops unroll completely.
+template <template <std::size_t> class Tile, std::size_t Max>
+constexpr auto tile_table() {
+  return []<std::size_t... R>(std::index_sequence<R...>) {
+    return std::array{&Tile<R + 1>::run...};
+  }(std::make_index_sequence<Max>());
+}
+
+// Runs tile(rows, i, c, ldc) for the row tiles i of [r0, r1) on the W columns of d from j0, through
+// a W-wide copy where the panel sticks out past N.
+template <std::size_t MaxRows, class Tile>
+void for_row_tiles(float* d, int N, int j0, std::size_t W, int r0, int r1, const Tile& tile) {
+  const int cols = std::min(static_cast<int>(W), N - j0);
+  HWY_ALIGN float edge[MaxRows * kVectors * HWY_MAX_BYTES / sizeof(float)];
+  for (int i = r0; i < r1; i += static_cast<int>(MaxRows)) {
+    const int rows = std::min(static_cast<int>(MaxRows), r1 - i);
+    float* c = d + static_cast<std::size_t>(i) * N + j0;
+    if (cols == static_cast<int>(W)) {
+      tile(rows, i, c, static_cast<std::size_t>(N));
+      continue;
+    }
+    for (int r = 0; r < rows; ++r) {
+      std::copy_n(c + static_cast<std::size_t>(r) * N, cols, edge + r * W);
+      std::fill(edge + r * W + cols, edge + (r + 1) * W, 0.0f);
+    }
+    tile(rows, i, edge, W);
+    for (int r = 0; r < rows; ++r) std::copy_n(edge + r * W, cols, c + static_cast<std::size_t>(r) * N);
+  }
 }
 
 // ---- fp32 FMA chain -----------------------------------------------------------------------------
 
-// Rows [r0, r1): d[i][j] = fma(a[i][k], b[k][j], d[i][j]) for k = 0..K-1 in order.
-void fma_rows_portable(const float* a, const float* b, float* d, int N, int K, int r0, int r1) {
-  for (int i = r0; i < r1; ++i) {
-    float* row = d + static_cast<std::size_t>(i) * N;
-    std::fill(row, row + N, 0.0f);
-    for (int k = 0; k < K; ++k) {
-      const float x = a[static_cast<std::size_t>(i) * K + k];
-      const float* bk = b + static_cast<std::size_t>(k) * N;
-      for (int j = 0; j < N; ++j) row[j] = std::fma(x, bk[j], row[j]);
-    }
-  }
-}
-
-#if FPEMU_X86
-// R rows x 16 columns of d continue their fma chains over kc steps of packed A (kc x R) and
-// packed B (kc x 16): d is loaded, extended in order, stored. Splitting K into kc blocks this
-// way keeps every output's K order sequential, so the result is the plain chain's.
-template <int R>
-__attribute__((target("avx2,fma"))) void fma_tile(const float* ap, const float* bp, float* d, int N, int kc) {
-  __m256 acc[R][2];
-  for (int r = 0; r < R; ++r) {
-    acc[r][0] = _mm256_loadu_ps(d + static_cast<std::size_t>(r) * N);
-    acc[r][1] = _mm256_loadu_ps(d + static_cast<std::size_t>(r) * N + 8);
-  }
-  for (int k = 0; k < kc; ++k) {
-    const __m256 b0 = _mm256_load_ps(bp + 16 * k), b1 = _mm256_load_ps(bp + 16 * k + 8);
-    for (int r = 0; r < R; ++r) {
-      const __m256 x = _mm256_broadcast_ss(ap + k * R + r);
-      acc[r][0] = _mm256_fmadd_ps(x, b0, acc[r][0]);
-      acc[r][1] = _mm256_fmadd_ps(x, b1, acc[r][1]);
-    }
-  }
-  for (int r = 0; r < R; ++r) {
-    _mm256_storeu_ps(d + static_cast<std::size_t>(r) * N, acc[r][0]);
-    _mm256_storeu_ps(d + static_cast<std::size_t>(r) * N + 8, acc[r][1]);
-  }
-}
-
-// Rows [r0, r1), columns [0, N16) with N16 a multiple of 16, blocked as in Goto & van de Geijn
-// (kc x 16 panels of B, kc x 6 slivers of A); columns beyond N16 by the portable loop.
-__attribute__((target("avx2,fma"))) void fma_rows_avx2(const float* a, const float* b, float* d, int N, int K,
-                                                        int r0, int r1) {
-  constexpr int kRows = 6, kKc = 256;
-  const int N16 = N / 16 * 16;
-  std::vector<float, std::allocator<float>> bpack(static_cast<std::size_t>(kKc) * 16 + 8), apack(static_cast<std::size_t>(kKc) * kRows);
-  float* bp = bpack.data() + ((32 - reinterpret_cast<std::uintptr_t>(bpack.data()) % 32) % 32) / sizeof(float);
-  for (int i = r0; i < r1; ++i) std::fill(d + static_cast<std::size_t>(i) * N, d + static_cast<std::size_t>(i) * N + N16, 0.0f);
-  for (int k0 = 0; k0 < K; k0 += kKc) {
-    const int kc = std::min(kKc, K - k0);
-    for (int j = 0; j < N16; j += 16) {
-      for (int k = 0; k < kc; ++k)
-        std::copy(b + static_cast<std::size_t>(k0 + k) * N + j, b + static_cast<std::size_t>(k0 + k) * N + j + 16, bp + 16 * k);
-      for (int i = r0; i < r1; i += kRows) {
-        const int rows = std::min(kRows, r1 - i);
-        for (int k = 0; k < kc; ++k)
-          for (int r = 0; r < rows; ++r) apack[static_cast<std::size_t>(k) * rows + r] = a[static_cast<std::size_t>(i + r) * K + k0 + k];
-        float* out = d + static_cast<std::size_t>(i) * N + j;
-        switch (rows) {
-          case 6: fma_tile<6>(apack.data(), bp, out, N, kc); break;
-          case 5: fma_tile<5>(apack.data(), bp, out, N, kc); break;
-          case 4: fma_tile<4>(apack.data(), bp, out, N, kc); break;
-          case 3: fma_tile<3>(apack.data(), bp, out, N, kc); break;
-          case 2: fma_tile<2>(apack.data(), bp, out, N, kc); break;
-          default: fma_tile<1>(apack.data(), bp, out, N, kc); break;
-        }
+// R rows x W columns of c continue their fma chains over kc steps: a is row-major (stride lda)
+// from the chunk's first k, bp the panel slice. Each lane is one output's chain in K order.
+template <std::size_t R>
+struct fma_tile {
+  static HWY_NOINLINE void run(const float* HWY_RESTRICT a, std::size_t lda, const float* HWY_RESTRICT bp, int kc,
+                               float* HWY_RESTRICT c, std::size_t ldc) {
+    const DF df;
+    const std::size_t L = hn::Lanes(df), W = kVectors * L;
+    VF acc[R][kVectors];
+    for (std::size_t r = 0; r < R; ++r)
+      for (std::size_t v = 0; v < kVectors; ++v) acc[r][v] = hn::LoadU(df, c + r * ldc + v * L);
+    for (int k = 0; k < kc; ++k) {
+      VF b[kVectors];
+      for (std::size_t v = 0; v < kVectors; ++v) b[v] = hn::Load(df, bp + k * W + v * L);
+      for (std::size_t r = 0; r < R; ++r) {
+        const VF x = hn::Set(df, a[r * lda + k]);
+        for (std::size_t v = 0; v < kVectors; ++v) acc[r][v] = hn::MulAdd(x, b[v], acc[r][v]);
       }
     }
+    for (std::size_t r = 0; r < R; ++r)
+      for (std::size_t v = 0; v < kVectors; ++v) hn::StoreU(acc[r][v], df, c + r * ldc + v * L);
   }
-  for (int i = r0; i < r1; ++i)
-    for (int j = N16; j < N; ++j) {
-      float s = 0.0f;
-      for (int k = 0; k < K; ++k) s = std::fma(a[static_cast<std::size_t>(i) * K + k], b[static_cast<std::size_t>(k) * N + j], s);
-      d[static_cast<std::size_t>(i) * N + j] = s;
+};
+
+// False, before any arithmetic, when B holds a value that is not finite.
+bool fma_chain(const fma_job& job) {
+  const std::size_t W = kVectors * hn::Lanes(DF());
+  const auto bp = hwy::AllocateAligned<float>((job.N + W - 1) / W * W * job.K);
+  if (!pack_panels(*job.b_decoder, job.b, job.N, job.K, W, bp.get())) return false;
+#if HWY_NATIVE_FMA
+  static constexpr auto tiles = tile_table<fma_tile, kFmaRows>();
+  parallel_rows(job.M, job.threads, [&](int r0, int r1) {
+    for (int k0 = 0; k0 < job.K; k0 += kChunk) {
+      const int kc = std::min(kChunk, job.K - k0);
+      for (int j0 = 0; j0 < job.N; j0 += static_cast<int>(W)) {
+        const float* panel = bp.get() + (j0 / W * job.K + k0) * W;
+        for_row_tiles<kFmaRows>(job.d, job.N, j0, W, r0, r1, [&](int rows, int i, float* c, std::size_t ldc) {
+          tiles[rows - 1](job.a + static_cast<std::size_t>(i) * job.K + k0, job.K, panel, kc, c, ldc);
+        });
+      }
     }
-}
-#endif
-
-bool is_float_valued(const format& f) { return f.exp_bits <= 8 && f.frac_bits <= 23 && (f.exp_bits < 8 || f.bias >= 127); }
-
-std::optional<accumulated> fp32_fma_chain(const std::vector<float>& af, const std::vector<float>& bf, int M, int N,
-                                          int K, int threads) {
-  std::vector<float> d(static_cast<std::size_t>(M) * N);
-#if FPEMU_X86
-  const bool avx2 = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
-#else
-  const bool avx2 = false;
-#endif
-  parallel_rows(M, threads, [&](int r0, int r1) {
-#if FPEMU_X86
-    if (avx2) return fma_rows_avx2(af.data(), bf.data(), d.data(), N, K, r0, r1);
-#endif
-    (void)avx2;
-    fma_rows_portable(af.data(), bf.data(), d.data(), N, K, r0, r1);
   });
-  accumulated out{formats::fp32, std::vector<std::uint32_t>(d.size())};
-  for (std::size_t i = 0; i < d.size(); ++i) out.codes[i] = std::bit_cast<std::uint32_t>(d[i]);
-  return out;
+#else
+  // MulAdd would round twice here, so the chain would no longer be the reference's.
+  parallel_rows(job.M, job.threads, [&](int r0, int r1) { fma_rows_portable(job, bp.get(), W, r0, r1); });
+#endif
+  return true;
 }
 
 // ---- Block-FMA chain ----------------------------------------------------------------------------
 
-constexpr int kNoTerm = -(1 << 20);  // lead exponent of a zero: never the maximum
-constexpr int kTile = 64;            // output columns per tile
-
-struct block_inputs {
-  std::vector<float> value;  // exact float value of each code
-  std::vector<int> lead;     // exponent the alignment is measured from (kNoTerm for zeros)
-};
-
-// Subnormal inputs lead with the format's minimum exponent, not their own (block_fma.hpp).
-block_inputs prepare(const format& f, std::vector<float> values) {
-  block_inputs in{std::move(values), std::vector<int>()};
-  in.lead.resize(in.value.size());
-  for (std::size_t i = 0; i < in.value.size(); ++i)
-    in.lead[i] = in.value[i] == 0.0f ? kNoTerm : std::max(std::ilogb(in.value[i]), emin(f));
-  return in;
-}
-
-// Lead exponent of an fp32-range accumulator value (subnormals read with emin = -126).
-int lead_of(float c) {
-  if (c == 0.0f) return kNoTerm;
-  const int field = static_cast<int>((std::bit_cast<std::uint32_t>(c) >> 23) & 0xff);
-  return field == 0 ? -126 : field - 127;
-}
-
-float pow2f(int e) { return std::bit_cast<float>(static_cast<std::uint32_t>(e + 127) << 23); }
-
-void block_rows(const block_fma_model& m, const block_inputs& a, const block_inputs& b, float* d, int N, int K,
-                int r0, int r1) {
-  const int F = m.frac_bits, n = m.block_size;
-  const std::uint32_t rz_mask = ~((std::uint32_t{1} << (23 - m.acc.frac_bits)) - 1);
-  alignas(32) float acc[kTile], scale[kTile];
-  alignas(32) int ref[kTile], sum[kTile];
-  for (int i = r0; i < r1; ++i) {
-    const float* av = a.value.data() + static_cast<std::size_t>(i) * K;
-    const int* al = a.lead.data() + static_cast<std::size_t>(i) * K;
-    for (int j0 = 0; j0 < N; j0 += kTile) {
-      const int T = std::min(kTile, N - j0);
-      std::fill(acc, acc + kTile, 0.0f);
-      for (int k0 = 0; k0 < K; k0 += n) {
-        const int k1 = std::min(K, k0 + n);
-        // Reference exponent per output: C (the running sum) and every non-zero product.
-        for (int t = 0; t < T; ++t) ref[t] = lead_of(acc[t]);
-        for (int k = k0; k < k1; ++k) {
-          const int la = al[k];
-          const int* lb = b.lead.data() + static_cast<std::size_t>(k) * N + j0;
-          for (int t = 0; t < T; ++t) ref[t] = std::max(ref[t], la + lb[t]);
+// R rows x W columns of accumulators c (fp32 values of the accumulator format) go through the
+// block steps of kc products: a/al are A's values and leads from the chunk's first k (stride
+// lda), bv/bl the panel slice. Per output and block, as block_fma.hpp defines it:
+//   E = max(lead(C), lead(a_k) + lead(b_k) over non-zero products)
+//   S = trunc(C 2^(F-E)) + sum_k trunc(a_k b_k 2^(F-E));  C = toward_zero(S 2^(E-F))
+// Every product and scaling is an exact float, the sum an exact int (block_kernel_applies).
+// E is also raised to step.floor, the smallest exponent a non-zero C can have: that changes
+// nothing when something is non-zero and keeps 2^(F-E) a normal float when all is zero (C = +0).
+// A zero C reads as lead -127, below the floor; a zero input's lead kNoTerm never wins. C is
+// never subnormal (|C| >= 2^floor >= 2^(F-126)), so its exponent field is its lead.
+template <std::size_t R>
+struct block_tile {
+  static HWY_NOINLINE void run(const block_step& s, const float* HWY_RESTRICT av, const std::int32_t* HWY_RESTRICT al,
+                               std::size_t lda, const float* HWY_RESTRICT bv, const std::int32_t* HWY_RESTRICT bl,
+                               int kc, float* HWY_RESTRICT c, std::size_t ldc) {
+    const DF df;
+    const DI di;
+    const std::size_t L = hn::Lanes(df), W = kVectors * L;
+    const VI floor = hn::Set(di, s.floor), exp_field = hn::Set(di, 0x7f800000), bias = hn::Set(di, 127);
+    // Biased exponent fields: 2^(F-E) is (F + 127 - E) << 23, and 2^(E-F) is 254 << 23 minus it.
+    const VI scale_top = hn::Set(di, s.frac_bits + 127), inverse_top = hn::Set(di, 254 << 23);
+    const VF rz_mask = hn::BitCast(df, hn::Set(di, static_cast<std::int32_t>(s.rz_mask)));
+    for (int k0 = 0; k0 < kc; k0 += s.n) {
+      const int k1 = std::min(kc, k0 + s.n);
+      VI ref[R][kVectors];
+      for (std::size_t r = 0; r < R; ++r)
+        for (std::size_t v = 0; v < kVectors; ++v) {
+          const VI bits = hn::BitCast(di, hn::LoadU(df, c + r * ldc + v * L));
+          ref[r][v] = hn::Max(floor, hn::Sub(hn::ShiftRight<23>(hn::And(bits, exp_field)), bias));
         }
-        // q = trunc(x * 2^(F-E)): an exact scaling, then a truncating conversion.
-        for (int t = 0; t < T; ++t) {
-          scale[t] = ref[t] == kNoTerm ? 0.0f : pow2f(F - ref[t]);
-          sum[t] = static_cast<int>(acc[t] * scale[t]);
-        }
-        for (int k = k0; k < k1; ++k) {
-          const float x = av[k];
-          const float* bv = b.value.data() + static_cast<std::size_t>(k) * N + j0;
-          for (int t = 0; t < T; ++t) sum[t] += static_cast<int>((x * bv[t]) * scale[t]);
-        }
-        // S * 2^(E-F) is exact; toward zero into the accumulator clears the low fraction bits.
-        for (int t = 0; t < T; ++t) {
-          const float r = sum[t] == 0 ? 0.0f : static_cast<float>(sum[t]) * pow2f(ref[t] - F);
-          acc[t] = std::bit_cast<float>(std::bit_cast<std::uint32_t>(r) & rz_mask);
+      for (int k = k0; k < k1; ++k) {
+        VI lb[kVectors];
+        for (std::size_t v = 0; v < kVectors; ++v) lb[v] = hn::Load(di, bl + k * W + v * L);
+        for (std::size_t r = 0; r < R; ++r) {
+          const VI la = hn::Set(di, al[r * lda + k]);
+          for (std::size_t v = 0; v < kVectors; ++v) ref[r][v] = hn::Max(ref[r][v], hn::Add(la, lb[v]));
         }
       }
-      std::copy(acc, acc + T, d + static_cast<std::size_t>(i) * N + j0);
+      VF scale[R][kVectors];
+      VI sum[R][kVectors];
+      for (std::size_t r = 0; r < R; ++r)
+        for (std::size_t v = 0; v < kVectors; ++v) {
+          scale[r][v] = hn::BitCast(df, hn::ShiftLeft<23>(hn::Sub(scale_top, ref[r][v])));
+          sum[r][v] = truncate(hn::Mul(hn::LoadU(df, c + r * ldc + v * L), scale[r][v]));
+        }
+      for (int k = k0; k < k1; ++k) {
+        VF b[kVectors];
+        for (std::size_t v = 0; v < kVectors; ++v) b[v] = hn::Load(df, bv + k * W + v * L);
+        for (std::size_t r = 0; r < R; ++r) {
+          const VF x = hn::Set(df, av[r * lda + k]);
+          for (std::size_t v = 0; v < kVectors; ++v)
+            sum[r][v] = hn::Add(sum[r][v], truncate(hn::Mul(hn::Mul(x, b[v]), scale[r][v])));
+        }
+      }
+      for (std::size_t r = 0; r < R; ++r)
+        for (std::size_t v = 0; v < kVectors; ++v) {
+          const VF inverse = hn::BitCast(df, hn::Sub(inverse_top, hn::BitCast(di, scale[r][v])));
+          const VF x = hn::Mul(hn::ConvertTo(df, sum[r][v]), inverse);  // +0 when S = 0
+          hn::StoreU(hn::And(x, rz_mask), df, c + r * ldc + v * L);
+        }
     }
   }
+};
+
+// False, before any arithmetic, when B holds a value that is not finite.
+bool block_chain(const block_job& job) {
+  const std::size_t W = kVectors * hn::Lanes(DF()), size = (job.N + W - 1) / W * W * job.K;
+  const auto bv = hwy::AllocateAligned<float>(size);
+  const auto bl = hwy::AllocateAligned<std::int32_t>(size);
+  if (!pack_panels(*job.b_decoder, job.b, job.N, job.K, W, bv.get())) return false;
+  for (std::size_t i = 0; i < size; ++i) bl[i] = lead_of(bv[i], job.b_emin);  // padding: kNoTerm
+  static constexpr auto tiles = tile_table<block_tile, kBlockRows>();
+  // Chunks end on block boundaries, so every block step sees its n products in one call.
+  const int chunk = std::max(1, kChunk / job.step.n) * job.step.n;
+  parallel_rows(job.M, job.threads, [&](int r0, int r1) {
+    for (int k0 = 0; k0 < job.K; k0 += chunk) {
+      const int kc = std::min(chunk, job.K - k0);
+      for (int j0 = 0; j0 < job.N; j0 += static_cast<int>(W)) {
+        const std::size_t at = (j0 / W * job.K + k0) * W;
+        for_row_tiles<kBlockRows>(job.d, job.N, j0, W, r0, r1, [&](int rows, int i, float* c, std::size_t ldc) {
+          const std::size_t a_at = static_cast<std::size_t>(i) * job.K + k0;
+          tiles[rows - 1](job.step, job.a + a_at, job.a_lead + a_at, job.K, bv.get() + at, bl.get() + at, kc, c, ldc);
+        });
+      }
+    }
+  });
+  return true;
+}
+
+}  // namespace HWY_NAMESPACE
+}  // namespace fpemu::analysis::gemm_simd
+HWY_AFTER_NAMESPACE();
+
+#if HWY_ONCE
+namespace fpemu::analysis {
+namespace gemm_simd {
+
+HWY_EXPORT(fma_chain);
+HWY_EXPORT(block_chain);
+
+bool run_fma_chain(const fma_job& job) { return HWY_DYNAMIC_DISPATCH(fma_chain)(job); }
+bool run_block_chain(const block_job& job) { return HWY_DYNAMIC_DISPATCH(block_chain)(job); }
+
+namespace {
+
+bool is_float_valued(const format& f) { return f.exp_bits <= 8 && f.frac_bits <= 23 && (f.exp_bits < 8 || f.bias >= 127); }
+
+// Row-major values of codes, or nothing if one is not finite.
+std::optional<std::vector<float>> decode_all(const format& f, std::span<const std::uint32_t> codes) {
+  std::vector<float> v(codes.size());
+  bool finite = false;
+  decoder(f, codes.size()).visit(
+      [&](const auto& decode) { finite = decode_run(decode, codes.data(), codes.size(), v.data()); });
+  if (!finite) return std::nullopt;
+  return v;
 }
 
 // The kernel is exact when every reference exponent E it can meet keeps 2^(F-E) and S * 2^(E-F)
@@ -221,26 +415,41 @@ bool block_kernel_applies(const block_fma_model& m, const format& fa, const form
          m.min_reference_exp == defaults.min_reference_exp && m.input_subnormals && m.output_subnormals;
 }
 
+std::vector<std::uint32_t> bits_of(const std::vector<float>& d, int shift) {
+  std::vector<std::uint32_t> codes(d.size());
+  for (std::size_t i = 0; i < d.size(); ++i) codes[i] = std::bit_cast<std::uint32_t>(d[i]) >> shift;
+  return codes;
+}
+
 }  // namespace
+}  // namespace gemm_simd
 
 std::optional<accumulated> fast_accumulate(const format& fa, std::span<const std::uint32_t> a, const format& fb,
                                            std::span<const std::uint32_t> b, int M, int N, int K,
                                            const accumulator_model& model, int threads) {
-  const bool fma_chain = model.kind == accumulator_kind::format && model.acc == formats::fp32 &&
-                         model.acc_rounding.mode == round_mode::nearest_even;
+  using namespace gemm_simd;
+  const bool fp32_chain = model.kind == accumulator_kind::format && model.acc == formats::fp32 &&
+                          model.acc_rounding.mode == round_mode::nearest_even;
   const bool block = model.kind == accumulator_kind::block_fma && block_kernel_applies(model.block, fa, fb, K);
-  if (model.promote_every != 0 || !(fma_chain || block) || !is_float_valued(fa) || !is_float_valued(fb))
+  if (model.promote_every != 0 || !(fp32_chain || block) || !is_float_valued(fa) || !is_float_valued(fb))
     return std::nullopt;
-  std::vector<float> af = to_floats(fa, a), bf = to_floats(fb, b);
-  if (!all_finite(af) || !all_finite(bf)) return std::nullopt;
-  if (fma_chain) return fp32_fma_chain(af, bf, M, N, K, threads);
-  const block_inputs ai = prepare(fa, std::move(af)), bi = prepare(fb, std::move(bf));
+  const std::optional<std::vector<float>> av = decode_all(fa, a);
+  if (!av) return std::nullopt;
+  const decoder b_decoder(fb, b.size());
   std::vector<float> d(static_cast<std::size_t>(M) * N);
-  parallel_rows(M, threads, [&](int r0, int r1) { block_rows(model.block, ai, bi, d.data(), N, K, r0, r1); });
-  accumulated out{model.block.acc, std::vector<std::uint32_t>(d.size())};
-  const int shift = 23 - model.block.acc.frac_bits;
-  for (std::size_t i = 0; i < d.size(); ++i) out.codes[i] = std::bit_cast<std::uint32_t>(d[i]) >> shift;
-  return out;
+  if (fp32_chain) {
+    if (!run_fma_chain(fma_job{av->data(), b, &b_decoder, d.data(), M, N, K, threads})) return std::nullopt;
+    return accumulated{formats::fp32, bits_of(d, 0)};
+  }
+  const block_fma_model& m = model.block;
+  std::vector<std::int32_t> a_lead(av->size());
+  for (std::size_t i = 0; i < a_lead.size(); ++i) a_lead[i] = lead_of((*av)[i], emin(fa));
+  const block_step step{m.block_size, m.frac_bits, emin(fa) + emin(fb) - m.frac_bits,
+                        ~((std::uint32_t{1} << (23 - m.acc.frac_bits)) - 1)};
+  if (!run_block_chain(block_job{step, av->data(), a_lead.data(), b, &b_decoder, emin(fb), d.data(), M, N, K, threads}))
+    return std::nullopt;
+  return accumulated{m.acc, bits_of(d, 23 - m.acc.frac_bits)};
 }
 
 }  // namespace fpemu::analysis
+#endif  // HWY_ONCE

@@ -9,6 +9,8 @@
 //    products are exact floats, the alignment q = trunc(p * 2^(F-E)) is one exact scaling and a
 //    truncating conversion, and the sum fits 24 bits. The kernel is only chosen when the formats'
 //    exponent ranges keep every one of those steps exact.
+// Both run on the widest SIMD target the CPU has (Highway, chosen at run time); every lane is one
+// output's chain in K order, so the target changes speed only.
 #pragma once
 
 #include <cstdint>

@@ -1,19 +1,29 @@
-// Runtime-format functions over spans (see array.hpp): one scalar core call per element.
+// Runtime-format functions over spans (see array.hpp).
 //
 // Every function validates before it writes: the format(s), the rounding against the target
 // format, and every span size against the first input. Errors name both spans and their sizes.
+// Then the work is split over the thread pool in chunks; each chunk goes through the vector
+// kernels (array_simd.hpp) where they cover the format and mode, else one scalar core call per
+// element. Stochastic rounding reads keystream_bits(seed, stream, first_index + i, width) for
+// element i on every path, so neither the path nor the chunking changes a result.
 #include "fpemu/array.hpp"
 
+#include <algorithm>
+#include <atomic>
 #include <cstddef>
 #include <initializer_list>
 #include <optional>
 #include <string>
 #include <string_view>
+#include <thread>
 
+#include "array_simd.hpp"
 #include "fpemu/convert.hpp"
 #include "fpemu/ops.hpp"
 #include "fpemu/random.hpp"
+#include "fpemu/round_float.hpp"
 #include "fpemu/spec.hpp"
+#include "thread_pool.hpp"
 
 namespace fpemu {
 namespace {
@@ -49,20 +59,54 @@ std::optional<error> check_rounding(const format& f, const rounding& r) {
   return std::nullopt;
 }
 
-// Runs `one(i, random)` for every element, collects flags, and returns their union. Philox is
-// evaluated only for the stochastic modes; every other mode ignores the random bits.
+std::atomic<int> g_threads{0};
+
+// Arrays shorter than this run on the calling thread: waking the pool costs more than it saves.
+constexpr std::size_t kParallelFrom = std::size_t{1} << 16;
+// Elements per piece of work inside a chunk.
+constexpr std::size_t kPiece = 4096;
+
+int threads_for(std::size_t n) { return n < kParallelFrom ? 1 : array_threads(); }
+
+// Runs piece(begin, end) over [0, n) on the pool, pieces of at most kPiece elements, and
+// returns the union of the pieces' flags.
+template <class Piece>
+std::uint8_t for_each_piece(std::size_t n, Piece piece) {
+  std::atomic<std::uint8_t> all{0};
+  detail::parallel_chunks(n, threads_for(n), kPiece, [&](std::size_t begin, std::size_t end) {
+    std::uint8_t flags = 0;
+    for (std::size_t b = begin; b < end; b += kPiece) flags |= piece(b, std::min(end, b + kPiece));
+    all.fetch_or(flags);
+  });
+  return all.load();
+}
+
+simd::keystream keystream_at(const sr_stream& sr, std::size_t i) { return {sr.seed, sr.stream, sr.first_index + i}; }
+
+// Runs `one(i, random)` for every element through the scalar core, and returns the union of
+// the flags; `flags`, when not empty, receives each element's.
 template <class One>
 std::uint8_t for_each_element(std::size_t n, const rounding& r, const sr_stream& sr, std::span<std::uint8_t> flags,
                               One one) {
-  const bool stochastic = is_stochastic(r.mode);
-  std::uint8_t all = 0;
-  for (std::size_t i = 0; i < n; ++i) {
-    const std::uint64_t random = stochastic ? random_bits(sr.seed, sr.stream, sr.first_index + i) : 0;
-    const std::uint8_t f = one(i, random);
-    if (!flags.empty()) flags[i] = f;
-    all |= f;
-  }
-  return all;
+  const int width = array_random_width(r);
+  const bool buffered = r.mode == round_mode::stochastic;
+  return for_each_piece(n, [&](std::size_t b, std::size_t e) {
+    std::vector<std::uint32_t> random(buffered ? e - b : 0);
+    if (buffered) simd::fill_keystream(sr.seed, sr.stream, sr.first_index + b, e - b, width, random.data());
+    std::uint8_t all = 0;
+    for (std::size_t i = b; i < e; ++i) {
+      std::uint64_t bits = 0;
+      if (buffered) {
+        bits = random[i - b];
+      } else if (r.mode == round_mode::stochastic_exact) {
+        bits = keystream_bits(sr.seed, sr.stream, sr.first_index + i, width);
+      }
+      const std::uint8_t f = one(i, bits);
+      if (!flags.empty()) flags[i] = f;
+      all |= f;
+    }
+    return all;
+  });
 }
 
 template <class T>
@@ -71,11 +115,29 @@ expected<std::uint8_t> round_span(const format& f, std::span<const T> in, std::s
   if (auto e = check_format(f, "format")) return *e;
   if (auto e = check_rounding(f, r)) return *e;
   if (auto e = check_sizes({{"in", in.size()}, {"out", out.size()}}, flags.size())) return *e;
+  constexpr bool is_double = std::is_same_v<T, double>;
+  if (simd::can_encode(f, r, is_double)) {
+    return for_each_piece(in.size(), [&](std::size_t b, std::size_t e) {
+      std::uint8_t* fl = flags.empty() ? nullptr : flags.data() + b;
+      if constexpr (is_double) {
+        return simd::encode_doubles(f, r, in.data() + b, e - b, keystream_at(sr, b), out.data() + b, fl);
+      } else {
+        return simd::encode_floats(f, r, in.data() + b, e - b, keystream_at(sr, b), out.data() + b, nullptr, fl);
+      }
+    });
+  }
   return for_each_element(in.size(), r, sr, flags, [&](std::size_t i, std::uint64_t random) {
     const rounded res = from(f, in[i], r, random);
     out[i] = res.code;
     return res.flags;
   });
+}
+
+std::optional<error> check_float_valued(const format& f, std::string_view what) {
+  if (simd::values_are_floats(f)) return std::nullopt;
+  return error{std::string(what) + ": format " + to_string(f) +
+               " has values that are not binary32 values (it needs a signed format with zero, subnormals, "
+               "1..22 fraction bits and normal exponents within binary32's normal range); use the codes instead"};
 }
 
 }  // namespace
@@ -97,9 +159,56 @@ expected<std::uint8_t> convert_array(const format& to, const format& from_format
   if (auto e = check_format(from_format, "source format")) return *e;
   if (auto e = check_rounding(to, r)) return *e;
   if (auto e = check_sizes({{"in", in.size()}, {"out", out.size()}}, flags.size())) return *e;
+  if (simd::values_are_floats(from_format) && simd::can_encode(to, r, false)) {
+    // Decoding is exact, so this is still one rounding per element.
+    return for_each_piece(in.size(), [&](std::size_t b, std::size_t e) {
+      std::vector<float> values(e - b);
+      simd::decode_floats(from_format, in.data() + b, e - b, values.data());
+      std::uint8_t all = simd::encode_floats(to, r, values.data(), e - b, keystream_at(sr, b), out.data() + b,
+                                             nullptr, flags.empty() ? nullptr : flags.data() + b);
+      // A binary32 NaN cannot carry a signaling NaN's `invalid`: NaN codes go through the core.
+      for (std::size_t i = b; i < e; ++i) {
+        if (decode(from_format, in[i]).cls != value_class::nan) continue;
+        const std::uint64_t random =
+            is_stochastic(r.mode) ? keystream_bits(sr.seed, sr.stream, sr.first_index + i, array_random_width(r)) : 0;
+        const rounded res = convert(to, from_format, in[i], r, random);
+        out[i] = res.code;
+        if (!flags.empty()) flags[i] = res.flags;
+        all |= res.flags;
+      }
+      return all;
+    });
+  }
   return for_each_element(in.size(), r, sr, flags, [&](std::size_t i, std::uint64_t random) {
     const rounded res = convert(to, from_format, in[i], r, random);
     out[i] = res.code;
+    return res.flags;
+  });
+}
+
+void set_array_threads(int n) { g_threads.store(std::max(n, 0)); }
+
+int array_threads() {
+  const int n = g_threads.load();
+  if (n > 0) return n;
+  return std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
+}
+
+expected<std::uint8_t> round_in_place(const format& f, std::span<float> x, const rounding& r, sr_stream sr,
+                                      std::span<std::uint8_t> flags) {
+  if (auto e = check_format(f, "format")) return *e;
+  if (auto e = check_rounding(f, r)) return *e;
+  if (auto e = check_float_valued(f, "round_in_place")) return *e;
+  if (auto e = check_sizes({{"x", x.size()}}, flags.size())) return *e;
+  if (simd::can_encode(f, r, false)) {
+    return for_each_piece(x.size(), [&](std::size_t b, std::size_t e) {
+      return simd::encode_floats(f, r, x.data() + b, e - b, keystream_at(sr, b), nullptr, x.data() + b,
+                                 flags.empty() ? nullptr : flags.data() + b);
+    });
+  }
+  return for_each_element(x.size(), r, sr, flags, [&](std::size_t i, std::uint64_t random) {
+    const rounded res = from(f, x[i], r, random);
+    x[i] = code_to_float(f, res.code);
     return res.flags;
   });
 }
@@ -108,7 +217,29 @@ expected<std::uint8_t> convert_array(const format& to, const format& from_format
 expected<std::uint8_t> decode_array(const format& f, std::span<const std::uint32_t> codes, std::span<double> out) {
   if (auto e = check_format(f, "format")) return *e;
   if (auto e = check_sizes({{"codes", codes.size()}, {"out", out.size()}}, 0)) return *e;
-  for (std::size_t i = 0; i < codes.size(); ++i) out[i] = to_double(f, codes[i]);
+  const bool vector = simd::values_are_floats(f);
+  detail::parallel_chunks(codes.size(), threads_for(codes.size()), kPiece, [&](std::size_t begin, std::size_t end) {
+    std::vector<float> values(vector ? kPiece : 0);
+    for (std::size_t b = begin; b < end; b += kPiece) {
+      const std::size_t e = std::min(end, b + kPiece);
+      if (!vector) {
+        for (std::size_t i = b; i < e; ++i) out[i] = to_double(f, codes[i]);
+        continue;
+      }
+      simd::decode_floats(f, codes.data() + b, e - b, values.data());
+      std::copy(values.begin(), values.begin() + static_cast<std::ptrdiff_t>(e - b), out.begin() + static_cast<std::ptrdiff_t>(b));
+    }
+  });
+  return std::uint8_t{0};
+}
+
+expected<std::uint8_t> decode_array(const format& f, std::span<const std::uint32_t> codes, std::span<float> out) {
+  if (auto e = check_format(f, "format")) return *e;
+  if (auto e = check_float_valued(f, "decode_array")) return *e;
+  if (auto e = check_sizes({{"codes", codes.size()}, {"out", out.size()}}, 0)) return *e;
+  detail::parallel_chunks(codes.size(), threads_for(codes.size()), kPiece, [&](std::size_t b, std::size_t e) {
+    simd::decode_floats(f, codes.data() + b, e - b, out.data() + b);
+  });
   return std::uint8_t{0};
 }
 

@@ -48,7 +48,7 @@ bool stochastic(const rounding& r) {
 }
 
 std::uint64_t random_for(const rounding& r, const sr_stream& sr, std::size_t i) {
-  return stochastic(r) ? random_bits(sr.seed, sr.stream, sr.first_index + i) : 0;
+  return stochastic(r) ? keystream_bits(sr.seed, sr.stream, sr.first_index + i, array_random_width(r)) : 0;
 }
 
 // Doubles across every format's range: specials, zeros, tiny and huge values, midpoints.

@@ -1,7 +1,11 @@
-// Runtime-format functions over spans: round arrays of doubles or floats into codes, decode
-// codes, and apply arithmetic element-wise, for sweeps over formats and modes. Stochastic
-// rounding takes element i's random bits from random_bits(seed, stream, first_index + i), so
-// results do not depend on how an array is split.
+// Runtime-format functions over spans: round arrays of doubles or floats into codes or in
+// place, decode codes, and apply arithmetic element-wise, for sweeps over formats and modes.
+//
+// Results are the core's, bit for bit, on every path: vector kernels (Highway, dispatched to the
+// best SIMD target of the CPU) where they cover the format and mode, the scalar core elsewhere,
+// spread over a thread pool for long arrays. Stochastic rounding takes element i's random bits
+// from keystream_bits(seed, stream, first_index + i, array_random_width(r)) (random.hpp), so
+// results do not depend on thread count, vector width or how an array is split.
 #pragma once
 
 #include <cstdint>
@@ -19,6 +23,11 @@ struct sr_stream {
   std::uint64_t first_index = 0;
 };
 
+// Threads for arrays of 65536 elements or more; 0 (the default) means all hardware threads.
+// Results never depend on it.
+void set_array_threads(int n);
+int array_threads();
+
 enum class array_op : std::uint8_t { add, sub, mul, div };
 
 // Each returns the union of the status flags raised, or an error naming the mismatched sizes
@@ -30,7 +39,14 @@ expected<std::uint8_t> round_array(const format& f, std::span<const float> in, s
 expected<std::uint8_t> convert_array(const format& to, const format& from, std::span<const std::uint32_t> in,
                                      std::span<std::uint32_t> out, const rounding& r = {}, sr_stream sr = {},
                                      std::span<std::uint8_t> flags = {});
+// x[i] becomes the value of round(f, x[i]) as a binary32: what simulation users want. Every value
+// of f must be a binary32 value (signed, with zero and subnormals, 1..22 fraction bits, normal
+// exponents within binary32's normal range); the error says so otherwise.
+expected<std::uint8_t> round_in_place(const format& f, std::span<float> x, const rounding& r = {}, sr_stream sr = {},
+                                      std::span<std::uint8_t> flags = {});
 expected<std::uint8_t> decode_array(const format& f, std::span<const std::uint32_t> codes, std::span<double> out);
+// As binary32 values, for the formats round_in_place accepts.
+expected<std::uint8_t> decode_array(const format& f, std::span<const std::uint32_t> codes, std::span<float> out);
 expected<std::uint8_t> apply(array_op op, const format& f, std::span<const std::uint32_t> a,
                              std::span<const std::uint32_t> b, std::span<std::uint32_t> out, const rounding& r = {},
                              sr_stream sr = {}, std::span<std::uint8_t> flags = {});

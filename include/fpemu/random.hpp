@@ -9,6 +9,7 @@
 #include <cstdint>
 
 #include "fpemu/config.hpp"
+#include "fpemu/rounding.hpp"
 
 namespace fpemu {
 
@@ -36,6 +37,34 @@ FPEMU_HD constexpr std::uint64_t random_bits(std::uint64_t seed, std::uint32_t s
       {static_cast<std::uint32_t>(index), static_cast<std::uint32_t>(index >> 32), stream, 0},
       {static_cast<std::uint32_t>(seed), static_cast<std::uint32_t>(seed >> 32)});
   return std::uint64_t{out[0]} | (std::uint64_t{out[1]} << 32);
+}
+
+// The random bits of element `index` of a stochastically rounded array (round_array, apply, ...):
+// a Philox keystream in which one 128-bit block serves 128 / width elements, so that a vector
+// unit spends one Philox evaluation on 8 elements (width 16), not one per element. Blocks are
+// taken in groups of 16 (counters 16g .. 16g+15); element l of group g reads piece l / 16 of
+// block 16g + l % 16, piece j being bits [j*width, (j+1)*width) of out[0] | out[1] << 32 |
+// out[2] << 64 | out[3] << 96. A vector of 4, 8 or 16 lanes thus fills whole pieces of
+// consecutive blocks, and the bits stay a pure function of (seed, stream, index).
+// width: 16, 32 or 64 (array_random_width); width 64 gives random_bits(seed, stream, block).
+FPEMU_HD constexpr std::uint64_t keystream_bits(std::uint64_t seed, std::uint32_t stream, std::uint64_t index,
+                                                int width) {
+  const std::uint64_t per_group = 16 * static_cast<std::uint64_t>(128 / width);
+  const std::uint64_t block = index / per_group * 16 + index % 16;
+  const int piece = static_cast<int>(index % per_group / 16);
+  const philox_counter out = philox4x32_10(
+      {static_cast<std::uint32_t>(block), static_cast<std::uint32_t>(block >> 32), stream, 0},
+      {static_cast<std::uint32_t>(seed), static_cast<std::uint32_t>(seed >> 32)});
+  const int bit = piece * width;
+  const std::uint64_t half = bit < 64 ? (std::uint64_t{out[0]} | (std::uint64_t{out[1]} << 32))
+                                      : (std::uint64_t{out[2]} | (std::uint64_t{out[3]} << 32));
+  return width == 64 ? half : (half >> (bit % 64)) & ((std::uint64_t{1} << width) - 1);
+}
+
+// Bits per element the array functions draw: as few as the rounding reads.
+FPEMU_HD constexpr int array_random_width(const rounding& r) {
+  if (r.mode == round_mode::stochastic_exact) return 64;
+  return r.sr_bits <= 16 ? 16 : 32;
 }
 
 }  // namespace fpemu

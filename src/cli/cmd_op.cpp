@@ -3,8 +3,9 @@
 // Reads one operation per stdin line: the operand codes in hex, whitespace-separated (one for
 // sqrt, two for add/sub/mul/div, three for fma: a*b+c). Prints "0xCODE FLAGS" per line.
 // Blank lines are skipped; in the stochastic modes the k-th operation (0-based, counting
-// operations, not blank lines) takes random_bits(seed, stream, k). On the first bad line the
-// command stops with status 2, naming the line; the results before it are already printed.
+// operations, not blank lines) takes keystream_bits(seed, stream, k, width), as the array
+// functions do. On the first bad line the command stops with status 2, naming the line; the
+// results before it are already printed.
 #include <CLI/CLI.hpp>
 #include <algorithm>
 #include <array>
@@ -85,7 +86,7 @@ command add_op(CLI::App& parent) {
   app->footer(
       "Reads one operation per stdin line: operand codes in hex (1 for sqrt, 2 for add/sub/mul/div,\n"
       "3 for fma = a*b+c). Prints 0xCODE FLAGS per line. Stochastic modes: operation k (0-based)\n"
-      "uses random_bits(seed, stream, k). Stops with status 2 at the first bad line.");
+      "uses keystream_bits(seed, stream, k, width). Stops with status 2 at the first bad line.");
   return {app, [o](const std::vector<std::string>& rest) {
             no_trailing("op", rest);
             run_op(*o);

@@ -4,7 +4,8 @@
 // Output, one line per value:  0xCODE DECIMAL FLAGS  (exact decimal of the result; flags or -).
 // Without VALUEs the values are read from stdin, one per line, blank lines skipped. In the
 // stochastic modes the k-th value (0-based, counting values, not blank lines) takes its random
-// bits from random_bits(seed, stream, k), so a run is reproducible and independent of batching.
+// bits from keystream_bits(seed, stream, k, width) (the bits round_array gives element k), so a
+// run is reproducible and independent of batching.
 //
 // The VALUEs are collected as CLI11 "extras" rather than as a positional option: CLI11 reads
 // "-inf" or "-.5" as unknown short options, and extras keep them, in order, as values. Values
@@ -68,7 +69,8 @@ command add_round(CLI::App& parent) {
       "values may also follow '--'.\n"
       "Without VALUEs, reads one value per line from stdin (blank lines skipped).\n"
       "Prints one line per value: 0xCODE EXACT-DECIMAL FLAGS (flags comma-separated, or -).\n"
-      "Stochastic modes: value k (0-based) uses random_bits(seed, stream, k).\n"
+      "Stochastic modes: value k (0-based) uses keystream_bits(seed, stream, k, width), the bits\n"
+      "round_array gives element k (width 16, 32 or 64 by --sr-bits and mode).\n"
       "On the first bad value the command stops with status 2; earlier lines are already printed.");
   return {app, [o, app](const std::vector<std::string>& rest) {
             std::vector<std::string> values = app->remaining();

@@ -87,7 +87,7 @@ void add_rounding_options(CLI::App& app, rounding_options& o) {
 }
 
 std::uint64_t rounding_setup::random(std::uint64_t index) const {
-  return stochastic() ? random_bits(seed, stream, index) : 0;
+  return stochastic() ? keystream_bits(seed, stream, index, array_random_width(r)) : 0;
 }
 
 rounding_setup resolve_rounding(const format& f, const rounding_options& o) {

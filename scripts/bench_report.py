@@ -1,0 +1,102 @@
+#!/usr/bin/env python3
+"""Runs bench_round and bench_gemm once each and reports every figure as a ratio against the
+physical limit measured in the same run (memcpy of the same elements; Eigen's native FP32 GEMM),
+checked against the targets the README states.
+
+    python3 scripts/bench_report.py BUILD_DIR [--out FILE] [--repetitions N]
+
+Each benchmark runs N times (default 5) in random interleaving, so a slow spell of the machine
+hits the limits and the emulated paths alike; ratios use the medians. Exit status 1 when a target
+is missed. The report (markdown) goes to stdout and, with --out, to FILE.
+"""
+import argparse
+import datetime
+import json
+import os
+import platform
+import subprocess
+import sys
+
+
+def run(binary, repetitions):
+    cmd = [binary, "--benchmark_format=json", f"--benchmark_repetitions={repetitions}",
+           "--benchmark_enable_random_interleaving=true", "--benchmark_report_aggregates_only=true"]
+    out = subprocess.run(cmd, check=True, capture_output=True, text=True).stdout
+    medians = {}
+    for b in json.loads(out)["benchmarks"]:
+        if b.get("aggregate_name") == "median":
+            medians[b["run_name"].replace("/real_time", "").replace("/min_time:2.000", "")] = b["items_per_second"]
+    return medians
+
+
+def cpu_model():
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.startswith("model name"):
+                    return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or "unknown CPU"
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("build_dir")
+    ap.add_argument("--out")
+    ap.add_argument("--repetitions", type=int, default=5)
+    args = ap.parse_args()
+
+    rnd = run(os.path.join(args.build_dir, "bench", "bench_round"), args.repetitions)
+    gemm = run(os.path.join(args.build_dir, "bench", "bench_gemm"), args.repetitions)
+    lines, failed = [], []
+
+    def row(name, value, ratio, target, note=""):
+        ok = ratio >= target
+        if not ok:
+            failed.append(name)
+        lines.append(f"| {name} | {value / 1e9:.3f} G/s | {ratio:.2f} | >= {target:g} | {'yes' if ok else 'NO'} | {note} |")
+
+    memcpy1 = rnd["memcpy/threads:1"]
+    lines += ["Array rounding, 2^24 binary32 inputs from N(0,1), elements per second, against memcpy of the same "
+              f"elements in the same run ({memcpy1 / 1e9:.3f} G/s on one thread, "
+              f"{rnd['memcpy/threads:2'] / 1e9:.3f} G/s on two):", "",
+              "| benchmark | rate | ratio | target | met | |", "|---|---|---|---|---|---|"]
+    for kind in ("encode", "in_place"):
+        for fmt in ("bf16", "fp16", "e4m3fn", "e5m2"):
+            for mode in ("rne", "rz", "sr16"):
+                name = f"{kind}/{fmt}_{mode}"
+                one, two = rnd[f"{name}/threads:1"], rnd[f"{name}/threads:2"]
+                row(f"{name}, 1 thread", one, one / memcpy1, 0.4 if mode == "sr16" else 0.7, "vs memcpy")
+                row(f"{name}, 2 threads", two, two / one, 1.6, "vs 1 thread")
+    for fmt in ("bf16", "e4m3fn"):
+        name = f"decode/{fmt}/threads:1"
+        lines.append(f"| {name} | {rnd[name] / 1e9:.3f} G/s | {rnd[name] / memcpy1:.2f} | | | vs memcpy |")
+
+    native = gemm["native_fp32_eigen"]
+    lines += ["", f"Emulated GEMM, M = N = 512, K = 4096, one thread, products per second, against Eigen's FP32 "
+              f"GEMM in the same run ({native / 1e9:.2f} G products/s):", "",
+              "| benchmark | rate | ratio | target | met | |", "|---|---|---|---|---|---|"]
+    row("h100_e4m3 (tensor-core preset)", gemm["h100_e4m3"], gemm["h100_e4m3"] / native, 1 / 15, "vs Eigen FP32")
+    row("bf16 in, fp32 RNE accumulation", gemm["bf16_fp32_rne"], gemm["bf16_fp32_rne"] / native, 0.5,
+        "vs Eigen FP32")
+    for name, value in sorted(gemm.items()):
+        if name not in ("native_fp32_eigen", "h100_e4m3", "bf16_fp32_rne"):
+            lines.append(f"| {name} | {value / 1e9:.3f} G/s | {value / native:.3f} | | | vs Eigen FP32 |")
+
+    header = [f"# Benchmark report", "",
+              f"- machine: {cpu_model()}, {os.cpu_count()} logical CPUs",
+              f"- date: {datetime.date.today().isoformat()}",
+              f"- command: python3 scripts/bench_report.py {args.build_dir} (after ./dev bench's release build, "
+              f"-march=native), medians of {args.repetitions} interleaved repetitions", ""]
+    footer = ["", "All targets met." if not failed else "Missed: " + ", ".join(failed)]
+    report = "\n".join(header + lines + footer) + "\n"
+    sys.stdout.write(report)
+    if args.out:
+        with open(args.out, "w") as f:
+            f.write(report)
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

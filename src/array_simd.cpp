@@ -1,0 +1,578 @@
+// See array_simd.hpp. This file is compiled once per SIMD target (hwy/foreach_target.h
+// re-includes it); the part under HWY_ONCE is the dispatcher.
+#include "array_simd.hpp"
+
+#include <algorithm>
+#include <bit>
+#include <cmath>
+#include <cstring>
+
+#include "fpemu/convert.hpp"
+#include "fpemu/random.hpp"
+#include "fpemu/round_float.hpp"
+
+#undef HWY_TARGET_INCLUDE
+#define HWY_TARGET_INCLUDE "src/array_simd.cpp"
+#include <hwy/foreach_target.h>  // IWYU pragma: keep
+#include <hwy/highway.h>
+
+#ifndef FPEMU_ARRAY_SIMD_SHARED
+#define FPEMU_ARRAY_SIMD_SHARED
+namespace fpemu::simd {
+
+template <class T>
+struct input_traits;
+template <>
+struct input_traits<float> {
+  using U = std::uint32_t;
+  static constexpr int mant = 23, bias = 127, field_max = 255;
+};
+template <>
+struct input_traits<double> {
+  using U = std::uint64_t;
+  static constexpr int mant = 52, bias = 1023, field_max = 2047;
+};
+
+// Everything a kernel needs to know about the target format, in the input's terms. Exponents
+// are biased binary32/binary64 exponent fields.
+template <class T>
+struct encode_params {
+  using U = typename input_traits<T>::U;
+  U s0;        // fraction bits of the input below the format's quantum (normal results)
+  U frac_bits;
+  U emin_field;  // field of the format's smallest normal binade; lanes below it are subnormal
+  U low_field;   // lanes below it, which would shift by more than W - 1 bits, go to the core
+  U high_field;  // lanes above it (emax and beyond, inf, NaN) go to the core
+  U max_shift_extra;  // low_field's distance below emin_field
+  U rebias;           // (format bias - input bias) << frac_bits, modulo 2^W
+  U max_magnitude, sign, sign_position, negative_zero, k_mask, k;
+  T subnormal_quantum;  // 2^(emin - frac_bits), for values of subnormal results
+};
+
+template <class T>
+encode_params<T> make_params(const format& f, const rounding& r) {
+  using tr = input_traits<T>;
+  using U = typename tr::U;
+  constexpr int W = sizeof(U) * 8;
+  encode_params<T> p{};
+  p.s0 = static_cast<U>(tr::mant - f.frac_bits);
+  p.frac_bits = static_cast<U>(f.frac_bits);
+  const long long emin_field = std::max<long long>(0, static_cast<long long>(emin(f)) + tr::bias);
+  p.emin_field = static_cast<U>(emin_field);
+  p.max_shift_extra = static_cast<U>(W - 1) - p.s0;
+  p.low_field = static_cast<U>(std::max<long long>(1, emin_field - static_cast<long long>(p.max_shift_extra)));
+  p.high_field = static_cast<U>(std::min<long long>(tr::field_max - 1, static_cast<long long>(emax(f)) + tr::bias));
+  p.rebias = static_cast<U>(static_cast<U>(static_cast<long long>(f.bias) - tr::bias) << f.frac_bits);
+  p.max_magnitude = max_finite_magnitude(f);
+  p.sign = sign_mask(f);
+  p.sign_position = static_cast<U>(f.exp_bits + f.frac_bits);
+  p.negative_zero = has_negative_zero(f) ? sign_mask(f) : 0;
+  const int k = std::clamp(r.sr_bits, 1, 32);
+  p.k = static_cast<U>(k);
+  p.k_mask = static_cast<U>((std::uint64_t{1} << k) - 1);
+  p.subnormal_quantum = static_cast<T>(std::ldexp(1.0, emin(f) - f.frac_bits));
+  return p;
+}
+
+}  // namespace fpemu::simd
+#endif
+
+HWY_BEFORE_NAMESPACE();
+namespace fpemu::simd::HWY_NAMESPACE {
+namespace hn = hwy::HWY_NAMESPACE;
+
+// Philox-4x32-10 on 32-bit lanes: lane b of the words is block `first_block + b`. The high
+// half of a 32x32 product comes from two even-lane 64-bit multiplies.
+#if HWY_TARGET != HWY_SCALAR
+template <class D, class V = hn::Vec<D>>
+HWY_INLINE void Philox(D d, V& c0, V& c1, V& c2, V& c3, std::uint64_t seed) {
+  const hn::Repartition<std::uint64_t, D> d64;
+  const V m0 = hn::Set(d, 0xD2511F53u), m1 = hn::Set(d, 0xCD9E8D57u);
+  auto mul_hi = [&](V a, V m) HWY_ATTR {
+    const auto even = hn::MulEven(a, m);
+    const auto odd = hn::MulEven(hn::BitCast(d, hn::ShiftRight<32>(hn::BitCast(d64, a))), m);
+    return hn::OddEven(hn::BitCast(d, odd), hn::BitCast(d, hn::ShiftRight<32>(even)));
+  };
+  std::uint32_t k0 = static_cast<std::uint32_t>(seed), k1 = static_cast<std::uint32_t>(seed >> 32);
+  for (int round = 0; round < 10; ++round) {
+    const V hi0 = mul_hi(c0, m0), lo0 = c0 * m0;
+    const V hi1 = mul_hi(c2, m1), lo1 = c2 * m1;
+    c0 = hn::Xor3(hi1, c1, hn::Set(d, k0));
+    c1 = lo1;
+    c2 = hn::Xor3(hi0, c3, hn::Set(d, k1));
+    c3 = lo0;
+    k0 += 0x9E3779B9u;
+    k1 += 0xBB67AE85u;
+  }
+}
+#endif
+
+void FillKeystream(std::uint64_t seed, std::uint32_t stream, std::uint64_t first, std::size_t n, int width,
+                   std::uint32_t* out) {
+  const hn::ScalableTag<std::uint32_t> d;
+  const std::size_t L = std::min<std::size_t>(hn::Lanes(d), 16);
+  const int pieces = 128 / width;
+  const std::uint64_t per_group = 16 * static_cast<std::uint64_t>(pieces);
+  HWY_ALIGN std::uint32_t words[4][16 + HWY_MAX_BYTES / 4];
+  // Group by group; `index` wraps modulo 2^64 like first_index + i does.
+  std::uint64_t index = first;
+  for (std::size_t done = 0; done < n;) {
+    const std::uint64_t g = index / per_group, offset = index % per_group;
+    const std::size_t count = static_cast<std::size_t>(std::min<std::uint64_t>(per_group - offset, n - done));
+    for (std::size_t b0 = 0; b0 < 16; b0 += L) {
+      const std::uint64_t block = g * 16 + b0;  // a multiple of 16 plus b0 < 16: no carry into hi
+#if HWY_TARGET == HWY_SCALAR  // one lane: no even/odd multiplies; the scalar Philox
+      const philox_counter w = philox4x32_10(
+          {static_cast<std::uint32_t>(block), static_cast<std::uint32_t>(block >> 32), stream, 0},
+          {static_cast<std::uint32_t>(seed), static_cast<std::uint32_t>(seed >> 32)});
+      for (int j = 0; j < 4; ++j) words[j][b0] = w[static_cast<std::size_t>(j)];
+#else
+      using V = hn::Vec<decltype(d)>;
+      V c0 = hn::Add(hn::Iota(d, 0), hn::Set(d, static_cast<std::uint32_t>(block)));
+      V c1 = hn::Set(d, static_cast<std::uint32_t>(block >> 32));
+      V c2 = hn::Set(d, stream), c3 = hn::Zero(d);
+      Philox(d, c0, c1, c2, c3, seed);
+      hn::Store(c0, d, words[0] + b0);
+      hn::Store(c1, d, words[1] + b0);
+      hn::Store(c2, d, words[2] + b0);
+      hn::Store(c3, d, words[3] + b0);
+#endif
+    }
+    for (int piece = 0; piece < pieces; ++piece) {
+      const std::uint32_t* w = words[piece * width / 32];
+      const int shift = (piece * width) % 32;
+      const std::uint64_t l0 = static_cast<std::uint64_t>(piece) * 16;
+      if (offset == 0 && count == per_group) {  // the whole group: element l goes to out[done + l]
+        for (int b = 0; b < 16; ++b) out[done + l0 + b] = width == 32 ? w[b] : (w[b] >> shift) & 0xffffu;
+        continue;
+      }
+      for (int b = 0; b < 16; ++b) {
+        const std::uint64_t l = l0 + b;
+        if (l >= offset && l < offset + count) out[done + (l - offset)] = width == 32 ? w[b] : (w[b] >> shift) & 0xffffu;
+      }
+    }
+    done += count;
+    index += count;
+  }
+}
+
+// Rounds v / 2^s to an integer by the mode's increment (round_float.hpp): s >= 1 and every
+// count below stays under the lane width, so no shift is out of range on any target.
+template <round_mode Mode, class D, class V, class M>
+HWY_INLINE V RoundShift(D d, V v, V s, M negative, V random, V k, M& inexact) {
+  const V one = hn::Set(d, 1);
+  const V kept = v >> s;
+  inexact = hn::Ne(hn::And(v, hn::Sub(one << s, one)), hn::Zero(d));
+  if constexpr (Mode == round_mode::nearest_even) {
+    return hn::Add(hn::Sub(hn::Add(v, one << hn::Sub(s, one)), one), hn::And(kept, one)) >> s;
+  } else if constexpr (Mode == round_mode::nearest_away) {
+    return hn::Add(v, one << hn::Sub(s, one)) >> s;
+  } else if constexpr (Mode == round_mode::toward_zero) {
+    return kept;
+  } else if constexpr (Mode == round_mode::toward_positive) {
+    return hn::Add(kept, hn::IfThenElseZero(hn::AndNot(negative, inexact), one));
+  } else if constexpr (Mode == round_mode::toward_negative) {
+    return hn::Add(kept, hn::IfThenElseZero(hn::And(negative, inexact), one));
+  } else if constexpr (Mode == round_mode::to_odd) {
+    return hn::Or(kept, hn::IfThenElseZero(inexact, one));
+  } else {
+    // The k random bits aligned with the top k bits of the fraction below the quantum.
+    const auto narrow = hn::Lt(s, k);
+    const V left = hn::IfThenZeroElse(narrow, hn::Sub(s, k));
+    const V right = hn::IfThenElseZero(narrow, hn::Sub(k, s));
+    return hn::Add(v, (random << left) >> right) >> s;
+  }
+}
+
+template <round_mode Mode, class T>
+std::uint8_t EncodeMode(const format& f, const rounding& r, const T* in, std::size_t n, const keystream& ks,
+                        std::uint32_t* codes, T* values, std::uint8_t* flags) {
+  using tr = input_traits<T>;
+  using U = typename tr::U;
+  constexpr bool kStochastic = Mode == round_mode::stochastic;
+  const encode_params<T> p = make_params<T>(f, r);
+  const hn::ScalableTag<U> du;
+  const hn::Rebind<T, decltype(du)> dt;
+  const hn::Rebind<std::uint32_t, decltype(du)> d32;
+  using V = hn::Vec<decltype(du)>;
+  const std::size_t L = hn::Lanes(du);
+
+  const V zero = hn::Zero(du), one = hn::Set(du, 1);
+  const V sign_bit = hn::Set(du, U{1} << (sizeof(U) * 8 - 1));
+  const V s0 = hn::Set(du, p.s0), fb = hn::Set(du, p.frac_bits), k = hn::Set(du, p.k);
+  const V emin_field = hn::Set(du, p.emin_field), low = hn::Set(du, p.low_field), high = hn::Set(du, p.high_field);
+  const V max_extra = hn::Set(du, p.max_shift_extra), rebias = hn::Set(du, p.rebias);
+  const V max_mag = hn::Set(du, p.max_magnitude), fsign = hn::Set(du, p.sign), negzero = hn::Set(du, p.negative_zero);
+  const V mant_mask = hn::Set(du, (U{1} << tr::mant) - 1), implicit = hn::Set(du, U{1} << tr::mant);
+  const V f_inexact = hn::Set(du, flag::inexact), f_underflow = hn::Set(du, flag::underflow);
+  const V value_negzero = p.negative_zero != 0 ? sign_bit : zero;
+  V all_flags = zero;
+  std::uint8_t scalar_flags = 0;
+
+  constexpr std::size_t kMax = HWY_MAX_BYTES / sizeof(U);
+  HWY_ALIGN T pad_in[kMax];
+  HWY_ALIGN std::uint32_t pad_random[kMax] = {}, pad_codes[kMax];
+  HWY_ALIGN T pad_values[kMax];
+  HWY_ALIGN std::uint8_t pad_flags[kMax];
+
+  // The common case in one pass, when no per-element flags are asked for: every lane zero, or
+  // finite within the format's range before and after rounding. Returns false, having written
+  // nothing, for a vector with any other lane; one_vector() then does it. A vector with a lane
+  // below the format's normal range takes a per-lane shift (subnormal results). Only the union
+  // of the flags is wanted here, so inexact and underflow are looked for only until first seen;
+  // tininess needs a second rounding (at p bits) for lanes one binade below the normal range.
+  const V range_span = hn::Set(du, p.high_field - p.low_field);
+  const V sign_shift = hn::Set(du, static_cast<U>(sizeof(U) * 8 - 1) - p.sign_position);
+  const V low_mask = hn::Set(du, (U{1} << p.s0) - 1);
+  bool inexact_seen = false, underflow_seen = false;
+  // Whether subnormal results are possible at all, and whether to take the per-lane shift for
+  // every vector rather than branch on each: decided from the last 64 vectors, because with
+  // frequent subnormal results (e4m3fn on N(0,1) data: one in 5 vectors of 16) the mispredicted
+  // branches cost more than the shift. Either way the result is the same.
+  const bool subnormal_results = p.emin_field > p.low_field;
+  bool per_lane_shift = false;
+  int vectors = 0, vectors_with_subnormals = 0;
+  auto fast_vector = [&](const T* src, const std::uint32_t* rnd, std::uint32_t* code_out, T* value_out) HWY_ATTR {
+    const V bits = hn::BitCast(du, hn::LoadU(dt, src));
+    const V mag = hn::AndNot(sign_bit, bits);
+    const V field = hn::ShiftRight<tr::mant>(mag);
+    const auto is_zero = hn::Eq(mag, zero);
+    const V sign = hn::And(bits >> sign_shift, fsign);  // the input's sign at the format's sign bit
+    const auto negative = hn::Ne(sign, zero);
+    V random_v = zero;
+    if constexpr (kStochastic) {
+      if constexpr (sizeof(U) == 4) {
+        random_v = hn::And(hn::LoadU(du, rnd), hn::Set(du, p.k_mask));
+      } else {
+        random_v = hn::And(hn::PromoteTo(du, hn::LoadU(d32, rnd)), hn::Set(du, p.k_mask));
+      }
+    }
+    auto inexact = hn::Ne(zero, zero);
+    // Lanes out of the vector rule (checked, with overflow, before any flag is taken): outside
+    // the input range it covers.
+    const auto bad_input = hn::Gt(hn::Sub(field, low), range_span);
+    const auto sub = hn::Lt(field, emin_field);
+    V code_mag, value_bits = zero, rounded;
+    bool any_sub = false;
+    if (!subnormal_results || (!per_lane_shift && hn::AllFalse(du, hn::AndNot(is_zero, sub)))) {
+      rounded = RoundShift<Mode>(du, mag, s0, negative, random_v, k, inexact);
+      code_mag = hn::Add(rounded, rebias);
+      if (!hn::AllFalse(du, hn::AndNot(is_zero, hn::Or(bad_input, hn::Gt(code_mag, max_mag))))) return false;
+      if (value_out) value_bits = rounded << s0;
+      if (!inexact_seen) inexact_seen = !hn::AllFalse(du, hn::AndNot(is_zero, hn::Ne(hn::And(mag, low_mask), zero)));
+    } else {
+      any_sub = true;
+      vectors_with_subnormals += hn::AllFalse(du, hn::AndNot(is_zero, sub)) ? 0 : 1;
+      const V extra = hn::Min(hn::IfThenElseZero(sub, hn::Sub(emin_field, field)), max_extra);
+      const V v = hn::IfThenElse(sub, hn::Or(hn::And(mag, mant_mask), implicit), mag);
+      rounded = RoundShift<Mode>(du, v, hn::Add(s0, extra), negative, random_v, k, inexact);
+      code_mag = hn::IfThenElse(sub, rounded, hn::Add(rounded, rebias));
+      if (!hn::AllFalse(du, hn::AndNot(is_zero, hn::Or(bad_input, hn::Gt(code_mag, max_mag))))) return false;
+      if constexpr (sizeof(U) == 4) {
+        if (value_out) {
+          const hn::RebindToSigned<decltype(du)> di;
+          const V sub_value =
+              hn::BitCast(du, hn::ConvertTo(dt, hn::BitCast(di, rounded)) * hn::Set(dt, p.subnormal_quantum));
+          value_bits = hn::IfThenElse(sub, sub_value, rounded << s0);
+        }
+      }
+      const auto lane_inexact = hn::AndNot(is_zero, inexact);
+      inexact_seen = inexact_seen || !hn::AllFalse(du, lane_inexact);
+      const auto candidate = hn::And(sub, lane_inexact);
+      if (!underflow_seen && !hn::AllFalse(du, candidate)) {
+        auto unused = inexact;
+        const V at_p_bits = RoundShift<Mode>(du, mag, s0, negative, random_v, k, unused);
+        const auto not_tiny = hn::And(hn::Eq(extra, one), hn::Ne(at_p_bits >> fb, field));
+        underflow_seen = !hn::AllFalse(du, hn::AndNot(not_tiny, candidate));
+      }
+    }
+    if (subnormal_results && ++vectors == 64) {
+      per_lane_shift = vectors_with_subnormals > 4 || (per_lane_shift && vectors_with_subnormals > 1);
+      vectors = vectors_with_subnormals = 0;
+    }
+    // Zero inputs, and results that round to zero, take the format's zero of that sign (+0 in
+    // formats without -0, whose code 1000... is NaN).
+    const auto zero_result = any_sub ? hn::Or(is_zero, hn::Eq(code_mag, zero)) : is_zero;
+    if (code_out) {
+      const V code = hn::IfThenElse(zero_result, hn::And(sign, negzero), hn::Or(code_mag, sign));
+      if constexpr (sizeof(U) == 4) {
+        hn::StoreU(code, du, code_out);
+      } else {
+        hn::StoreU(hn::TruncateTo(d32, code), d32, code_out);
+      }
+    }
+    if (value_out) {
+      const V value = hn::IfThenElse(zero_result, hn::IfThenElseZero(negative, value_negzero),
+                                     hn::Or(value_bits, hn::IfThenElseZero(negative, sign_bit)));
+      hn::StoreU(hn::BitCast(dt, value), dt, value_out);
+    }
+    return true;
+  };
+
+  // One vector: src/rnd in, outputs at the given pointers (each may be null).
+  auto one_vector = [&](const T* src, const std::uint32_t* rnd, std::uint32_t* code_out, T* value_out,
+                        std::uint8_t* flag_out) HWY_ATTR {
+    const V bits = hn::BitCast(du, hn::LoadU(dt, src));
+    const V mag = hn::AndNot(sign_bit, bits);
+    const auto negative = hn::Ne(hn::And(bits, sign_bit), zero);
+    const V field = hn::ShiftRight<tr::mant>(mag);
+    const auto is_zero = hn::Eq(mag, zero);
+    auto special = hn::AndNot(is_zero, hn::Or(hn::Lt(field, low), hn::Gt(field, high)));
+    const auto sub = hn::Lt(field, emin_field);
+    V random_v = zero;
+    if constexpr (kStochastic) {
+      if constexpr (sizeof(U) == 4) {
+        random_v = hn::And(hn::LoadU(du, rnd), hn::Set(du, p.k_mask));
+      } else {
+        random_v = hn::And(hn::PromoteTo(du, hn::LoadU(d32, rnd)), hn::Set(du, p.k_mask));
+      }
+    }
+    V code_mag, value_bits;
+    auto inexact = hn::Ne(zero, zero);
+    auto underflow = inexact;
+    if (hn::AllFalse(du, sub)) {
+      const V rounded = RoundShift<Mode>(du, mag, s0, negative, random_v, k, inexact);
+      code_mag = hn::Add(rounded, rebias);
+      value_bits = rounded << s0;
+    } else {
+      const V extra = hn::Min(hn::IfThenElseZero(sub, hn::Sub(emin_field, field)), max_extra);
+      const V v = hn::IfThenElse(sub, hn::Or(hn::And(mag, mant_mask), implicit), mag);
+      const V rounded = RoundShift<Mode>(du, v, hn::Add(s0, extra), negative, random_v, k, inexact);
+      // Tininess after rounding: a lane one binade below the smallest normal is not tiny when
+      // rounding it to p bits carries into 2^emin.
+      auto unused = inexact;
+      const V at_p_bits = RoundShift<Mode>(du, mag, s0, negative, random_v, k, unused);
+      const auto carries = hn::Ne(at_p_bits >> fb, field);
+      const auto tiny = hn::AndNot(hn::And(hn::Eq(extra, one), carries), sub);
+      underflow = hn::And(tiny, inexact);
+      code_mag = hn::IfThenElse(sub, rounded, hn::Add(rounded, rebias));
+      if constexpr (sizeof(U) == 4) {
+        const hn::RebindToSigned<decltype(du)> di;
+        const V sub_value =
+            hn::BitCast(du, hn::ConvertTo(dt, hn::BitCast(di, rounded)) * hn::Set(dt, p.subnormal_quantum));
+        value_bits = hn::IfThenElse(sub, sub_value, rounded << s0);
+      } else {
+        value_bits = zero;  // values are produced for binary32 inputs only
+      }
+    }
+    special = hn::Or(special, hn::AndNot(is_zero, hn::Gt(code_mag, max_mag)));
+    // Zero inputs and results that round to zero take the format's zero of that sign (+0 in
+    // formats without -0, whose code 1000... is NaN).
+    const auto zero_result = hn::Or(is_zero, hn::Eq(code_mag, zero));
+    V code = hn::Or(code_mag, hn::IfThenElseZero(negative, fsign));
+    code = hn::IfThenElse(zero_result, hn::IfThenElseZero(negative, negzero), code);
+    V value = hn::Or(value_bits, hn::IfThenElseZero(negative, sign_bit));
+    value = hn::IfThenElse(zero_result, hn::IfThenElseZero(negative, value_negzero), value);
+    const V flag_v = hn::IfThenZeroElse(
+        is_zero, hn::Or(hn::IfThenElseZero(inexact, f_inexact), hn::IfThenElseZero(underflow, f_underflow)));
+    all_flags = hn::Or(all_flags, hn::IfThenZeroElse(special, flag_v));
+
+    if (HWY_LIKELY(hn::AllFalse(du, special))) {
+      if (code_out) {
+        if constexpr (sizeof(U) == 4) {
+          hn::StoreU(code, du, code_out);
+        } else {
+          hn::StoreU(hn::TruncateTo(d32, code), d32, code_out);
+        }
+      }
+      if (value_out) hn::StoreU(hn::BitCast(dt, value), dt, value_out);
+      if (flag_out) {
+        HWY_ALIGN U f_lanes[kMax] = {};
+        hn::Store(flag_v, du, f_lanes);
+        for (std::size_t j = 0; j < L; ++j) flag_out[j] = static_cast<std::uint8_t>(f_lanes[j]);
+      }
+      return;
+    }
+    // Lanes the vector rule does not cover go to the core, with the same random bits.
+    HWY_ALIGN U c_lanes[kMax], v_lanes[kMax], f_lanes[kMax], s_lanes[kMax];
+    hn::Store(code, du, c_lanes);
+    hn::Store(value, du, v_lanes);
+    hn::Store(flag_v, du, f_lanes);
+    hn::Store(hn::VecFromMask(du, special), du, s_lanes);
+    for (std::size_t j = 0; j < L; ++j) {
+      if (s_lanes[j] != 0) {
+        const std::uint64_t bits_j = kStochastic ? rnd[j] : 0;
+        rounded res;
+        if constexpr (sizeof(U) == 4) {
+          res = round_float(f, src[j], r, bits_j);
+          v_lanes[j] = std::bit_cast<U>(to_float(f, res.code));
+        } else {
+          res = from(f, src[j], r, bits_j);
+        }
+        c_lanes[j] = res.code;
+        f_lanes[j] = res.flags;
+        scalar_flags |= res.flags;
+      }
+      if (code_out) code_out[j] = static_cast<std::uint32_t>(c_lanes[j]);
+      if (value_out) value_out[j] = std::bit_cast<T>(v_lanes[j]);
+      if (flag_out) flag_out[j] = static_cast<std::uint8_t>(f_lanes[j]);
+    }
+  };
+
+  // The random bits are made a few hundred elements at a time, just before they are used, so
+  // that Philox's arithmetic overlaps the memory traffic of the rounding.
+  constexpr std::size_t kRandomChunk = 256;
+  HWY_ALIGN std::uint32_t random[kRandomChunk];
+  const int width = array_random_width(r);
+  std::size_t i = 0;
+  while (i + L <= n) {
+    const std::size_t chunk_end = std::min(n, i + kRandomChunk) / L * L;
+    if constexpr (kStochastic) FillKeystream(ks.seed, ks.stream, ks.first_index + i, chunk_end - i, width, random);
+    for (const std::size_t chunk_begin = i; i < chunk_end; i += L) {
+      const std::uint32_t* rnd = kStochastic ? random + (i - chunk_begin) : nullptr;
+      std::uint32_t* c = codes ? codes + i : nullptr;
+      T* v = values ? values + i : nullptr;
+      if (flags == nullptr && fast_vector(in + i, rnd, c, v)) continue;
+      one_vector(in + i, rnd, c, v, flags ? flags + i : nullptr);
+    }
+  }
+  if (i < n) {  // the tail through zero-padded lanes (a zero is neither special nor flagged)
+    const std::size_t rest = n - i;
+    std::fill(pad_in, pad_in + kMax, T{0});
+    std::copy(in + i, in + n, pad_in);
+    if constexpr (kStochastic) FillKeystream(ks.seed, ks.stream, ks.first_index + i, rest, width, pad_random);
+    one_vector(pad_in, pad_random, pad_codes, pad_values, pad_flags);
+    if (codes) std::copy(pad_codes, pad_codes + rest, codes + i);
+    if (values) std::copy(pad_values, pad_values + rest, values + i);
+    if (flags) std::copy(pad_flags, pad_flags + rest, flags + i);
+  }
+  HWY_ALIGN U lanes[kMax] = {};
+  hn::Store(all_flags, du, lanes);
+  std::uint8_t result = scalar_flags;
+  for (std::size_t j = 0; j < L; ++j) result |= static_cast<std::uint8_t>(lanes[j]);
+  if (inexact_seen) result |= flag::inexact;
+  if (underflow_seen) result |= flag::underflow;
+  return result;
+}
+
+template <class T>
+std::uint8_t Encode(const format& f, const rounding& r, const T* in, std::size_t n, const keystream& random,
+                    std::uint32_t* codes, T* values, std::uint8_t* flags) {
+  switch (r.mode) {
+    case round_mode::nearest_even:
+      return EncodeMode<round_mode::nearest_even>(f, r, in, n, random, codes, values, flags);
+    case round_mode::nearest_away:
+      return EncodeMode<round_mode::nearest_away>(f, r, in, n, random, codes, values, flags);
+    case round_mode::toward_zero:
+      return EncodeMode<round_mode::toward_zero>(f, r, in, n, random, codes, values, flags);
+    case round_mode::toward_positive:
+      return EncodeMode<round_mode::toward_positive>(f, r, in, n, random, codes, values, flags);
+    case round_mode::toward_negative:
+      return EncodeMode<round_mode::toward_negative>(f, r, in, n, random, codes, values, flags);
+    case round_mode::to_odd: return EncodeMode<round_mode::to_odd>(f, r, in, n, random, codes, values, flags);
+    case round_mode::stochastic:
+      return EncodeMode<round_mode::stochastic>(f, r, in, n, random, codes, values, flags);
+    case round_mode::stochastic_exact: break;  // can_encode() excludes it
+  }
+  return 0;
+}
+
+std::uint8_t EncodeFloats(const format& f, const rounding& r, const float* in, std::size_t n, const keystream& random,
+                          std::uint32_t* codes, float* values, std::uint8_t* flags) {
+  return Encode<float>(f, r, in, n, random, codes, values, flags);
+}
+
+std::uint8_t EncodeDoubles(const format& f, const rounding& r, const double* in, std::size_t n,
+                           const keystream& random, std::uint32_t* codes, std::uint8_t* flags) {
+  return Encode<double>(f, r, in, n, random, codes, nullptr, flags);
+}
+
+void DecodeFloats(const format& f, const std::uint32_t* codes, std::size_t n, float* out) {
+  const encode_params<float> p = make_params<float>(f, rounding{});
+  const hn::ScalableTag<std::uint32_t> du;
+  const hn::ScalableTag<float> df;
+  const hn::RebindToSigned<decltype(du)> di;
+  using V = hn::Vec<decltype(du)>;
+  const std::size_t L = hn::Lanes(du);
+  const V zero = hn::Zero(du), sign_bit = hn::Set(du, 0x80000000u), fsign = hn::Set(du, p.sign);
+  const V mag_mask = hn::Set(du, magnitude_mask(f)), max_mag = hn::Set(du, p.max_magnitude);
+  const V all_bits = hn::Set(du, p.sign | magnitude_mask(f)), fraction = hn::Set(du, frac_mask(f));
+  const V s0 = hn::Set(du, p.s0), fb = hn::Set(du, p.frac_bits), rebias = hn::Set(du, p.rebias);
+  const auto no_negative_zero = hn::Eq(hn::Set(du, p.negative_zero), zero);
+  const hn::Vec<decltype(df)> quantum = hn::Set(df, p.subnormal_quantum);
+  constexpr std::size_t kMax = HWY_MAX_BYTES / sizeof(std::uint32_t);
+  HWY_ALIGN std::uint32_t pad[kMax];
+  HWY_ALIGN float pad_out[kMax];
+
+  auto one_vector = [&](const std::uint32_t* src, float* dst) HWY_ATTR {
+    const V code = hn::LoadU(du, src);
+    const V mag = hn::And(code, mag_mask);
+    const auto negative = hn::Ne(hn::And(code, fsign), zero);
+    const auto subnormal = hn::Eq(mag >> fb, zero);
+    // NaN and infinity codes, the negative-zero code of formats without -0 (their NaN), and
+    // codes with bits above the format's width.
+    const auto special = hn::Or(hn::Or(hn::Gt(mag, max_mag), hn::Gt(code, all_bits)),
+                                hn::And(no_negative_zero, hn::And(negative, hn::Eq(mag, zero))));
+    const V normal_bits = hn::Sub(mag, rebias) << s0;
+    const V sub_bits = hn::BitCast(du, hn::ConvertTo(df, hn::BitCast(di, hn::And(code, fraction))) * quantum);
+    const V value = hn::Or(hn::IfThenElse(subnormal, sub_bits, normal_bits), hn::IfThenElseZero(negative, sign_bit));
+    hn::StoreU(hn::BitCast(df, value), df, dst);
+    if (HWY_UNLIKELY(!hn::AllFalse(du, special))) {
+      for (std::size_t j = 0; j < L; ++j) {
+        const std::uint32_t c = src[j];
+        if ((c & magnitude_mask(f)) > p.max_magnitude || c > (p.sign | magnitude_mask(f)) ||
+            (p.negative_zero == 0 && c == p.sign))
+          dst[j] = to_float(f, c);
+      }
+    }
+  };
+  std::size_t i = 0;
+  for (; i + L <= n; i += L) one_vector(codes + i, out + i);
+  if (i < n) {
+    std::fill(pad, pad + kMax, 0u);
+    std::copy(codes + i, codes + n, pad);
+    one_vector(pad, pad_out);
+    std::copy(pad_out, pad_out + (n - i), out + i);
+  }
+}
+
+const char* TargetName() { return hwy::TargetName(HWY_TARGET); }
+
+}  // namespace fpemu::simd::HWY_NAMESPACE
+HWY_AFTER_NAMESPACE();
+
+#if HWY_ONCE
+namespace fpemu::simd {
+
+HWY_EXPORT(EncodeFloats);
+HWY_EXPORT(EncodeDoubles);
+HWY_EXPORT(DecodeFloats);
+HWY_EXPORT(FillKeystream);
+HWY_EXPORT(TargetName);
+
+bool can_encode(const format& f, const rounding& r, bool from_double) {
+  const int mant = from_double ? 52 : 23;
+  return f.is_signed && f.has_zero && f.subnormals && f.frac_bits >= 1 && f.frac_bits < mant &&
+         r.mode != round_mode::stochastic_exact;
+}
+
+// Normal values normal in binary32 too (the decoder moves their fields into place), subnormal
+// values at least binary32's smallest subnormal.
+bool values_are_floats(const format& f) {
+  return f.is_signed && f.has_zero && f.subnormals && f.frac_bits >= 1 && f.frac_bits < 23 && emax(f) <= 127 &&
+         emin(f) >= -126 && emin(f) - f.frac_bits >= -149;
+}
+
+std::uint8_t encode_floats(const format& f, const rounding& r, const float* in, std::size_t n, const keystream& random,
+                           std::uint32_t* codes, float* values, std::uint8_t* flags) {
+  return HWY_DYNAMIC_DISPATCH(EncodeFloats)(f, r, in, n, random, codes, values, flags);
+}
+
+std::uint8_t encode_doubles(const format& f, const rounding& r, const double* in, std::size_t n,
+                            const keystream& random, std::uint32_t* codes, std::uint8_t* flags) {
+  return HWY_DYNAMIC_DISPATCH(EncodeDoubles)(f, r, in, n, random, codes, flags);
+}
+
+void decode_floats(const format& f, const std::uint32_t* codes, std::size_t n, float* out) {
+  HWY_DYNAMIC_DISPATCH(DecodeFloats)(f, codes, n, out);
+}
+
+void fill_keystream(std::uint64_t seed, std::uint32_t stream, std::uint64_t first, std::size_t n, int width,
+                    std::uint32_t* out) {
+  HWY_DYNAMIC_DISPATCH(FillKeystream)(seed, stream, first, n, width, out);
+}
+
+const char* target_name() { return HWY_DYNAMIC_DISPATCH(TargetName)(); }
+
+}  // namespace fpemu::simd
+#endif

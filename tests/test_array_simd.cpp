@@ -1,0 +1,910 @@
+// The vector array paths (src/array_simd.cpp, behind array.hpp) against the scalar core, bit for
+// bit, on every Highway target the CPU has (each forced with hwy::SetSupportedTargetsForTest):
+// codes, per-element flags, their union, and round_in_place's values (NaN == NaN), for
+//  - every named format of at most 16 bits the kernels take, tf32, e8m13, fp32 (binary64
+//    inputs) and custom eXmY formats (odd biases, a one-bit exponent, e11m20, e8m22);
+//  - binary32 and binary64 inputs: every finite value of the format, every midpoint between
+//    adjacent values (and the quarter points around the smallest normal and the overflow
+//    threshold), each +-1 ulp of the input type: every rounding boundary of the deterministic
+//    modes (exhaustively for formats of <= 16 bits, around sampled codes for wider ones); plus
+//    zeros, infinities, NaNs (quiet, signaling, payloads), binary32/64 subnormals, values above
+//    the largest finite and far below the smallest subnormal, random bit patterns and random
+//    values across the format's range;
+//  - every mode (rne rna rz ru rd rto, sr with sr_bits 1 3 8 16 17 23 32, sr-exact on the
+//    scalar path) under every overflow policy the format allows; for sr also every input moved
+//    onto the carry boundary of its keystream bits (the smallest value that rounds away from
+//    zero with those bits) and just below it;
+// decode_array (float, double) for every code, convert_array between format pairs for every
+// source code (signaling NaNs included), fill_keystream against keystream_bits, results
+// independent of thread count, array splitting and target, and the error paths.
+#include <doctest/doctest.h>
+
+#include <hwy/targets.h>
+
+#include <algorithm>
+#include <bit>
+#include <chrono>
+#include <csignal>
+#include <cinttypes>
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <limits>
+#include <random>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "array_simd.hpp"
+#include "fpemu/array.hpp"
+#include "fpemu/convert.hpp"
+#include "fpemu/random.hpp"
+#include "fpemu/round_float.hpp"
+#include "fpemu/spec.hpp"
+
+using namespace fpemu;
+
+namespace {
+
+// ---- Targets --------------------------------------------------------------------------------
+
+const std::vector<std::int64_t>& all_targets() {
+  static const std::vector<std::int64_t> targets = [] {
+    hwy::SetSupportedTargetsForTest(0);
+    return hwy::SupportedAndGeneratedTargets();
+  }();
+  return targets;
+}
+
+// Runs fn(target name) with the kernels dispatched to each target in turn.
+template <class Fn>
+void for_each_target(Fn fn) {
+#if defined(__SANITIZE_ADDRESS__)
+  // Under AddressSanitizer (./dev test's second pass) the best target only: every target is
+  // checked bit for bit in the plain build, and five passes would make this test the suite's
+  // slowest by far.
+  const std::vector<std::int64_t> targets{all_targets().front()};
+#else
+  const std::vector<std::int64_t> targets = all_targets();
+#endif
+  for (const std::int64_t t : targets) {
+    hwy::SetSupportedTargetsForTest(t);
+    const std::string name = hwy::TargetName(t);
+    REQUIRE(std::string(simd::target_name()) == name);
+    fn(name);
+  }
+  hwy::SetSupportedTargetsForTest(0);
+}
+
+// What the child process of the index-space test is running, for its alarm handler.
+char g_current[256];
+int g_current_length = 0;
+extern "C" void on_alarm(int) {
+  const char head[] = "TIMEOUT: did not return: ";
+  (void)!write(STDOUT_FILENO, head, sizeof head - 1);
+  (void)!write(STDOUT_FILENO, g_current, static_cast<std::size_t>(std::min<int>(g_current_length, sizeof g_current - 1)));
+  (void)!write(STDOUT_FILENO, "\n", 1);
+  _exit(3);
+}
+
+// ---- Mismatch bookkeeping -------------------------------------------------------------------
+
+struct tally {
+  std::uint64_t cases = 0, mismatches = 0;
+  void bad(const std::string& what) {
+    if (mismatches++ < 25) {
+      std::printf("MISMATCH %s\n", what.c_str());
+      std::fflush(stdout);
+    }
+  }
+};
+
+std::string hex(std::uint64_t v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "0x%" PRIx64, v);
+  return buf;
+}
+std::uint64_t bits_of(float x) { return std::bit_cast<std::uint32_t>(x); }
+std::uint64_t bits_of(double x) { return std::bit_cast<std::uint64_t>(x); }
+template <class T>
+std::string show(T x) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%a", static_cast<double>(x));
+  return hex(bits_of(x)) + " (" + buf + ")";
+}
+bool same_value(float a, float b) { return bits_of(a) == bits_of(b) || (a != a && b != b); }
+
+std::string describe(const format& f, const rounding& r) {
+  std::string s = to_string(f) + " " + std::string(to_string(r.mode)) + " " + std::string(to_string(r.overflow));
+  if (r.mode == round_mode::stochastic) s += " sr_bits=" + std::to_string(r.sr_bits);
+  return s;
+}
+
+std::string result(std::uint32_t code, std::uint8_t flags) { return "code " + hex(code) + " flags " + hex(flags); }
+
+constexpr std::uint32_t kUnwritten = 0xdeadbeef;
+constexpr std::uint8_t kUnwrittenFlags = 0xee;
+
+// ---- Formats, roundings, inputs -------------------------------------------------------------
+
+format fmt(const char* spec) {
+  const auto f = parse_format(spec);
+  REQUIRE_MESSAGE(f.has_value(), spec);
+  return *f;
+}
+
+constexpr int kSrBits[] = {1, 3, 8, 16, 17, 23, 32};
+
+// The six deterministic modes and sr with every kSrBits, under every policy the format allows.
+std::vector<rounding> roundings_for(const format& f) {
+  std::vector<rounding> rs;
+  const round_mode modes[] = {round_mode::nearest_even,    round_mode::nearest_away,    round_mode::toward_zero,
+                              round_mode::toward_positive, round_mode::toward_negative, round_mode::to_odd};
+  for (const overflow_policy p : {overflow_policy::ieee, overflow_policy::saturate, overflow_policy::nan}) {
+    if (p == overflow_policy::nan && !has_nan(f)) continue;
+    for (const round_mode m : modes) rs.push_back({m, p, 16});
+    for (const int k : kSrBits) rs.push_back({round_mode::stochastic, p, k});
+  }
+  return rs;
+}
+
+// Every code of formats of at most 16 bits (16 bits with the sign included); for wider ones,
+// the codes around zero, the smallest normal, 1.0 and the largest finite, the non-finite codes
+// and random codes, with both signs.
+std::vector<std::uint32_t> codes_of(const format& f, std::mt19937_64& rng, int random_codes = 10000) {
+  std::vector<std::uint32_t> codes;
+  if (width(f) <= 16) {
+    for (std::uint32_t c = 0; c < (std::uint32_t{1} << width(f)); ++c) codes.push_back(c);
+    return codes;
+  }
+  std::vector<std::uint32_t> mags;
+  const std::int64_t top = magnitude_mask(f);
+  for (const std::int64_t base : {std::int64_t{0}, std::int64_t{1} << f.frac_bits,
+                                  std::int64_t{f.bias} << f.frac_bits, std::int64_t{max_finite_magnitude(f)},
+                                  top}) {
+    for (std::int64_t c = base - 256; c < base + 256; ++c)
+      if (c >= 0 && c <= top) mags.push_back(static_cast<std::uint32_t>(c));
+  }
+  for (int i = 0; i < random_codes; ++i) mags.push_back(static_cast<std::uint32_t>(rng()) & magnitude_mask(f));
+  for (const std::uint32_t m : mags) {
+    codes.push_back(m);
+    if (f.is_signed) codes.push_back(m | sign_mask(f));
+  }
+  return codes;
+}
+
+template <class T>
+struct input_traits;
+template <>
+struct input_traits<float> {
+  using U = std::uint32_t;
+  static constexpr int digits = 24;
+  static constexpr U specials[] = {
+      0x00000000, 0x80000000, 0x7f800000, 0xff800000,  // zeros, infinities
+      0x7fc00000, 0xffc00000, 0x7fffffff, 0xffffffff, 0x7fc00001, 0x7fe12345,  // quiet NaNs
+      0x7f800001, 0xff800001, 0x7fbfffff, 0xffbfffff, 0x7f812345,              // signaling NaNs
+      0x00000001, 0x80000001, 0x00000002, 0x00000003, 0x007fffff, 0x807fffff,  // subnormals
+      0x00400000, 0x80400000, 0x00400001, 0x003fffff, 0x00012345, 0x80654321,
+      0x00800000, 0x80800000, 0x00800001, 0x7f7fffff, 0xff7fffff, 0x7f000000,  // normal extremes
+  };
+};
+template <>
+struct input_traits<double> {
+  using U = std::uint64_t;
+  static constexpr int digits = 53;
+  static constexpr U specials[] = {
+      0x0000000000000000, 0x8000000000000000, 0x7ff0000000000000, 0xfff0000000000000,
+      0x7ff8000000000000, 0xfff8000000000000, 0x7fffffffffffffff, 0xffffffffffffffff, 0x7ff8000000000001,
+      0x7ff0000000000001, 0xfff0000000000001, 0x7ff7ffffffffffff, 0x7ff4000000000000,
+      0x0000000000000001, 0x8000000000000001, 0x000fffffffffffff, 0x800fffffffffffff, 0x0008000000000000,
+      0x0010000000000000, 0x8010000000000000, 0x7fefffffffffffff, 0xffefffffffffffff,
+      0x36a0000000000000, 0xb6a0000000000000,  // 2^-149, the smallest binary32 subnormal
+      0x36b0000000000000, 0x380fffffc0000000,  // 2^-148; the largest binary32 subnormal
+      0x3810000000000000, 0x47efffffe0000000,  // binary32's smallest normal and largest finite
+  };
+};
+
+// The inputs of the encode checks for format f in type T (see the file comment).
+template <class T>
+std::vector<T> inputs_for(const format& f, const std::vector<std::uint32_t>& codes, std::mt19937_64& rng,
+                          int random_inputs = 8000) {
+  using tr = input_traits<T>;
+  using U = typename tr::U;
+  constexpr T inf = std::numeric_limits<T>::infinity();
+  constexpr int bits = sizeof(T) * 8;
+  std::vector<T> v;
+  // First a block that raises no flag in policy ieee: quiet NaNs with random payloads, exact
+  // values of the format, zeros (a lane of such a vector that the kernels hand to the core must
+  // not add a flag to the union).
+  std::vector<double> exact;
+  for (const std::uint32_t c : codes)
+    if (const double x = to_double(f, c); std::isfinite(x) && static_cast<double>(static_cast<T>(x)) == x)
+      exact.push_back(x);
+  for (int i = 0; i < 256; ++i) {
+    const U quiet_nan = (std::bit_cast<U>(inf) | (U{1} << (tr::digits - 2))) | (static_cast<U>(rng()) >> (bits - tr::digits + 2)) |
+                        (static_cast<U>(rng() & 1) << (bits - 1));
+    if (i % 4 == 0 || (i % 8 == 3)) {
+      v.push_back(std::bit_cast<T>(quiet_nan));
+    } else if (i % 8 == 7) {
+      v.push_back(rng() & 1 ? T{0} : -T{0});
+    } else {
+      v.push_back(static_cast<T>(exact[rng() % exact.size()]));
+    }
+  }
+  // Then a block whose inexact lanes round, at p bits, up to the smallest normal (not tiny in
+  // the nearest modes: they raise inexact but not underflow) between exact values and zeros
+  // (no NaN: its vectors take the kernels' flag-free fast path).
+  const double min_normal_f = min_normal(f), just_below = pow2(emin(f) - f.frac_bits - 2);
+  for (int i = 0; i < 256; ++i) {
+    const double u = static_cast<double>(1 + (rng() & 0xfffff)) * 0x1p-21;  // in (0, 1/2]
+    const T x = static_cast<T>(min_normal_f - just_below * u);
+    const double a = static_cast<double>(x);
+    if (i % 4 == 0 && a < min_normal_f && a > min_normal_f - just_below) {
+      v.push_back(rng() & 1 ? -x : x);
+    } else if (i % 4 == 3) {
+      v.push_back(rng() & 1 ? T{0} : -T{0});
+    } else {
+      v.push_back(static_cast<T>(exact[rng() % exact.size()]));
+    }
+  }
+  const auto add3 = [&](double x) {
+    const T t = static_cast<T>(x);
+    v.push_back(t);
+    v.push_back(std::nextafter(t, inf));
+    v.push_back(std::nextafter(t, -inf));
+  };
+  const double ulp_max = pow2(emax(f) - f.frac_bits);
+  for (const std::uint32_t c : codes) {
+    const double x = to_double(f, c);
+    if (!std::isfinite(x)) continue;
+    add3(x);
+    const std::uint32_t mag = c & magnitude_mask(f);
+    const double sign = (c & sign_mask(f)) != 0 ? -1.0 : 1.0;
+    // The distance to the next value away from zero (to the next p-bit value past the largest
+    // finite one: the overflow threshold of the nearest modes lies halfway).
+    const double gap = mag < max_finite_magnitude(f) ? to_double(f, c + 1) - x : sign * ulp_max;
+    add3(x + gap / 2);
+    if (mag == frac_mask(f) || mag == max_finite_magnitude(f)) {  // tininess, overflow thresholds
+      add3(x + gap / 4);
+      add3(x + 3 * (gap / 4));
+    }
+  }
+  for (const auto b : tr::specials) v.push_back(std::bit_cast<T>(b));
+  // Above the largest finite value; far below the smallest subnormal.
+  const double mx = max_finite(f), mn = min_positive(f);
+  for (const double s : {1.0, -1.0}) {
+    for (const double x : {mx + ulp_max, mx + 1.5 * ulp_max, mx + 2 * ulp_max, 1.5 * mx, 2 * mx, 1e30 * mx})
+      add3(s * x);
+    for (int k = 2; k <= 80; k += 3) {
+      add3(s * std::ldexp(mn, -k));
+      add3(s * std::ldexp(mn * 1.75, -k));
+    }
+  }
+  // Random bit patterns (every class), and random values across the format's range.
+  std::uniform_int_distribution<int> exponent(emin(f) - f.frac_bits - 6, emax(f) + 3);
+  for (int i = 0; i < random_inputs; ++i) {
+    v.push_back(std::bit_cast<T>(static_cast<typename tr::U>(rng())));
+    const T m = static_cast<T>(1) + std::ldexp(static_cast<T>(rng() >> (65 - tr::digits)), 1 - tr::digits);
+    const T x = static_cast<T>(std::ldexp(static_cast<double>(m), exponent(rng)));
+    v.push_back(rng() & 1 ? -x : x);
+  }
+  // Every other block of 1024 shuffled among themselves: vectors that mix every kind of lane,
+  // besides the runs of neighbouring inputs.
+  std::vector<std::size_t> mixed;
+  for (std::size_t i = 0; i < v.size(); ++i)
+    if (i / 1024 % 2 == 1) mixed.push_back(i);
+  std::vector<std::size_t> order = mixed;
+  std::shuffle(order.begin(), order.end(), rng);
+  const std::vector<T> before = v;
+  for (std::size_t j = 0; j < mixed.size(); ++j) v[mixed[j]] = before[order[j]];
+  return v;
+}
+
+// x moved onto the stochastic-rounding carry boundary of the random bits `r` (k of them): with
+// |x| = (K + d) * 2^q, q the exponent of the result's quantum, the core rounds away from zero
+// iff floor(d * 2^k) + r >= 2^k. Returns the smallest T at or above (K + (2^k - r) / 2^k) * 2^q
+// (which rounds away), or with `below` the largest T under it (which does not), with x's sign;
+// x itself where no r carries (r = 0) or x is zero, infinite or NaN.
+template <class T>
+T at_carry(const format& f, T x, std::uint64_t r, int k, bool below) {
+  r &= (std::uint64_t{1} << k) - 1;
+  const double a = std::fabs(static_cast<double>(x));
+  if (!(a > 0) || std::isinf(a) || r == 0) return x;
+  const int q = std::max(std::ilogb(a), emin(f)) - f.frac_bits;
+  const auto whole = static_cast<std::uint64_t>(std::floor(std::ldexp(a, -q)));  // K < 2^25
+  if (whole >= (std::uint64_t{1} << 30)) return x;  // far above the format's range
+  // The boundary N * 2^(q - k): N < 2^62, exact in long double (64 significant bits).
+  const std::uint64_t n = (whole << k) + ((std::uint64_t{1} << k) - r);
+  const long double boundary = std::ldexp(static_cast<long double>(n), q - k);
+  constexpr T inf = std::numeric_limits<T>::infinity();
+  T t = static_cast<T>(boundary);
+  if (!below) {
+    if (static_cast<long double>(t) < boundary) t = std::nextafter(t, inf);
+  } else {
+    while (static_cast<long double>(t) >= boundary) t = std::nextafter(t, -inf);
+  }
+  return std::signbit(x) ? -t : t;
+}
+
+// ---- The encode check -----------------------------------------------------------------------
+
+struct counts {
+  std::uint64_t codes = 0;    // (input, rounding, target) triples checked: code and flags
+  std::uint64_t values = 0;   // round_in_place values checked
+  std::uint64_t crafted = 0;  // of `codes`, those on a stochastic carry boundary
+  std::uint64_t policy = 0;   // of `codes`, those under policy saturate or nan
+  std::uint64_t windows = 0;  // short calls whose flag union was checked
+};
+
+// Buffers for check_one.
+struct scratch {
+  std::vector<rounded> want;
+  std::vector<float> want_value, inplace;
+  std::vector<std::uint32_t> codes;
+  std::vector<std::uint8_t> flags;
+  explicit scratch(std::size_t n) : want(n), want_value(n), inplace(n), codes(n), flags(n) {}
+};
+
+// Window lengths for the union checks: tails alone, whole vectors of every width, both.
+constexpr std::size_t kWindows[] = {1, 2, 3, 5, 8, 13, 16, 17, 24, 31, 32, 33, 48, 64};
+
+// round_array of xs into f by r with keystream sr, and round_in_place for float-valued formats,
+// each with per-element flags and without (the kernels' flag-free path), on every target,
+// against from() per element: codes, flags, values (NaN == NaN) and the union of the flags.
+// With `windows`, also both calls without flags over consecutive short windows of xs (the
+// union of each window against the core's). `random`: element i's keystream bits, for sr.
+template <class T>
+void check_one(const format& f, const rounding& r, const sr_stream& sr, const std::vector<std::uint64_t>& random,
+               const std::vector<T>& xs, scratch& s, const std::string& label, bool windows, tally& ty, counts& n) {
+  constexpr bool is_double = std::is_same_v<T, double>;
+  const bool values = !is_double && simd::values_are_floats(f);
+  const bool sr_mode = r.mode == round_mode::stochastic;
+  const std::size_t size = xs.size();
+  std::uint8_t want_all = 0;
+  for (std::size_t i = 0; i < size; ++i) {
+    s.want[i] = from(f, xs[i], r, sr_mode ? random[i] : 0);
+    want_all |= s.want[i].flags;
+    if (values) s.want_value[i] = to_float(f, s.want[i].code);
+  }
+  const std::span<std::uint32_t> codes(s.codes.data(), size);
+  const std::span<std::uint8_t> flags(s.flags.data(), size);
+  const std::span<float> inplace(s.inplace.data(), values ? size : 0);
+  for_each_target([&](const std::string& target) {
+    const std::string where =
+        std::string(is_double ? "double" : "float") + " -> " + describe(f, r) + label + " on " + target;
+    // [b, e) of one call's results against the core: codes or values, flags when asked for.
+    const auto compare = [&](const char* what, std::size_t b, std::size_t e, std::uint8_t all, bool with_flags) {
+      const bool value_call = std::string_view(what).starts_with("round_in_place");
+      std::uint8_t want_union = 0;
+      for (std::size_t i = b; i < e; ++i) {
+        want_union |= s.want[i].flags;
+        const bool same = value_call ? same_value(inplace[i], s.want_value[i]) : codes[i] == s.want[i].code;
+        if (!same || (with_flags && flags[i] != s.want[i].flags))
+          ty.bad(where + ": " + what + ": input " + show(xs[i]) + " (element " + std::to_string(i) + "): core " +
+                 (value_call ? show(s.want_value[i]) : hex(s.want[i].code)) + " flags " + hex(s.want[i].flags) +
+                 ", array " + (value_call ? show(inplace[i]) : hex(codes[i])) +
+                 (with_flags ? " flags " + hex(flags[i]) : std::string()));
+      }
+      if (all != want_union) {
+        std::string in;
+        for (std::size_t i = b; i < std::min(e, b + 4); ++i) in += " " + show(xs[i]);
+        ty.bad(where + ": " + what + ": flag union of elements [" + std::to_string(b) + ", " + std::to_string(e) +
+               ") " + hex(all) + ", core " + hex(want_union) + "; inputs" + in + (e - b > 4 ? " ..." : ""));
+      }
+    };
+    for (const bool with_flags : {true, false}) {
+      if (with_flags && !label.empty()) continue;  // carry-boundary inputs: the flag-free path only
+      std::fill(codes.begin(), codes.end(), kUnwritten);
+      std::fill(flags.begin(), flags.end(), kUnwrittenFlags);
+      const auto all = round_array(f, std::span<const T>(xs), codes, r, sr, with_flags ? flags : std::span<std::uint8_t>{});
+      REQUIRE_MESSAGE(all.has_value(), where);
+      compare(with_flags ? "round_array with flags" : "round_array", 0, size, *all, with_flags);
+      n.codes += size;
+      if (!label.empty()) n.crafted += size;
+      if (r.overflow != overflow_policy::ieee) n.policy += size;
+      if constexpr (!is_double) {
+        if (!values) continue;
+        std::copy(xs.begin(), xs.end(), inplace.begin());
+        std::fill(flags.begin(), flags.end(), kUnwrittenFlags);
+        const auto all2 = round_in_place(f, inplace, r, sr, with_flags ? flags : std::span<std::uint8_t>{});
+        REQUIRE_MESSAGE(all2.has_value(), where);
+        compare(with_flags ? "round_in_place with flags" : "round_in_place", 0, size, *all2, with_flags);
+        n.values += size;
+      }
+    }
+    if (!windows) return;
+    std::size_t w = 0;
+    for (std::size_t b = 0; b < size; ++w) {
+      const std::size_t e = std::min(size, b + kWindows[w % std::size(kWindows)]);
+      const sr_stream at{sr.seed, sr.stream, sr.first_index + b};
+      const std::span<const T> in(xs.data() + b, e - b);
+      const auto all = round_array(f, in, codes.subspan(b, e - b), r, at);
+      REQUIRE_MESSAGE(all.has_value(), where);
+      compare("round_array over a window", b, e, *all, false);
+      if constexpr (!is_double) {
+        if (values) {
+          std::copy(in.begin(), in.end(), inplace.begin() + static_cast<std::ptrdiff_t>(b));
+          const auto all2 = round_in_place(f, inplace.subspan(b, e - b), r, at);
+          REQUIRE_MESSAGE(all2.has_value(), where);
+          compare("round_in_place over a window", b, e, *all2, false);
+        }
+      }
+      ++n.windows;
+      b = e;
+    }
+  });
+}
+
+// Every rounding of f over xs (check_one): policy ieee on every input; saturate and nan (which
+// only the core applies, to the lanes the kernels hand it) on the inputs from a quarter of the
+// largest finite value up, the non-finite ones and every 8th other one. For sr under policy
+// ieee also xs moved onto the carry boundary of each element's keystream bits, and just below.
+// Window checks (flag unions of short calls) for policy ieee, the deterministic modes and sr
+// with 16 bits. Carry-boundary inputs go through the calls without flags only.
+template <class T>
+void check_encode(const format& f, const std::vector<T>& xs, tally& ty, counts& n, std::uint64_t& config) {
+  constexpr bool is_double = std::is_same_v<T, double>;
+  scratch s(xs.size());
+  std::vector<T> crafted(xs.size()), policy_xs;
+  for (std::size_t i = 0; i < xs.size(); ++i) {
+    const double a = std::fabs(static_cast<double>(xs[i]));
+    if (!(a < max_finite(f) / 4) || i % 8 == 0) policy_xs.push_back(xs[i]);
+  }
+  std::vector<std::uint64_t> random(xs.size());
+  for (const rounding& r : roundings_for(f)) {
+    REQUIRE(simd::can_encode(f, r, is_double));
+    ++config;
+    const sr_stream sr{0x5eed0000 + config, static_cast<std::uint32_t>(config * 7), 977 * config + 3};
+    const bool sr_mode = r.mode == round_mode::stochastic;
+    const bool ieee = r.overflow == overflow_policy::ieee;
+    const std::vector<T>& in = ieee ? xs : policy_xs;
+    if (sr_mode) {
+      for (std::size_t i = 0; i < in.size(); ++i)
+        random[i] = keystream_bits(sr.seed, sr.stream, sr.first_index + i, array_random_width(r));
+    }
+    check_one(f, r, sr, random, in, s, "", ieee && (!sr_mode || r.sr_bits == 16), ty, n);
+    if (!sr_mode || !ieee) continue;
+    for (const bool below : {false, true}) {
+      for (std::size_t i = 0; i < xs.size(); ++i) crafted[i] = at_carry(f, xs[i], random[i], r.sr_bits, below);
+      check_one(f, r, sr, random, crafted, s, below ? " (inputs just below their carry)" : " (inputs at their carry)",
+                false, ty, n);
+    }
+  }
+}
+
+// ---- Format lists ---------------------------------------------------------------------------
+
+// The named formats of at most 16 bits that the kernels take.
+std::vector<std::pair<std::string, format>> named_small_formats() {
+  std::vector<std::pair<std::string, format>> v;
+  for (const named_format& nf : named_formats())
+    if (width(nf.fmt) <= 16 && simd::can_encode(nf.fmt, rounding{}, false)) v.emplace_back(nf.name, nf.fmt);
+  return v;
+}
+
+struct timer {
+  std::chrono::steady_clock::time_point start = std::chrono::steady_clock::now();
+  double seconds() const {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  }
+};
+
+std::string target_list() {
+  std::string s;
+  for (const std::int64_t t : all_targets()) s += (s.empty() ? "" : " ") + std::string(hwy::TargetName(t));
+  return s;
+}
+
+}  // namespace
+
+TEST_CASE("vector round_array / round_in_place == the scalar core, bitwise, on every SIMD target: every rounding "
+          "boundary of the <= 16-bit formats, sampled wider and custom formats, every mode, policy and sr_bits") {
+  set_array_threads(1);
+  MESSAGE("targets: " << target_list());
+  REQUIRE(!all_targets().empty());
+
+  // Exhaustive boundaries for the <= 16-bit formats (named and custom); sampled codes around
+  // every boundary region for wider ones.
+  std::vector<std::string> specs;
+  const auto named = named_small_formats();
+  std::vector<std::string> names;
+  for (const auto& [name, f] : named) names.push_back(name);
+  CHECK(names == std::vector<std::string>{"e4m3fn", "e5m2", "e4m3fnuz", "e5m2fnuz", "bf16", "fp16", "e2m3fn",
+                                          "e3m2fn", "e2m1fn"});
+  specs = names;
+  for (const char* s : {"e6m9", "e3m4", "e1m2:finite", "e4m3:fn:bias=1", "e4m7:bias=130", "e5m7:bias=145", "e4m6:bias=-120",
+                        "tf32", "e8m13", "e8m22", "e11m20", "fp32"})
+    specs.emplace_back(s);
+
+  tally ty;
+  counts n;
+  std::uint64_t config = 0, inputs = 0;
+  std::mt19937_64 rng(20240611);
+  for (const std::string& spec : specs) {
+    const timer t;
+    const format f = fmt(spec.c_str());
+    CAPTURE(spec);
+    const std::vector<std::uint32_t> codes = codes_of(f, rng);
+    const std::uint64_t before = n.codes, mismatches_before = ty.mismatches;
+    if (simd::can_encode(f, rounding{}, false)) {
+      const std::vector<float> xf = inputs_for<float>(f, codes, rng);
+      inputs += xf.size();
+      check_encode(f, xf, ty, n, config);
+    }
+    REQUIRE(simd::can_encode(f, rounding{}, true));
+    const std::vector<double> xd = inputs_for<double>(f, codes, rng);
+    inputs += xd.size();
+    check_encode(f, xd, ty, n, config);
+    std::printf("  %-16s %10" PRIu64 " cases, %" PRIu64 " mismatches  %.1f s\n", spec.c_str(), n.codes - before,
+                ty.mismatches - mismatches_before, t.seconds());
+    std::fflush(stdout);
+  }
+  MESSAGE(specs.size() << " formats, " << config << " (format, rounding, input type) configurations, " << inputs
+                       << " inputs, " << all_targets().size() << " targets: " << n.codes
+                       << " codes+flags checked (" << n.crafted << " of them sr inputs on or just below their carry, " << n.policy
+                       << " under policy saturate or nan), " << n.windows << " short calls' flag unions, " << n.values
+                       << " round_in_place values, " << ty.mismatches << " mismatches");
+  CHECK(ty.mismatches == 0);
+  set_array_threads(0);
+}
+
+TEST_CASE("sr-exact and formats the kernels do not take go through the scalar core unchanged") {
+  set_array_threads(1);
+  std::mt19937_64 rng(7);
+  tally ty;
+  std::uint64_t cases = 0;
+  for (const char* spec : {"e4m3fn", "bf16", "e8m0fnu", "e5m2:unsigned", "e4m3:nosub", "e8m3:nozero:nosub"}) {
+    const format f = fmt(spec);
+    const std::vector<float> xs = inputs_for<float>(f, codes_of(f, rng, 500), rng, 2000);
+    for (const rounding r : {rounding{round_mode::stochastic_exact, overflow_policy::ieee, 16},
+                             rounding{round_mode::nearest_even, overflow_policy::saturate, 16},
+                             rounding{round_mode::stochastic, overflow_policy::ieee, 5}}) {
+      const bool vector = simd::can_encode(f, r, false);
+      if (vector && r.mode != round_mode::stochastic_exact) continue;  // covered above
+      const sr_stream sr{99, 5, 123};
+      const int width = array_random_width(r);
+      for_each_target([&](const std::string& target) {
+        std::vector<std::uint32_t> codes(xs.size(), kUnwritten);
+        std::vector<std::uint8_t> flags(xs.size(), kUnwrittenFlags);
+        REQUIRE(round_array(f, std::span<const float>(xs), codes, r, sr, flags).has_value());
+        for (std::size_t i = 0; i < xs.size(); ++i) {
+          const rounded w = from(f, xs[i], r, keystream_bits(sr.seed, sr.stream, sr.first_index + i, width));
+          if (w.code != codes[i] || w.flags != flags[i])
+            ty.bad(describe(f, r) + " on " + target + ": input " + show(xs[i]) + " core " + result(w.code, w.flags) +
+                   ", array " + result(codes[i], flags[i]));
+          ++cases;
+        }
+      });
+    }
+  }
+  MESSAGE(cases << " scalar-path cases, " << ty.mismatches << " mismatches");
+  CHECK(ty.mismatches == 0);
+  set_array_threads(0);
+}
+
+TEST_CASE("decode_array to float and double == to_float / to_double for every code, every target") {
+  set_array_threads(1);
+  tally ty;
+  std::uint64_t float_cases = 0, double_cases = 0;
+  std::vector<std::string> specs;
+  for (const named_format& nf : named_formats())
+    if (width(nf.fmt) <= 16) specs.emplace_back(nf.name);
+  for (const char* s : {"tf32", "e8m13", "e6m9", "e3m4", "e1m2:finite", "e4m3:fn:bias=1", "e4m7:bias=130",
+                        "e5m7:bias=145", "e4m6:bias=-120", "e5m2:unsigned", "e4m3:nosub"})
+    specs.emplace_back(s);
+  std::mt19937_64 rng(3);
+  for (const std::string& spec : specs) {
+    const format f = fmt(spec.c_str());
+    CAPTURE(spec);
+    std::vector<std::uint32_t> codes;
+    for (std::uint32_t c = 0; c < (std::uint32_t{1} << width(f)); ++c) codes.push_back(c);
+    // Bits above the width (ignored by decode()).
+    for (const std::uint32_t c : {std::uint32_t{1} << width(f), 0xffffffffu, 0x80000000u}) codes.push_back(c);
+    for (int i = 0; i < 100; ++i) codes.push_back(static_cast<std::uint32_t>(rng()));
+    std::vector<float> want_f(codes.size());
+    std::vector<double> want_d(codes.size());
+    const bool floats = simd::values_are_floats(f);
+    for (std::size_t i = 0; i < codes.size(); ++i) {
+      want_d[i] = to_double(f, codes[i]);
+      if (floats) want_f[i] = to_float(f, codes[i]);
+    }
+    for_each_target([&](const std::string& target) {
+      std::vector<double> out_d(codes.size(), -1.0);
+      REQUIRE(decode_array(f, codes, out_d).has_value());
+      for (std::size_t i = 0; i < codes.size(); ++i) {
+        if (bits_of(out_d[i]) != bits_of(want_d[i]))
+          ty.bad("decode_array(double) " + spec + " on " + target + ": code " + hex(codes[i]) + " to_double " +
+                 show(want_d[i]) + ", array " + show(out_d[i]));
+      }
+      double_cases += codes.size();
+      if (!floats) return;
+      std::vector<float> out_f(codes.size(), -1.0f);
+      REQUIRE(decode_array(f, codes, out_f).has_value());
+      for (std::size_t i = 0; i < codes.size(); ++i) {
+        if (bits_of(out_f[i]) != bits_of(want_f[i]))
+          ty.bad("decode_array(float) " + spec + " on " + target + ": code " + hex(codes[i]) + " to_float " +
+                 show(want_f[i]) + ", array " + show(out_f[i]));
+      }
+      float_cases += codes.size();
+    });
+  }
+  MESSAGE(specs.size() << " formats: " << float_cases << " float and " << double_cases
+                       << " double decodes checked (every code; NaN payloads bitwise), " << ty.mismatches
+                       << " mismatches");
+  CHECK(ty.mismatches == 0);
+  set_array_threads(0);
+}
+
+TEST_CASE("convert_array == convert() for every source code (NaNs, signaling ones included), every mode, policy, "
+          "sr_bits and target") {
+  set_array_threads(1);
+  tally ty;
+  std::uint64_t cases = 0, config = 0;
+  const std::pair<const char*, const char*> pairs[] = {
+      {"bf16", "e4m3fn"},   {"fp16", "e5m2"},     {"e5m2", "e4m3fn"},    {"bf16", "fp16"},
+      {"fp16", "bf16"},     {"e4m3fn", "e2m1fn"}, {"e5m2fnuz", "e4m3fnuz"}, {"e4m3fnuz", "e5m2"},
+      {"e3m2fn", "e2m3fn"}, {"fp16", "e3m4"},     {"tf32", "fp16"},      {"e8m13", "e4m3fn"},
+      {"e5m2", "e11m20"},   {"e11m20", "bf16"},   {"e8m0fnu", "e4m3fn"},
+  };
+  std::mt19937_64 rng(11);
+  for (const auto& [from_spec, to_spec] : pairs) {
+    const format from_f = fmt(from_spec), to_f = fmt(to_spec);
+    CAPTURE(from_spec);
+    CAPTURE(to_spec);
+    std::vector<std::uint32_t> codes = codes_of(from_f, rng, 20000);
+    if (width(from_f) > 16 && has_inf(from_f)) {  // the non-finite codes: inf, signaling and quiet NaNs
+      const std::uint32_t inf = exp_field_max(from_f) << from_f.frac_bits;
+      for (const std::uint32_t c : {inf, inf | 1, inf | (std::uint32_t{1} << (from_f.frac_bits - 1)), inf | frac_mask(from_f)})
+        for (const std::uint32_t s : {0u, sign_mask(from_f)}) codes.push_back(c | s);
+    }
+    for (const rounding& r : roundings_for(to_f)) {
+      ++config;
+      const sr_stream sr{0xc0de + config, static_cast<std::uint32_t>(config), 31 * config};
+      const int width = array_random_width(r);
+      std::vector<rounded> want(codes.size());
+      std::uint8_t want_all = 0;
+      for (std::size_t i = 0; i < codes.size(); ++i) {
+        const std::uint64_t bits =
+            r.mode == round_mode::stochastic ? keystream_bits(sr.seed, sr.stream, sr.first_index + i, width) : 0;
+        want[i] = convert(to_f, from_f, codes[i], r, bits);
+        want_all |= want[i].flags;
+      }
+      for_each_target([&](const std::string& target) {
+        std::vector<std::uint32_t> out(codes.size(), kUnwritten);
+        std::vector<std::uint8_t> flags(codes.size(), kUnwrittenFlags);
+        const auto all = convert_array(to_f, from_f, codes, out, r, sr, flags);
+        REQUIRE(all.has_value());
+        const std::string where = std::string(from_spec) + " -> " + describe(to_f, r) + " on " + target;
+        if (*all != want_all) ty.bad(where + ": flag union " + hex(*all) + ", core " + hex(want_all));
+        for (std::size_t i = 0; i < codes.size(); ++i) {
+          if (out[i] != want[i].code || flags[i] != want[i].flags)
+            ty.bad(where + ": code " + hex(codes[i]) + ": core " + result(want[i].code, want[i].flags) + ", array " +
+                   result(out[i], flags[i]));
+        }
+        cases += codes.size();
+      });
+    }
+  }
+  MESSAGE(std::size(pairs) << " format pairs, " << config << " (pair, rounding) configurations: " << cases
+                           << " conversions checked, " << ty.mismatches << " mismatches");
+  CHECK(ty.mismatches == 0);
+  set_array_threads(0);
+}
+
+TEST_CASE("fill_keystream == keystream_bits at odd offsets and lengths, widths 16 and 32, every target") {
+  tally ty;
+  std::uint64_t cases = 0;
+  const std::uint64_t firsts[] = {0,    1,    7,    15,    16,    17,    127,   128,
+                                  129,  255,  4095, 4097,  65535, (1ull << 32) - 5, (1ull << 32) * 16 - 3,
+                                  (1ull << 36) + 1, 0x123456789abcdefull, 0xffffffffffff0000ull};
+  const std::size_t lengths[] = {0, 1, 2, 3, 5, 8, 15, 16, 17, 31, 33, 63, 64, 65, 127, 128, 129, 255, 257, 1000, 4097};
+  const std::pair<std::uint64_t, std::uint32_t> keys[] = {{0, 0}, {0x5eed, 3}, {0xfedcba9876543210ull, 0xffffffffu}};
+  for_each_target([&](const std::string& target) {
+    for (const auto& [seed, stream] : keys) {
+      for (const int width : {16, 32}) {
+        for (const std::uint64_t first : firsts) {
+          for (const std::size_t n : lengths) {
+            std::vector<std::uint32_t> out(n + 1, kUnwritten);
+            simd::fill_keystream(seed, stream, first, n, width, out.data());
+            for (std::size_t i = 0; i < n; ++i) {
+              const std::uint64_t want = keystream_bits(seed, stream, first + i, width);
+              if (out[i] != want)
+                ty.bad("fill_keystream on " + target + " seed " + hex(seed) + " stream " + std::to_string(stream) +
+                       " width " + std::to_string(width) + " first " + hex(first) + " n " + std::to_string(n) +
+                       ": element " + std::to_string(i) + " " + hex(out[i]) + ", keystream_bits " + hex(want));
+              ++cases;
+            }
+            if (out[n] != kUnwritten) ty.bad("fill_keystream on " + target + " wrote past n = " + std::to_string(n));
+          }
+        }
+      }
+    }
+  });
+  MESSAGE(cases << " keystream words checked, " << ty.mismatches << " mismatches");
+  CHECK(ty.mismatches == 0);
+}
+
+TEST_CASE("fill_keystream and round_array at the end of the 64-bit index space: first_index + i wraps modulo 2^64, "
+          "and every call returns") {
+  // In a child process under an alarm, so that a call that never returns fails the test (exit
+  // status 3, the call named) instead of hanging it.
+  std::fflush(stdout);
+  const pid_t child = fork();
+  REQUIRE(child >= 0);
+  if (child == 0) {
+    std::signal(SIGALRM, on_alarm);
+    alarm(10);
+    std::uint64_t bad = 0, cases = 0;
+    for_each_target([&](const std::string& target) {
+      for (const int width : {16, 32}) {
+        for (const std::uint64_t back : {1ull, 2ull, 17ull, 64ull, 100ull, 128ull, 129ull, 4096ull, 5000ull}) {
+          const std::uint64_t first = 0 - back;  // 2^64 - back
+          for (const std::size_t n : {std::size_t{1}, std::size_t{back - 1}, std::size_t{back + 1},
+                                      std::size_t{back + 300}}) {
+            if (n == 0) continue;
+            g_current_length = std::snprintf(g_current, sizeof g_current,
+                                             "fill_keystream on %s width %d first 2^64-%" PRIu64 " n %zu",
+                                             target.c_str(), width, back, n);
+            std::vector<std::uint32_t> out(n, kUnwritten);
+            simd::fill_keystream(0x5eed, 1, first, n, width, out.data());
+            for (std::size_t i = 0; i < n; ++i) {
+              ++cases;
+              const std::uint64_t want = keystream_bits(0x5eed, 1, first + i, width);
+              if (out[i] != want && bad++ < 10)
+              {
+                std::printf("MISMATCH %s: element %zu %s, keystream_bits %s\n", g_current, i, hex(out[i]).c_str(),
+                            hex(want).c_str());
+                std::fflush(stdout);
+              }
+            }
+          }
+        }
+      }
+      // The public path: bf16 sr over 300 elements from first_index 2^64 - 100.
+      const sr_stream sr{7, 2, 0 - std::uint64_t{100}};
+      const rounding r{round_mode::stochastic, overflow_policy::ieee, 16};
+      std::vector<float> x(300);
+      for (std::size_t i = 0; i < x.size(); ++i) x[i] = 1.0f + static_cast<float>(i) * 0x1p-12f;
+      std::vector<std::uint32_t> codes(x.size(), kUnwritten);
+      g_current_length = std::snprintf(g_current, sizeof g_current,
+                                       "round_array on %s, bf16 sr, first_index 2^64-100, 300 elements", target.c_str());
+      if (!round_array(formats::bf16, std::span<const float>(x), codes, r, sr).has_value()) ++bad;
+      for (std::size_t i = 0; i < x.size(); ++i) {
+        ++cases;
+        const std::uint32_t want =
+            from(formats::bf16, x[i], r, keystream_bits(sr.seed, sr.stream, sr.first_index + i, 16)).code;
+        if (codes[i] != want && bad++ < 10)
+        {
+          std::printf("MISMATCH %s: element %zu code %s, core %s\n", g_current, i, hex(codes[i]).c_str(),
+                      hex(want).c_str());
+          std::fflush(stdout);
+        }
+      }
+    });
+    std::printf("  end of the index space: %" PRIu64 " cases, %" PRIu64 " mismatches\n", cases, bad);
+    std::fflush(stdout);
+    _exit(bad == 0 ? 0 : 1);
+  }
+  int status = 0;
+  REQUIRE(waitpid(child, &status, 0) == child);
+  REQUIRE(WIFEXITED(status));
+  CHECK_MESSAGE(WEXITSTATUS(status) != 3, "a call did not return in 10 s (the TIMEOUT line above names it)");
+  CHECK_MESSAGE(WEXITSTATUS(status) != 1, "mismatches (the MISMATCH lines above)");
+  CHECK(WEXITSTATUS(status) == 0);
+}
+
+TEST_CASE("stochastic results are the same for 1, 2 and 3 threads, for an array split in two calls, and on every "
+          "target") {
+  std::mt19937_64 rng(5);
+  const format f = formats::bf16;
+  const std::size_t n = 300007;  // several pool chunks, an odd tail
+  std::vector<float> xf(n);
+  std::uniform_real_distribution<float> u(-1000.0f, 1000.0f);
+  for (float& x : xf) x = u(rng);
+  xf[17] = std::numeric_limits<float>::infinity();
+  xf[4099] = std::numeric_limits<float>::quiet_NaN();
+  xf[70001] = 1e-42f;
+  const std::vector<double> xd(xf.begin(), xf.end());
+  std::uint64_t cases = 0;
+  for (const int k : {3, 16, 23}) {
+    const rounding r{round_mode::stochastic, overflow_policy::ieee, k};
+    const sr_stream sr{0xabcdef, 9, 1000003};
+    CAPTURE(k);
+    // The core.
+    std::vector<std::uint32_t> want(n);
+    for (std::size_t i = 0; i < n; ++i)
+      want[i] = from(f, xf[i], r, keystream_bits(sr.seed, sr.stream, sr.first_index + i, array_random_width(r))).code;
+    std::vector<std::uint32_t> first_target;
+    for_each_target([&](const std::string& target) {
+      CAPTURE(target);
+      for (const int threads : {1, 2, 3}) {
+        set_array_threads(threads);
+        CAPTURE(threads);
+        std::vector<std::uint32_t> codes(n), codes_d(n);
+        std::vector<float> values = xf;
+        REQUIRE(round_array(f, std::span<const float>(xf), codes, r, sr).has_value());
+        REQUIRE(round_array(f, std::span<const double>(xd), codes_d, r, sr).has_value());
+        REQUIRE(round_in_place(f, std::span<float>(values), r, sr).has_value());
+        CHECK(codes == want);
+        CHECK(codes_d == want);
+        std::size_t value_mismatches = 0;
+        for (std::size_t i = 0; i < n; ++i) value_mismatches += !same_value(values[i], to_float(f, want[i]));
+        CHECK(value_mismatches == 0);
+        if (first_target.empty()) first_target = codes;
+        CHECK(codes == first_target);  // the same seed gives the same codes on every target
+        cases += 3 * n;
+      }
+      // Split in two calls at odd points, the second starting at first_index + split.
+      set_array_threads(2);
+      for (const std::size_t split : {std::size_t{1}, std::size_t{15}, std::size_t{17}, std::size_t{4097},
+                                      std::size_t{65537}, std::size_t{200001}}) {
+        CAPTURE(split);
+        std::vector<std::uint32_t> codes(n);
+        const std::span<const float> all(xf);
+        const std::span<std::uint32_t> out(codes);
+        REQUIRE(round_array(f, all.first(split), out.first(split), r, sr).has_value());
+        REQUIRE(round_array(f, all.subspan(split), out.subspan(split), r,
+                            sr_stream{sr.seed, sr.stream, sr.first_index + split})
+                    .has_value());
+        CHECK(codes == want);
+        cases += n;
+      }
+    });
+  }
+  set_array_threads(0);
+  MESSAGE(cases << " elements checked across threads 1/2/3, splits and targets");
+}
+
+TEST_CASE("round_in_place / decode_array(float) on formats whose values are not binary32 values, and size "
+          "mismatches: errors naming the format or both spans") {
+  std::vector<float> x(4, 1.0f);
+  std::vector<std::uint32_t> codes(4, 0);
+  for (const char* spec : {"fp32", "e11m20", "e8m0fnu", "e5m2:unsigned", "e5m7:bias=145", "e4m6:bias=-120",
+                           "e4m3:nosub"}) {
+    const format f = fmt(spec);
+    CAPTURE(spec);
+    REQUIRE_FALSE(simd::values_are_floats(f));
+    const auto a = round_in_place(f, std::span<float>(x), rounding{});
+    REQUIRE_FALSE(a.has_value());
+    CHECK(a.message().find("format " + std::string(spec) + " ") != std::string::npos);
+    CHECK(a.message().find("round_in_place") != std::string::npos);
+    CHECK(x == std::vector<float>(4, 1.0f));  // nothing written
+    std::vector<float> out(4, -1.0f);
+    const auto d = decode_array(f, codes, std::span<float>(out));
+    REQUIRE_FALSE(d.has_value());
+    CHECK(d.message().find("format " + std::string(spec) + " ") != std::string::npos);
+    CHECK(d.message().find("decode_array") != std::string::npos);
+    CHECK(out == std::vector<float>(4, -1.0f));
+  }
+  // ... and every float-valued format of the encode test is accepted.
+  for (const char* spec : {"bf16", "fp16", "e4m3fn", "e2m1fn", "tf32", "e8m13", "e8m22", "e6m9", "e1m2:finite"})
+    CHECK_MESSAGE(simd::values_are_floats(fmt(spec)), spec);
+
+  const format f = formats::bf16;
+  std::vector<float> in(10, 1.0f);
+  std::vector<double> ind(10, 1.0);
+  std::vector<std::uint32_t> out9(9);
+  std::vector<std::uint8_t> flags9(9);
+  std::vector<float> outf9(9);
+  const auto has = [](const expected<std::uint8_t>& e, const std::string& a, const std::string& b) {
+    REQUIRE_FALSE(e.has_value());
+    CHECK_MESSAGE(e.message().find(a) != std::string::npos, e.message());
+    CHECK_MESSAGE(e.message().find(b) != std::string::npos, e.message());
+  };
+  has(round_array(f, std::span<const float>(in), out9), "'in' has 10 elements", "'out' has 9");
+  has(round_array(f, std::span<const double>(ind), out9), "'in' has 10 elements", "'out' has 9");
+  std::vector<std::uint32_t> out10(10);
+  has(round_array(f, std::span<const float>(in), out10, rounding{}, sr_stream{}, flags9), "'in' has 10 elements",
+      "'flags' has 9");
+  has(round_in_place(f, std::span<float>(in), rounding{}, sr_stream{}, flags9), "'x' has 10 elements",
+      "'flags' has 9");
+  std::vector<std::uint32_t> codes10(10);
+  has(decode_array(f, codes10, std::span<float>(outf9)), "'codes' has 10 elements", "'out' has 9");
+  std::vector<double> outd9(9);
+  has(decode_array(f, codes10, std::span<double>(outd9)), "'codes' has 10 elements", "'out' has 9");
+  has(convert_array(formats::e4m3fn, f, codes10, out9), "'in' has 10 elements", "'out' has 9");
+}
