@@ -3,7 +3,7 @@
 //
 // Element i of the input is decoded exactly into binary32 (bf16 and fp16 values are binary32
 // values) and rounded once by round_float, the emulator's core; stochastic rounding takes
-// random_bits(seed, stream, first_index + i), the bits round_array() uses on the CPU. So the
+// keystream_bits(seed, stream, first_index + i, width), the bits round_array() uses on the CPU. So the
 // kernel's output equals round_array()/convert_array() bit for bit by construction, and
 // tests/test_cuda_convert.cpp checks the element function against them on the host.
 #pragma once
@@ -66,7 +66,8 @@ FPEMU_HD constexpr float source_value(source_type from, std::uint32_t bits) {
 // Element i through the core: the kernel's general path.
 FPEMU_HD constexpr std::uint32_t convert_element(source_type from, std::uint32_t bits, const format& to,
                                                  const rounding& r, const sr_stream& sr, std::uint64_t i) {
-  const std::uint64_t random = is_stochastic(r.mode) ? random_bits(sr.seed, sr.stream, sr.first_index + i) : 0;
+  const std::uint64_t random =
+      is_stochastic(r.mode) ? keystream_bits(sr.seed, sr.stream, sr.first_index + i, array_random_width(r)) : 0;
   return round_float(to, source_value(from, bits), r, random).code;
 }
 
