@@ -1,6 +1,8 @@
 // The vector array paths (src/array_simd.cpp, behind array.hpp) against the scalar core, bit for
 // bit, on every Highway target the CPU has (each forced with hwy::SetSupportedTargetsForTest):
-// codes, per-element flags, their union, and round_in_place's values (NaN == NaN), for
+// codes, per-element flags, the union of the flags, and round_in_place's values (NaN == NaN),
+// each call made with per-element flags and without (the kernels' flag-free path), the unions
+// also over short windows (1 to 64 elements: tails, single and several vectors), for
 //  - every named format of at most 16 bits the kernels take, tf32, e8m13, fp32 (binary64
 //    inputs) and custom eXmY formats (odd biases, a one-bit exponent, e11m20, e8m22);
 //  - binary32 and binary64 inputs: every finite value of the format, every midpoint between
@@ -9,14 +11,18 @@
 //    modes (exhaustively for formats of <= 16 bits, around sampled codes for wider ones); plus
 //    zeros, infinities, NaNs (quiet, signaling, payloads), binary32/64 subnormals, values above
 //    the largest finite and far below the smallest subnormal, random bit patterns and random
-//    values across the format's range;
+//    values across the format's range, blocks of flag-free lanes (NaN payloads beside exact
+//    values) and of lanes that round up to the smallest normal without tininess, in runs of
+//    neighbouring inputs and shuffled;
 //  - every mode (rne rna rz ru rd rto, sr with sr_bits 1 3 8 16 17 23 32, sr-exact on the
-//    scalar path) under every overflow policy the format allows; for sr also every input moved
-//    onto the carry boundary of its keystream bits (the smallest value that rounds away from
-//    zero with those bits) and just below it;
+//    scalar path) under every overflow policy the format allows (saturate and nan on the inputs
+//    near and above the overflow threshold, the non-finite ones and 1 in 8 of the rest); for sr
+//    also every input moved onto the carry boundary of its keystream bits (the smallest value
+//    that rounds away from zero with those bits) and just below it;
 // decode_array (float, double) for every code, convert_array between format pairs for every
-// source code (signaling NaNs included), fill_keystream against keystream_bits, results
-// independent of thread count, array splitting and target, and the error paths.
+// source code (signaling NaNs included), fill_keystream against keystream_bits (also at the end
+// of the 64-bit index space), results independent of thread count, array splitting and target,
+// and the error paths. Each test case prints its case counts.
 #include <doctest/doctest.h>
 
 #include <hwy/targets.h>
@@ -86,7 +92,8 @@ int g_current_length = 0;
 extern "C" void on_alarm(int) {
   const char head[] = "TIMEOUT: did not return: ";
   (void)!write(STDOUT_FILENO, head, sizeof head - 1);
-  (void)!write(STDOUT_FILENO, g_current, static_cast<std::size_t>(std::min<int>(g_current_length, sizeof g_current - 1)));
+  (void)!write(STDOUT_FILENO, g_current,
+               static_cast<std::size_t>(std::min<int>(g_current_length, sizeof g_current - 1)));
   (void)!write(STDOUT_FILENO, "\n", 1);
   _exit(3);
 }
@@ -225,8 +232,8 @@ std::vector<T> inputs_for(const format& f, const std::vector<std::uint32_t>& cod
     if (const double x = to_double(f, c); std::isfinite(x) && static_cast<double>(static_cast<T>(x)) == x)
       exact.push_back(x);
   for (int i = 0; i < 256; ++i) {
-    const U quiet_nan = (std::bit_cast<U>(inf) | (U{1} << (tr::digits - 2))) | (static_cast<U>(rng()) >> (bits - tr::digits + 2)) |
-                        (static_cast<U>(rng() & 1) << (bits - 1));
+    const U quiet_nan = (std::bit_cast<U>(inf) | (U{1} << (tr::digits - 2))) |
+                        (static_cast<U>(rng()) >> (bits - tr::digits + 2)) | (static_cast<U>(rng() & 1) << (bits - 1));
     if (i % 4 == 0 || (i % 8 == 3)) {
       v.push_back(std::bit_cast<T>(quiet_nan));
     } else if (i % 8 == 7) {
@@ -400,7 +407,8 @@ void check_one(const format& f, const rounding& r, const sr_stream& sr, const st
       if (with_flags && !label.empty()) continue;  // carry-boundary inputs: the flag-free path only
       std::fill(codes.begin(), codes.end(), kUnwritten);
       std::fill(flags.begin(), flags.end(), kUnwrittenFlags);
-      const auto all = round_array(f, std::span<const T>(xs), codes, r, sr, with_flags ? flags : std::span<std::uint8_t>{});
+      const auto all =
+          round_array(f, std::span<const T>(xs), codes, r, sr, with_flags ? flags : std::span<std::uint8_t>{});
       REQUIRE_MESSAGE(all.has_value(), where);
       compare(with_flags ? "round_array with flags" : "round_array", 0, size, *all, with_flags);
       n.codes += size;
@@ -516,8 +524,8 @@ TEST_CASE("vector round_array / round_in_place == the scalar core, bitwise, on e
   CHECK(names == std::vector<std::string>{"e4m3fn", "e5m2", "e4m3fnuz", "e5m2fnuz", "bf16", "fp16", "e2m3fn",
                                           "e3m2fn", "e2m1fn"});
   specs = names;
-  for (const char* s : {"e6m9", "e3m4", "e1m2:finite", "e4m3:fn:bias=1", "e4m7:bias=130", "e5m7:bias=145", "e4m6:bias=-120",
-                        "tf32", "e8m13", "e8m22", "e11m20", "fp32"})
+  for (const char* s : {"e6m9", "e3m4", "e1m2:finite", "e4m3:fn:bias=1", "e4m7:bias=130", "e5m7:bias=145",
+                        "e4m6:bias=-120", "tf32", "e8m13", "e8m22", "e11m20", "fp32"})
     specs.emplace_back(s);
 
   tally ty;
@@ -544,8 +552,8 @@ TEST_CASE("vector round_array / round_in_place == the scalar core, bitwise, on e
     std::fflush(stdout);
   }
   MESSAGE(specs.size() << " formats, " << config << " (format, rounding, input type) configurations, " << inputs
-                       << " inputs, " << all_targets().size() << " targets: " << n.codes
-                       << " codes+flags checked (" << n.crafted << " of them sr inputs on or just below their carry, " << n.policy
+                       << " inputs, " << all_targets().size() << " targets: " << n.codes << " codes+flags checked ("
+                       << n.crafted << " of them sr inputs on or just below their carry, " << n.policy
                        << " under policy saturate or nan), " << n.windows << " short calls' flag unions, " << n.values
                        << " round_in_place values, " << ty.mismatches << " mismatches");
   CHECK(ty.mismatches == 0);
@@ -658,7 +666,8 @@ TEST_CASE("convert_array == convert() for every source code (NaNs, signaling one
     std::vector<std::uint32_t> codes = codes_of(from_f, rng, 20000);
     if (width(from_f) > 16 && has_inf(from_f)) {  // the non-finite codes: inf, signaling and quiet NaNs
       const std::uint32_t inf = exp_field_max(from_f) << from_f.frac_bits;
-      for (const std::uint32_t c : {inf, inf | 1, inf | (std::uint32_t{1} << (from_f.frac_bits - 1)), inf | frac_mask(from_f)})
+      const std::uint32_t quiet = std::uint32_t{1} << (from_f.frac_bits - 1);
+      for (const std::uint32_t c : {inf, inf | 1, inf | quiet, inf | frac_mask(from_f)})
         for (const std::uint32_t s : {0u, sign_mask(from_f)}) codes.push_back(c | s);
     }
     for (const rounding& r : roundings_for(to_f)) {
@@ -770,8 +779,9 @@ TEST_CASE("fill_keystream and round_array at the end of the 64-bit index space: 
       std::vector<float> x(300);
       for (std::size_t i = 0; i < x.size(); ++i) x[i] = 1.0f + static_cast<float>(i) * 0x1p-12f;
       std::vector<std::uint32_t> codes(x.size(), kUnwritten);
-      g_current_length = std::snprintf(g_current, sizeof g_current,
-                                       "round_array on %s, bf16 sr, first_index 2^64-100, 300 elements", target.c_str());
+      g_current_length =
+          std::snprintf(g_current, sizeof g_current, "round_array on %s, bf16 sr, first_index 2^64-100, 300 elements",
+                        target.c_str());
       if (!round_array(formats::bf16, std::span<const float>(x), codes, r, sr).has_value()) ++bad;
       for (std::size_t i = 0; i < x.size(); ++i) {
         ++cases;

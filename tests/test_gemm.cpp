@@ -53,7 +53,7 @@ scaled_matrix random_matrix(const format& f, int rows, int cols, std::mt19937_64
 
 std::vector<std::uint32_t> run(const scaled_matrix& a, const scaled_matrix& b, gemm_options o) {
   const auto d = gemm(a, b, {}, o);
-  REQUIRE_MESSAGE(d.has_value(), d.message());
+  REQUIRE_MESSAGE(d.has_value(), (d.has_value() ? std::string() : d.message()));  // -s evaluates it
   return *d;
 }
 
