@@ -215,6 +215,23 @@ std::uint8_t EncodeMode(const format& f, const rounding& r, const T* in, std::si
   HWY_ALIGN T pad_values[kMax];
   HWY_ALIGN std::uint8_t pad_flags[kMax];
 
+  // The k random bits of each lane (zero outside the stochastic mode).
+  auto random_of = [&](const std::uint32_t* rnd) HWY_ATTR {
+    if constexpr (!kStochastic) {
+      (void)rnd;
+      return zero;
+    } else if constexpr (sizeof(U) == 4) {
+      return hn::And(hn::LoadU(du, rnd), hn::Set(du, p.k_mask));
+    } else {
+      return hn::And(hn::PromoteTo(du, hn::LoadU(d32, rnd)), hn::Set(du, p.k_mask));
+    }
+  };
+  // The binary32 bits of a subnormal result of `rounded` quanta (binary32 inputs only).
+  auto subnormal_value = [&](V rounded) HWY_ATTR {
+    const hn::RebindToSigned<decltype(du)> di;
+    return hn::BitCast(du, hn::ConvertTo(dt, hn::BitCast(di, rounded)) * hn::Set(dt, p.subnormal_quantum));
+  };
+
   // The common case in one pass, when no per-element flags are asked for: every lane zero, or
   // finite within the format's range before and after rounding. Returns false, having written
   // nothing, for a vector with any other lane; one_vector() then does it. A vector with a lane
@@ -239,14 +256,7 @@ std::uint8_t EncodeMode(const format& f, const rounding& r, const T* in, std::si
     const auto is_zero = hn::Eq(mag, zero);
     const V sign = hn::And(bits >> sign_shift, fsign);  // the input's sign at the format's sign bit
     const auto negative = hn::Ne(sign, zero);
-    V random_v = zero;
-    if constexpr (kStochastic) {
-      if constexpr (sizeof(U) == 4) {
-        random_v = hn::And(hn::LoadU(du, rnd), hn::Set(du, p.k_mask));
-      } else {
-        random_v = hn::And(hn::PromoteTo(du, hn::LoadU(d32, rnd)), hn::Set(du, p.k_mask));
-      }
-    }
+    const V random_v = random_of(rnd);
     auto inexact = hn::Ne(zero, zero);
     // Lanes out of the vector rule (checked, with overflow, before any flag is taken): outside
     // the input range it covers.
@@ -270,10 +280,7 @@ std::uint8_t EncodeMode(const format& f, const rounding& r, const T* in, std::si
       if (!hn::AllFalse(du, hn::AndNot(is_zero, hn::Or(bad_input, hn::Gt(code_mag, max_mag))))) return false;
       if constexpr (sizeof(U) == 4) {
         if (value_out) {
-          const hn::RebindToSigned<decltype(du)> di;
-          const V sub_value =
-              hn::BitCast(du, hn::ConvertTo(dt, hn::BitCast(di, rounded)) * hn::Set(dt, p.subnormal_quantum));
-          value_bits = hn::IfThenElse(sub, sub_value, rounded << s0);
+          value_bits = hn::IfThenElse(sub, subnormal_value(rounded), rounded << s0);
         }
       }
       const auto lane_inexact = hn::AndNot(is_zero, inexact);
@@ -319,14 +326,7 @@ std::uint8_t EncodeMode(const format& f, const rounding& r, const T* in, std::si
     const auto is_zero = hn::Eq(mag, zero);
     auto special = hn::AndNot(is_zero, hn::Or(hn::Lt(field, low), hn::Gt(field, high)));
     const auto sub = hn::Lt(field, emin_field);
-    V random_v = zero;
-    if constexpr (kStochastic) {
-      if constexpr (sizeof(U) == 4) {
-        random_v = hn::And(hn::LoadU(du, rnd), hn::Set(du, p.k_mask));
-      } else {
-        random_v = hn::And(hn::PromoteTo(du, hn::LoadU(d32, rnd)), hn::Set(du, p.k_mask));
-      }
-    }
+    const V random_v = random_of(rnd);
     V code_mag, value_bits;
     auto inexact = hn::Ne(zero, zero);
     auto underflow = inexact;
@@ -347,10 +347,7 @@ std::uint8_t EncodeMode(const format& f, const rounding& r, const T* in, std::si
       underflow = hn::And(tiny, inexact);
       code_mag = hn::IfThenElse(sub, rounded, hn::Add(rounded, rebias));
       if constexpr (sizeof(U) == 4) {
-        const hn::RebindToSigned<decltype(du)> di;
-        const V sub_value =
-            hn::BitCast(du, hn::ConvertTo(dt, hn::BitCast(di, rounded)) * hn::Set(dt, p.subnormal_quantum));
-        value_bits = hn::IfThenElse(sub, sub_value, rounded << s0);
+        value_bits = hn::IfThenElse(sub, subnormal_value(rounded), rounded << s0);
       } else {
         value_bits = zero;  // values are produced for binary32 inputs only
       }
