@@ -42,11 +42,15 @@ struct encode_params {
   U frac_bits;
   U emin_field;  // field of the format's smallest normal binade; lanes below it are subnormal
   U low_field;   // lanes below it, which would shift by more than W - 1 bits, go to the core
-  U high_field;  // lanes above it (emax and beyond, inf, NaN) go to the core
+  U high_field;  // finite lanes above it overflow; inf and NaN go to the core
   U max_shift_extra;  // low_field's distance below emin_field
   U rebias;           // (format bias - input bias) << frac_bits, modulo 2^W
   U max_magnitude, sign, sign_position, negative_zero, k_mask, k;
   T subnormal_quantum;  // 2^(emin - frac_bits), for values of subnormal results
+  // The core's result for a lane that overflows (detail::overflow_result: it depends on the
+  // sign, the mode and the policy, never on the random bits), by sign: code, value, flags.
+  U overflow_code[2], overflow_value[2];
+  U overflow_flags;
 };
 
 template <class T>
@@ -71,6 +75,12 @@ encode_params<T> make_params(const format& f, const rounding& r) {
   p.k = static_cast<U>(k);
   p.k_mask = static_cast<U>((std::uint64_t{1} << k) - 1);
   p.subnormal_quantum = static_cast<T>(std::ldexp(1.0, emin(f) - f.frac_bits));
+  for (const bool negative : {false, true}) {
+    const rounded o = detail::overflow_result(f, negative, detail::rule_for(r.mode, negative), r.overflow);
+    p.overflow_code[negative] = o.code;
+    p.overflow_value[negative] = std::bit_cast<U>(static_cast<T>(to_float(f, o.code)));
+    p.overflow_flags = o.flags;
+  }
   return p;
 }
 
@@ -81,6 +91,13 @@ HWY_BEFORE_NAMESPACE();
 namespace fpemu::simd::HWY_NAMESPACE {
 namespace hn = hwy::HWY_NAMESPACE;
 
+// The kernels' lambdas are always inlined: out of line (as GCC chose for the stochastic mode's
+// larger body) every call reloads the captured vector constants through the closure, which
+// cost more than the rounding itself.
+#ifndef FPEMU_KERNEL_LAMBDA
+#define FPEMU_KERNEL_LAMBDA __attribute__((always_inline)) HWY_ATTR
+#endif
+
 // Philox-4x32-10 on 32-bit lanes: lane b of the words is block `first_block + b`. The high
 // half of a 32x32 product comes from two even-lane 64-bit multiplies.
 #if HWY_TARGET != HWY_SCALAR
@@ -88,7 +105,7 @@ template <class D, class V = hn::Vec<D>>
 HWY_INLINE void Philox(D d, V& c0, V& c1, V& c2, V& c3, std::uint64_t seed) {
   const hn::Repartition<std::uint64_t, D> d64;
   const V m0 = hn::Set(d, 0xD2511F53u), m1 = hn::Set(d, 0xCD9E8D57u);
-  auto mul_hi = [&](V a, V m) HWY_ATTR {
+  auto mul_hi = [&](V a, V m) FPEMU_KERNEL_LAMBDA {
     const auto even = hn::MulEven(a, m);
     const auto odd = hn::MulEven(hn::BitCast(d, hn::ShiftRight<32>(hn::BitCast(d64, a))), m);
     return hn::OddEven(hn::BitCast(d, odd), hn::BitCast(d, hn::ShiftRight<32>(even)));
@@ -156,13 +173,21 @@ void FillKeystream(std::uint64_t seed, std::uint32_t stream, std::uint64_t first
   }
 }
 
+// Whether v / 2^s is not an integer.
+template <class D, class V>
+HWY_INLINE auto Inexact(D d, V v, V s) {
+  const V one = hn::Set(d, 1);
+  return hn::Ne(hn::And(v, hn::Sub(one << s, one)), hn::Zero(d));
+}
+
 // Rounds v / 2^s to an integer by the mode's increment (round_float.hpp): s >= 1 and every
-// count below stays under the lane width, so no shift is out of range on any target.
+// count below stays under the lane width, so no shift is out of range on any target. Only the
+// directed modes need to know whether the result is inexact; the others leave it to Inexact()
+// where a flag is wanted.
 template <round_mode Mode, class D, class V, class M>
-HWY_INLINE V RoundShift(D d, V v, V s, M negative, V random, V k, M& inexact) {
+HWY_INLINE V RoundShift(D d, V v, V s, M negative, V random, V k) {
   const V one = hn::Set(d, 1);
   const V kept = v >> s;
-  inexact = hn::Ne(hn::And(v, hn::Sub(one << s, one)), hn::Zero(d));
   if constexpr (Mode == round_mode::nearest_even) {
     return hn::Add(hn::Sub(hn::Add(v, one << hn::Sub(s, one)), one), hn::And(kept, one)) >> s;
   } else if constexpr (Mode == round_mode::nearest_away) {
@@ -170,11 +195,11 @@ HWY_INLINE V RoundShift(D d, V v, V s, M negative, V random, V k, M& inexact) {
   } else if constexpr (Mode == round_mode::toward_zero) {
     return kept;
   } else if constexpr (Mode == round_mode::toward_positive) {
-    return hn::Add(kept, hn::IfThenElseZero(hn::AndNot(negative, inexact), one));
+    return hn::Add(kept, hn::IfThenElseZero(hn::AndNot(negative, Inexact(d, v, s)), one));
   } else if constexpr (Mode == round_mode::toward_negative) {
-    return hn::Add(kept, hn::IfThenElseZero(hn::And(negative, inexact), one));
+    return hn::Add(kept, hn::IfThenElseZero(hn::And(negative, Inexact(d, v, s)), one));
   } else if constexpr (Mode == round_mode::to_odd) {
-    return hn::Or(kept, hn::IfThenElseZero(inexact, one));
+    return hn::Or(kept, hn::IfThenElseZero(Inexact(d, v, s), one));
   } else {
     // The k random bits aligned with the top k bits of the fraction below the quantum.
     const auto narrow = hn::Lt(s, k);
@@ -208,6 +233,21 @@ std::uint8_t EncodeMode(const format& f, const rounding& r, const T* in, std::si
   const V value_negzero = p.negative_zero != 0 ? sign_bit : zero;
   V all_flags = zero;
   std::uint8_t scalar_flags = 0;
+  using M = hn::Mask<decltype(du)>;
+  const V overflow_code_pos = hn::Set(du, p.overflow_code[0]), overflow_code_neg = hn::Set(du, p.overflow_code[1]);
+  const V overflow_value_pos = hn::Set(du, p.overflow_value[0]), overflow_value_neg = hn::Set(du, p.overflow_value[1]);
+  const V overflow_flags = hn::Set(du, p.overflow_flags), finite_limit = hn::Set(du, tr::field_max);
+  // Lanes that overflow: finite inputs above the format's exponent range, and lanes within it
+  // whose rounded magnitude exceeds the largest finite one. Their result is the core's
+  // (make_params), the same for every such lane of a sign.
+  auto overflowing = [&](V field, M in_range, V code_mag) FPEMU_KERNEL_LAMBDA {
+    return hn::Or(hn::And(hn::Gt(field, high), hn::Lt(field, finite_limit)),
+                  hn::And(in_range, hn::Gt(code_mag, max_mag)));
+  };
+  // `other` with the overflowing lanes' result (code or value) put in.
+  auto put_overflow = [&](M overflow, M negative, V pos, V neg, V other) FPEMU_KERNEL_LAMBDA {
+    return hn::IfThenElse(overflow, hn::IfThenElse(negative, neg, pos), other);
+  };
 
   constexpr std::size_t kMax = HWY_MAX_BYTES / sizeof(U);
   HWY_ALIGN T pad_in[kMax];
@@ -216,7 +256,7 @@ std::uint8_t EncodeMode(const format& f, const rounding& r, const T* in, std::si
   HWY_ALIGN std::uint8_t pad_flags[kMax];
 
   // The k random bits of each lane (zero outside the stochastic mode).
-  auto random_of = [&](const std::uint32_t* rnd) HWY_ATTR {
+  auto random_of = [&](const std::uint32_t* rnd) FPEMU_KERNEL_LAMBDA {
     if constexpr (!kStochastic) {
       (void)rnd;
       return zero;
@@ -227,7 +267,7 @@ std::uint8_t EncodeMode(const format& f, const rounding& r, const T* in, std::si
     }
   };
   // The binary32 bits of a subnormal result of `rounded` quanta (binary32 inputs only).
-  auto subnormal_value = [&](V rounded) HWY_ATTR {
+  auto subnormal_value = [&](V rounded) FPEMU_KERNEL_LAMBDA {
     const hn::RebindToSigned<decltype(du)> di;
     return hn::BitCast(du, hn::ConvertTo(dt, hn::BitCast(di, rounded)) * hn::Set(dt, p.subnormal_quantum));
   };
@@ -241,7 +281,7 @@ std::uint8_t EncodeMode(const format& f, const rounding& r, const T* in, std::si
   const V range_span = hn::Set(du, p.high_field - p.low_field);
   const V sign_shift = hn::Set(du, static_cast<U>(sizeof(U) * 8 - 1) - p.sign_position);
   const V low_mask = hn::Set(du, (U{1} << p.s0) - 1);
-  bool inexact_seen = false, underflow_seen = false;
+  bool inexact_seen = false, underflow_seen = false, overflow_seen = false;
   // Whether subnormal results are possible at all, and whether to take the per-lane shift for
   // every vector rather than branch on each: decided from the last 64 vectors, because with
   // frequent subnormal results (e4m3fn on N(0,1) data: one in 5 vectors of 16) the mispredicted
@@ -249,7 +289,7 @@ std::uint8_t EncodeMode(const format& f, const rounding& r, const T* in, std::si
   const bool subnormal_results = p.emin_field > p.low_field;
   bool per_lane_shift = false;
   int vectors = 0, vectors_with_subnormals = 0;
-  auto fast_vector = [&](const T* src, const std::uint32_t* rnd, std::uint32_t* code_out, T* value_out) HWY_ATTR {
+  auto fast_vector = [&](const T* src, const std::uint32_t* rnd, std::uint32_t* code_out, T* value_out) FPEMU_KERNEL_LAMBDA {
     const V bits = hn::BitCast(du, hn::LoadU(dt, src));
     const V mag = hn::AndNot(sign_bit, bits);
     const V field = hn::ShiftRight<tr::mant>(mag);
@@ -257,17 +297,26 @@ std::uint8_t EncodeMode(const format& f, const rounding& r, const T* in, std::si
     const V sign = hn::And(bits >> sign_shift, fsign);  // the input's sign at the format's sign bit
     const auto negative = hn::Ne(sign, zero);
     const V random_v = random_of(rnd);
-    auto inexact = hn::Ne(zero, zero);
     // Lanes out of the vector rule (checked, with overflow, before any flag is taken): outside
     // the input range it covers.
     const auto bad_input = hn::Gt(hn::Sub(field, low), range_span);
     const auto sub = hn::Lt(field, emin_field);
     V code_mag, value_bits = zero, rounded;
     bool any_sub = false;
+    // Whether every lane is zero, within the vector rule, or overflowing (marked in `overflow`).
+    auto overflow = hn::Ne(zero, zero);
+    bool any_overflow = false;
+    auto covered = [&]() FPEMU_KERNEL_LAMBDA {
+      const auto out = hn::AndNot(is_zero, hn::Or(bad_input, hn::Gt(code_mag, max_mag)));
+      if (HWY_LIKELY(hn::AllFalse(du, out))) return true;
+      overflow = overflowing(field, hn::Not(bad_input), code_mag);
+      any_overflow = true;
+      return hn::AllFalse(du, hn::AndNot(overflow, out));
+    };
     if (!subnormal_results || (!per_lane_shift && hn::AllFalse(du, hn::AndNot(is_zero, sub)))) {
-      rounded = RoundShift<Mode>(du, mag, s0, negative, random_v, k, inexact);
+      rounded = RoundShift<Mode>(du, mag, s0, negative, random_v, k);
       code_mag = hn::Add(rounded, rebias);
-      if (!hn::AllFalse(du, hn::AndNot(is_zero, hn::Or(bad_input, hn::Gt(code_mag, max_mag))))) return false;
+      if (!covered()) return false;
       if (value_out) value_bits = rounded << s0;
       if (!inexact_seen) inexact_seen = !hn::AllFalse(du, hn::AndNot(is_zero, hn::Ne(hn::And(mag, low_mask), zero)));
     } else {
@@ -275,22 +324,24 @@ std::uint8_t EncodeMode(const format& f, const rounding& r, const T* in, std::si
       vectors_with_subnormals += hn::AllFalse(du, hn::AndNot(is_zero, sub)) ? 0 : 1;
       const V extra = hn::Min(hn::IfThenElseZero(sub, hn::Sub(emin_field, field)), max_extra);
       const V v = hn::IfThenElse(sub, hn::Or(hn::And(mag, mant_mask), implicit), mag);
-      rounded = RoundShift<Mode>(du, v, hn::Add(s0, extra), negative, random_v, k, inexact);
+      const V shift = hn::Add(s0, extra);
+      rounded = RoundShift<Mode>(du, v, shift, negative, random_v, k);
       code_mag = hn::IfThenElse(sub, rounded, hn::Add(rounded, rebias));
-      if (!hn::AllFalse(du, hn::AndNot(is_zero, hn::Or(bad_input, hn::Gt(code_mag, max_mag))))) return false;
+      if (!covered()) return false;
       if constexpr (sizeof(U) == 4) {
         if (value_out) {
           value_bits = hn::IfThenElse(sub, subnormal_value(rounded), rounded << s0);
         }
       }
-      const auto lane_inexact = hn::AndNot(is_zero, inexact);
-      inexact_seen = inexact_seen || !hn::AllFalse(du, lane_inexact);
-      const auto candidate = hn::And(sub, lane_inexact);
-      if (!underflow_seen && !hn::AllFalse(du, candidate)) {
-        auto unused = inexact;
-        const V at_p_bits = RoundShift<Mode>(du, mag, s0, negative, random_v, k, unused);
-        const auto not_tiny = hn::And(hn::Eq(extra, one), hn::Ne(at_p_bits >> fb, field));
-        underflow_seen = !hn::AllFalse(du, hn::AndNot(not_tiny, candidate));
+      if (HWY_UNLIKELY(!inexact_seen || !underflow_seen)) {
+        const auto lane_inexact = hn::AndNot(is_zero, Inexact(du, v, shift));
+        inexact_seen = inexact_seen || !hn::AllFalse(du, lane_inexact);
+        const auto candidate = hn::And(sub, lane_inexact);
+        if (!underflow_seen && !hn::AllFalse(du, candidate)) {
+          const V at_p_bits = RoundShift<Mode>(du, mag, s0, negative, random_v, k);
+          const auto not_tiny = hn::And(hn::Eq(extra, one), hn::Ne(at_p_bits >> fb, field));
+          underflow_seen = !hn::AllFalse(du, hn::AndNot(not_tiny, candidate));
+        }
       }
     }
     if (subnormal_results && ++vectors == 64) {
@@ -300,8 +351,10 @@ std::uint8_t EncodeMode(const format& f, const rounding& r, const T* in, std::si
     // Zero inputs, and results that round to zero, take the format's zero of that sign (+0 in
     // formats without -0, whose code 1000... is NaN).
     const auto zero_result = any_sub ? hn::Or(is_zero, hn::Eq(code_mag, zero)) : is_zero;
+    overflow_seen = overflow_seen || any_overflow;
     if (code_out) {
-      const V code = hn::IfThenElse(zero_result, hn::And(sign, negzero), hn::Or(code_mag, sign));
+      V code = hn::IfThenElse(zero_result, hn::And(sign, negzero), hn::Or(code_mag, sign));
+      if (any_overflow) code = put_overflow(overflow, negative, overflow_code_pos, overflow_code_neg, code);
       if constexpr (sizeof(U) == 4) {
         hn::StoreU(code, du, code_out);
       } else {
@@ -309,8 +362,9 @@ std::uint8_t EncodeMode(const format& f, const rounding& r, const T* in, std::si
       }
     }
     if (value_out) {
-      const V value = hn::IfThenElse(zero_result, hn::IfThenElseZero(negative, value_negzero),
-                                     hn::Or(value_bits, hn::IfThenElseZero(negative, sign_bit)));
+      V value = hn::IfThenElse(zero_result, hn::IfThenElseZero(negative, value_negzero),
+                               hn::Or(value_bits, hn::IfThenElseZero(negative, sign_bit)));
+      if (any_overflow) value = put_overflow(overflow, negative, overflow_value_pos, overflow_value_neg, value);
       hn::StoreU(hn::BitCast(dt, value), dt, value_out);
     }
     return true;
@@ -318,30 +372,33 @@ std::uint8_t EncodeMode(const format& f, const rounding& r, const T* in, std::si
 
   // One vector: src/rnd in, outputs at the given pointers (each may be null).
   auto one_vector = [&](const T* src, const std::uint32_t* rnd, std::uint32_t* code_out, T* value_out,
-                        std::uint8_t* flag_out) HWY_ATTR {
+                        std::uint8_t* flag_out) FPEMU_KERNEL_LAMBDA {
     const V bits = hn::BitCast(du, hn::LoadU(dt, src));
     const V mag = hn::AndNot(sign_bit, bits);
     const auto negative = hn::Ne(hn::And(bits, sign_bit), zero);
     const V field = hn::ShiftRight<tr::mant>(mag);
     const auto is_zero = hn::Eq(mag, zero);
-    auto special = hn::AndNot(is_zero, hn::Or(hn::Lt(field, low), hn::Gt(field, high)));
+    const auto in_range = hn::Not(hn::Or(hn::Lt(field, low), hn::Gt(field, high)));
+    auto special = hn::AndNot(in_range, hn::Not(is_zero));
     const auto sub = hn::Lt(field, emin_field);
     const V random_v = random_of(rnd);
     V code_mag, value_bits;
     auto inexact = hn::Ne(zero, zero);
     auto underflow = inexact;
     if (hn::AllFalse(du, sub)) {
-      const V rounded = RoundShift<Mode>(du, mag, s0, negative, random_v, k, inexact);
+      const V rounded = RoundShift<Mode>(du, mag, s0, negative, random_v, k);
+      inexact = Inexact(du, mag, s0);
       code_mag = hn::Add(rounded, rebias);
       value_bits = rounded << s0;
     } else {
       const V extra = hn::Min(hn::IfThenElseZero(sub, hn::Sub(emin_field, field)), max_extra);
       const V v = hn::IfThenElse(sub, hn::Or(hn::And(mag, mant_mask), implicit), mag);
-      const V rounded = RoundShift<Mode>(du, v, hn::Add(s0, extra), negative, random_v, k, inexact);
+      const V shift = hn::Add(s0, extra);
+      const V rounded = RoundShift<Mode>(du, v, shift, negative, random_v, k);
+      inexact = Inexact(du, v, shift);
       // Tininess after rounding: a lane one binade below the smallest normal is not tiny when
       // rounding it to p bits carries into 2^emin.
-      auto unused = inexact;
-      const V at_p_bits = RoundShift<Mode>(du, mag, s0, negative, random_v, k, unused);
+      const V at_p_bits = RoundShift<Mode>(du, mag, s0, negative, random_v, k);
       const auto carries = hn::Ne(at_p_bits >> fb, field);
       const auto tiny = hn::AndNot(hn::And(hn::Eq(extra, one), carries), sub);
       underflow = hn::And(tiny, inexact);
@@ -360,8 +417,15 @@ std::uint8_t EncodeMode(const format& f, const rounding& r, const T* in, std::si
     code = hn::IfThenElse(zero_result, hn::IfThenElseZero(negative, negzero), code);
     V value = hn::Or(value_bits, hn::IfThenElseZero(negative, sign_bit));
     value = hn::IfThenElse(zero_result, hn::IfThenElseZero(negative, value_negzero), value);
-    const V flag_v = hn::IfThenZeroElse(
+    V flag_v = hn::IfThenZeroElse(
         is_zero, hn::Or(hn::IfThenElseZero(inexact, f_inexact), hn::IfThenElseZero(underflow, f_underflow)));
+    if (HWY_UNLIKELY(!hn::AllFalse(du, special))) {
+      const auto overflow = overflowing(field, in_range, code_mag);
+      special = hn::AndNot(overflow, special);
+      code = put_overflow(overflow, negative, overflow_code_pos, overflow_code_neg, code);
+      value = put_overflow(overflow, negative, overflow_value_pos, overflow_value_neg, value);
+      flag_v = hn::IfThenElse(overflow, overflow_flags, flag_v);
+    }
     all_flags = hn::Or(all_flags, hn::IfThenZeroElse(special, flag_v));
 
     if (HWY_LIKELY(hn::AllFalse(du, special))) {
@@ -392,7 +456,7 @@ std::uint8_t EncodeMode(const format& f, const rounding& r, const T* in, std::si
         rounded res;
         if constexpr (sizeof(U) == 4) {
           res = round_float(f, src[j], r, bits_j);
-          v_lanes[j] = std::bit_cast<U>(to_float(f, res.code));
+          v_lanes[j] = std::bit_cast<U>(code_to_float(f, res.code));
         } else {
           res = from(f, src[j], r, bits_j);
         }
@@ -439,6 +503,7 @@ std::uint8_t EncodeMode(const format& f, const rounding& r, const T* in, std::si
   for (std::size_t j = 0; j < L; ++j) result |= static_cast<std::uint8_t>(lanes[j]);
   if (inexact_seen) result |= flag::inexact;
   if (underflow_seen) result |= flag::underflow;
+  if (overflow_seen) result |= p.overflow_flags;
   return result;
 }
 
@@ -491,7 +556,7 @@ void DecodeFloats(const format& f, const std::uint32_t* codes, std::size_t n, fl
   HWY_ALIGN std::uint32_t pad[kMax];
   HWY_ALIGN float pad_out[kMax];
 
-  auto one_vector = [&](const std::uint32_t* src, float* dst) HWY_ATTR {
+  auto one_vector = [&](const std::uint32_t* src, float* dst) FPEMU_KERNEL_LAMBDA {
     const V code = hn::LoadU(du, src);
     const V mag = hn::And(code, mag_mask);
     const auto negative = hn::Ne(hn::And(code, fsign), zero);

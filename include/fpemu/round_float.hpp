@@ -11,8 +11,11 @@
 //   up / down     fraction != 0 / never
 //   stochastic    floor(fraction * 2^k) + r >= 2^k   (k random bits r)
 // and each case below is the increment whose carry out of the fraction field says the same.
-// Everything else (zeros, subnormal inputs or results, overflow, inf/NaN, stochastic_exact,
-// unsigned or zero-less formats) goes to the core.
+// Inputs above the format's exponent range take the core's overflow result directly, inputs
+// more than a binade below it the core's rounding to the subnormal quantum. Everything else
+// (zeros, binary32 subnormals, results in or next to the subnormal range from the binade below
+// the smallest normal, overflow from the top binade, inf/NaN, stochastic_exact, unsigned,
+// zero-less or subnormal-less formats) goes to the whole core.
 #pragma once
 
 #include <bit>
@@ -37,6 +40,25 @@ FPEMU_HD constexpr rounded round_float(const format& f, float x, const rounding&
   const std::uint32_t mag = bits & 0x7fffffffu;
   const int shift = 23 - f.frac_bits;
   const int e = static_cast<int>(mag >> 23) - 127;
+  // Finite inputs above the format's exponent range overflow whatever the mode and the random
+  // bits: the core's overflow result, without unpacking.
+  if (f.is_signed && (mag >> 23) != 255 && e > emax(f))
+    return detail::overflow_result(f, (bits >> 31) != 0, detail::rule_for(r.mode, (bits >> 31) != 0), r.overflow);
+  // Finite inputs more than one binade below the format's normal range (tiny whatever the
+  // rounding; gradual underflow): the core's rounding of the significand to the subnormal
+  // quantum, without unpacking. A carry out of the subnormals gives 2^frac_bits, the smallest
+  // normal's code.
+  if (f.is_signed && f.has_zero && f.subnormals && (mag >> 23) != 0 && e < emin(f) - 1 &&
+      r.mode != round_mode::stochastic_exact) {
+    const bool neg = (bits >> 31) != 0;
+    const detail::quantum_rounding q =
+        detail::round_to_quantum((mag & 0x7fffffu) | 0x800000u, emin(f) - f.frac_bits - (e - 23),
+                                 detail::rule_for(r.mode, neg), r.sr_bits, random);
+    if (!q.inexact) return {(neg ? sign_mask(f) : 0) | static_cast<std::uint32_t>(q.m), 0, 0};
+    const std::int8_t dir = detail::signed_direction(q.up, neg);
+    if (q.m == 0) return {detail::zero_code(f, neg), flag::inexact | flag::underflow, dir};
+    return {(neg ? sign_mask(f) : 0) | static_cast<std::uint32_t>(q.m), flag::inexact | flag::underflow, dir};
+  }
   const bool fast = f.is_signed && f.has_zero && shift >= 0 && (mag >> 23) != 0 && (mag >> 23) != 255 &&
                     e >= emin(f) && e < emax(f) &&
                     r.mode != round_mode::stochastic_exact;
@@ -78,13 +100,24 @@ FPEMU_HD constexpr rounded round_float(const format& f, float x, const rounding&
 
 // The value of `code` as a binary32, for formats whose values are all binary32 values (at most
 // 23 fraction bits, exponents within binary32's range; see training::storage_format): normal
-// codes by moving the fields into place, the rest through the core.
+// codes by moving the fields into place, zeros and subnormals (of formats with -0) as the
+// fraction times the quantum, both exact; the rest through the core.
 FPEMU_HD constexpr float code_to_float(const format& f, std::uint32_t code) {
   const std::uint32_t exp_field = (code >> f.frac_bits) & exp_field_max(f);
+  const std::uint32_t sign = (code & sign_mask(f)) != 0 ? 0x80000000u : 0;
   if (f.is_signed && f.has_zero && exp_field != 0 && exp_field != exp_field_max(f)) {
-    const std::uint32_t sign = (code & sign_mask(f)) != 0 ? 0x80000000u : 0;
     const std::uint32_t biased = exp_field - static_cast<std::uint32_t>(f.bias) + 127;
     return std::bit_cast<float>(sign | (biased << 23) | ((code & frac_mask(f)) << (23 - f.frac_bits)));
+  }
+  const int q = emin(f) - f.frac_bits;  // the exponent of the subnormals' quantum
+  if (f.is_signed && has_negative_zero(f) && f.subnormals && exp_field == 0 && q >= -149 && f.frac_bits <= 23 &&
+      code <= (sign_mask(f) | frac_mask(f))) {
+    // frac * 2^q in integers (no dependence on the FPU's flush-to-zero setting).
+    const std::uint32_t frac = code & frac_mask(f);
+    const int lead = static_cast<int>(std::bit_width(frac)) - 1;  // frac's leading bit; -1 for zero
+    if (frac == 0 || q + lead < -126) return std::bit_cast<float>(sign | (frac << (q + 149)));
+    return std::bit_cast<float>(sign | (static_cast<std::uint32_t>(q + lead + 127) << 23) |
+                                ((frac << (23 - lead)) & 0x7fffffu));
   }
   return detail::code_to_float_general(f, code);
 }
