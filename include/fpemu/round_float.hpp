@@ -114,8 +114,9 @@ FPEMU_HD constexpr float code_to_float(const format& f, std::uint32_t code) {
       code <= (sign_mask(f) | frac_mask(f))) {
     // frac * 2^q in integers (no dependence on the FPU's flush-to-zero setting).
     const std::uint32_t frac = code & frac_mask(f);
-    const int lead = static_cast<int>(std::bit_width(frac)) - 1;  // frac's leading bit; -1 for zero
-    if (frac == 0 || q + lead < -126) return std::bit_cast<float>(sign | (frac << (q + 149)));
+    const int lead = static_cast<int>(std::bit_width(frac)) - 1;  // frac's leading bit
+    if (frac == 0) return std::bit_cast<float>(sign);
+    if (q + lead < -126) return std::bit_cast<float>(sign | (frac << (q + 149)));  // a binary32 subnormal
     return std::bit_cast<float>(sign | (static_cast<std::uint32_t>(q + lead + 127) << 23) |
                                 ((frac << (23 - lead)) & 0x7fffffu));
   }
