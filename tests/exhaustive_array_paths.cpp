@@ -21,7 +21,6 @@
 #include <mutex>
 #include <span>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include "fpemu/array.hpp"
@@ -29,6 +28,7 @@
 #include "fpemu/round_float.hpp"
 #include "fpemu/spec.hpp"
 #include "fpemu/text.hpp"
+#include "exhaustive_sweep.hpp"
 
 namespace {
 
@@ -156,15 +156,9 @@ void run_chunk(const target& t, std::uint64_t begin, std::uint64_t end, tally& t
 
 TEST_CASE("every fp32 code into bf16 fp16 e4m3fn e5m2 through round_array and round_in_place, every mode and sr16 "
           "== round_float (code, value, flags, flag unions)") {
-  // For timing: FPEMU_EXHAUSTIVE_SAMPLE=k runs every k-th chunk of 2^20 inputs (the case count
-  // check is then skipped); FPEMU_THREADS overrides the 2 threads. The default runs everything.
-  const auto env_or = [](const char* name, std::uint64_t fallback) {
-    const char* env = std::getenv(name);
-    return env != nullptr ? std::strtoull(env, nullptr, 0) : fallback;
-  };
-  const std::uint64_t stride = std::max<std::uint64_t>(1, env_or("FPEMU_EXHAUSTIVE_SAMPLE", 1));
-  const auto threads = static_cast<unsigned>(std::max<std::uint64_t>(1, env_or("FPEMU_THREADS", 2)));
-  constexpr std::uint64_t kChunk = 1 << 20, kAll = std::uint64_t{1} << 32;
+  // Timing runs: see exhaustive_sweep.hpp.
+  const exhaustive::sweep sweep = exhaustive::sweep::from_environment();
+  constexpr std::uint64_t kAll = std::uint64_t{1} << 32;
   // The array functions' own threads stay off: the test's threads cover the cores.
   fpemu::set_array_threads(1);
   const auto all_start = std::chrono::steady_clock::now();
@@ -176,27 +170,16 @@ TEST_CASE("every fp32 code into bf16 fp16 e4m3fn e5m2 through round_array and ro
       t.value_of_code.push_back(fpemu::code_to_float(*f, c));
     const auto start = std::chrono::steady_clock::now();
     tally ty;
-    std::atomic<std::uint64_t> next{0};
-    std::vector<std::thread> pool;
-    for (unsigned i = 0; i < threads; ++i) {
-      pool.emplace_back([&] {
-        for (;;) {
-          const std::uint64_t c = next.fetch_add(kChunk * stride);
-          if (c >= kAll) return;
-          run_chunk(t, c, c + kChunk, ty);
-        }
-      });
-    }
-    for (auto& th : pool) th.join();
+    sweep.run(kAll, [&](std::uint64_t begin, std::uint64_t end) { run_chunk(t, begin, end, ty); });
     const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     std::printf("exhaustive_array_paths: fp32 -> %s: %" PRIu64 " inputs x 7 modes = %" PRIu64
                 " cases (policy ieee) + %" PRIu64 " saturate/nan cases, each: code, value, flags; %" PRIu64
                 " mismatches (%.1f s)\n",
                 name, ty.cases.load() / 7, ty.cases.load(), ty.policy_cases.load(), ty.mismatches.load(), s);
     std::fflush(stdout);
-    if (stride == 1) CHECK(ty.cases.load() == kAll * 7);
+    if (sweep.stride == 1) CHECK(ty.cases.load() == kAll * 7);
     CHECK(ty.mismatches.load() == 0);
   }
   std::printf("exhaustive_array_paths: %.1f s in all (sample 1/%" PRIu64 ", %u threads)\n",
-              std::chrono::duration<double>(std::chrono::steady_clock::now() - all_start).count(), stride, threads);
+              std::chrono::duration<double>(std::chrono::steady_clock::now() - all_start).count(), sweep.stride, sweep.threads);
 }

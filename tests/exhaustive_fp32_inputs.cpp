@@ -21,13 +21,13 @@
 #include <cstdlib>
 #include <mutex>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include "fpemu/convert.hpp"
 #include "fpemu/format.hpp"
 #include "fpemu/round_float.hpp"
 #include "fpemu/spec.hpp"
+#include "exhaustive_sweep.hpp"
 
 namespace {
 
@@ -299,25 +299,6 @@ void run_chunk(const target& t, std::uint32_t begin, std::uint32_t end, tally& t
   ty.policy_cases += policy_cases;
 }
 
-// All magnitudes [0, limit) of fp32 (both signs) into t, on `threads` threads.
-// With stride > 1 only every stride-th chunk runs (a sample spread over the range, for timing).
-void run_target(const target& t, std::uint64_t limit, std::uint64_t stride, std::uint64_t first, unsigned threads,
-                tally& ty) {
-  constexpr std::uint64_t kChunk = 1 << 20;
-  std::atomic<std::uint64_t> next{first % stride * kChunk};
-  std::vector<std::thread> pool;
-  for (unsigned i = 0; i < threads; ++i) {
-    pool.emplace_back([&] {
-      for (;;) {
-        const std::uint64_t b = next.fetch_add(kChunk * stride);
-        if (b >= limit) return;
-        run_chunk(t, static_cast<std::uint32_t>(b), static_cast<std::uint32_t>(std::min(b + kChunk, limit)), ty);
-      }
-    });
-  }
-  for (auto& th : pool) th.join();
-}
-
 std::vector<target> targets() {
   std::vector<target> v;
   for (const char* name : {"e4m3fn", "e5m2", "e4m3fnuz", "e5m2fnuz", "e8m0fnu", "bf16", "fp16"}) {
@@ -332,23 +313,17 @@ std::vector<target> targets() {
 
 TEST_CASE("every fp32 code into e4m3fn e5m2 e4m3fnuz e5m2fnuz e8m0fnu bf16 fp16, every deterministic mode == "
           "table-walk reference (code, flags, direction)") {
-  // For timing: FPEMU_EXHAUSTIVE_SAMPLE=k runs every k-th chunk of 2^20 magnitudes, starting
-  // with chunk FPEMU_EXHAUSTIVE_FIRST (the case count check is then skipped); FPEMU_THREADS
-  // overrides the 2 threads. The default runs everything.
-  const auto env_or = [](const char* name, std::uint64_t fallback) {
-    const char* env = std::getenv(name);
-    return env != nullptr ? std::strtoull(env, nullptr, 0) : fallback;
-  };
-  const std::uint64_t limit = std::uint64_t{1} << 31;
-  const std::uint64_t stride = std::max<std::uint64_t>(1, env_or("FPEMU_EXHAUSTIVE_SAMPLE", 1));
-  const std::uint64_t first = env_or("FPEMU_EXHAUSTIVE_FIRST", 0);
-  const auto threads = static_cast<unsigned>(std::max<std::uint64_t>(1, env_or("FPEMU_THREADS", 2)));
+  // Timing runs: see exhaustive_sweep.hpp (chunks of 2^20 magnitudes here).
+  const exhaustive::sweep sweep = exhaustive::sweep::from_environment();
+  const std::uint64_t limit = std::uint64_t{1} << 31;  // every magnitude, both signs in run_chunk
   for (const target& t : targets()) {
     const auto start = std::chrono::steady_clock::now();
     tally ty;
-    run_target(t, limit, stride, first, threads, ty);
+    sweep.run(limit, [&](std::uint64_t begin, std::uint64_t end) {
+      run_chunk(t, static_cast<std::uint32_t>(begin), static_cast<std::uint32_t>(end), ty);
+    });
     const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    const std::uint64_t expected = stride == 1 ? limit * 2 * 6 : ty.cases.load();
+    const std::uint64_t expected = sweep.stride == 1 ? limit * 2 * 6 : ty.cases.load();
     std::printf("exhaustive_fp32_inputs: fp32 -> %s: %" PRIu64 " inputs x 6 modes = %" PRIu64
                 " cases (policy ieee) + %" PRIu64 " saturate/nan cases, %" PRIu64 " mismatches (%.1f s)\n",
                 t.name.c_str(), ty.cases.load() / 6, ty.cases.load(), ty.policy_cases.load(), ty.mismatches.load(), s);
