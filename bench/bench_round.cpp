@@ -1,8 +1,10 @@
 // Array rounding throughput against memcpy of the same elements, measured in the same run (the
-// physical limit): 2^24 binary32 inputs drawn from N(0, 1), 64 MiB in and 64 MiB out, so every
-// variant streams from and to memory as memcpy does.
+// physical limit): 2^24 binary32 inputs drawn from N(0, 1), 64 MiB in and up to 64 MiB out, so
+// every variant streams from and to memory as memcpy does.
 //
-//   encode/<fmt>_<mode>/threads:T    round_array: floats -> uint32 codes
+//   encode/<fmt>_<mode>/threads:T    round_array: floats -> storage-width codes (uint8 for FP8,
+//                                    uint16 for bf16/fp16), as tensors of these formats are kept
+//   encode_u32/<fmt>_rne/threads:T   round_array: floats -> uint32 codes (for comparison)
 //   in_place/<fmt>_<mode>/threads:T  round_in_place: floats -> rounded floats (the input is
 //                                    restored outside the timed region before every iteration)
 //   memcpy/threads:T                 the same bytes copied, T threads each copying a share
@@ -16,6 +18,7 @@
 
 #include <cstring>
 #include <random>
+#include <span>
 #include <thread>
 #include <vector>
 
@@ -67,18 +70,29 @@ fpemu::rounding mode_of(const char* mode) {
   return fpemu::rounding{m, fpemu::overflow_policy::ieee, 16};
 }
 
-void encode(benchmark::State& state, const char* spec, const char* mode) {
+template <class Code>
+void encode_into(benchmark::State& state, const char* spec, const char* mode) {
   fpemu::set_array_threads(static_cast<int>(state.range(0)));
   const fpemu::format f = *fpemu::parse_format(spec);
   const std::vector<float>& in = normal_inputs();
-  std::vector<std::uint32_t> out(in.size(), 1);
+  std::vector<Code> out(in.size(), 1);
   for (auto _ : state) {
-    auto flags = fpemu::round_array(f, in, out, mode_of(mode), fpemu::sr_stream{1, 0, 0});
+    auto flags = fpemu::round_array(f, in, std::span<Code>(out), mode_of(mode), fpemu::sr_stream{1, 0, 0});
+    if (!flags) state.SkipWithError(flags.message().c_str());
     benchmark::DoNotOptimize(flags);
     benchmark::DoNotOptimize(out.data());
     benchmark::ClobberMemory();
   }
   set_elements(state);
+}
+
+void encode(benchmark::State& state, const char* spec, const char* mode) {
+  if (fpemu::width(*fpemu::parse_format(spec)) <= 8) return encode_into<std::uint8_t>(state, spec, mode);
+  encode_into<std::uint16_t>(state, spec, mode);
+}
+
+void encode_u32(benchmark::State& state, const char* spec, const char* mode) {
+  encode_into<std::uint32_t>(state, spec, mode);
 }
 
 void in_place(benchmark::State& state, const char* spec, const char* mode) {
@@ -134,6 +148,11 @@ FPEMU_ROUND_BENCH(e4m3fn, sr16)
 FPEMU_ROUND_BENCH(e5m2, rne)
 FPEMU_ROUND_BENCH(e5m2, rz)
 FPEMU_ROUND_BENCH(e5m2, sr16)
+
+#define FPEMU_U32_BENCH(fmt) \
+  BENCHMARK_CAPTURE(encode_u32, fmt##_rne, #fmt, "rne")->ArgName("threads")->Arg(1)->Arg(2)->Unit(benchmark::kMillisecond)->UseRealTime();
+FPEMU_U32_BENCH(bf16)
+FPEMU_U32_BENCH(e4m3fn)
 
 BENCHMARK_CAPTURE(decode, bf16, "bf16")->ArgName("threads")->Arg(1)->Unit(benchmark::kMillisecond)->UseRealTime();
 BENCHMARK_CAPTURE(decode, e4m3fn, "e4m3fn")->ArgName("threads")->Arg(1)->Unit(benchmark::kMillisecond)->UseRealTime();

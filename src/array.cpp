@@ -109,10 +109,14 @@ std::uint8_t for_each_element(std::size_t n, const rounding& r, const sr_stream&
   });
 }
 
-template <class T>
-expected<std::uint8_t> round_span(const format& f, std::span<const T> in, std::span<std::uint32_t> out,
-                                  const rounding& r, sr_stream sr, std::span<std::uint8_t> flags) {
+template <class T, class Code>
+expected<std::uint8_t> round_span(const format& f, std::span<const T> in, std::span<Code> out, const rounding& r,
+                                  sr_stream sr, std::span<std::uint8_t> flags) {
   if (auto e = check_format(f, "format")) return *e;
+  if (width(f) > static_cast<int>(8 * sizeof(Code)))
+    return error{"format " + to_string(f) + " has " + std::to_string(width(f)) + "-bit codes; 'out' holds " +
+                 std::to_string(8 * sizeof(Code)) + "-bit codes (use uint" + (width(f) <= 16 ? "16" : "32") +
+                 "_t codes, or uint32_t for any format)"};
   if (auto e = check_rounding(f, r)) return *e;
   if (auto e = check_sizes({{"in", in.size()}, {"out", out.size()}}, flags.size())) return *e;
   constexpr bool is_double = std::is_same_v<T, double>;
@@ -128,7 +132,7 @@ expected<std::uint8_t> round_span(const format& f, std::span<const T> in, std::s
   }
   return for_each_element(in.size(), r, sr, flags, [&](std::size_t i, std::uint64_t random) {
     const rounded res = from(f, in[i], r, random);
-    out[i] = res.code;
+    out[i] = static_cast<Code>(res.code);
     return res.flags;
   });
 }
@@ -148,6 +152,26 @@ expected<std::uint8_t> round_array(const format& f, std::span<const double> in, 
 }
 
 expected<std::uint8_t> round_array(const format& f, std::span<const float> in, std::span<std::uint32_t> out,
+                                   const rounding& r, sr_stream sr, std::span<std::uint8_t> flags) {
+  return round_span(f, in, out, r, sr, flags);
+}
+
+expected<std::uint8_t> round_array(const format& f, std::span<const double> in, std::span<std::uint16_t> out,
+                                   const rounding& r, sr_stream sr, std::span<std::uint8_t> flags) {
+  return round_span(f, in, out, r, sr, flags);
+}
+
+expected<std::uint8_t> round_array(const format& f, std::span<const float> in, std::span<std::uint16_t> out,
+                                   const rounding& r, sr_stream sr, std::span<std::uint8_t> flags) {
+  return round_span(f, in, out, r, sr, flags);
+}
+
+expected<std::uint8_t> round_array(const format& f, std::span<const double> in, std::span<std::uint8_t> out,
+                                   const rounding& r, sr_stream sr, std::span<std::uint8_t> flags) {
+  return round_span(f, in, out, r, sr, flags);
+}
+
+expected<std::uint8_t> round_array(const format& f, std::span<const float> in, std::span<std::uint8_t> out,
                                    const rounding& r, sr_stream sr, std::span<std::uint8_t> flags) {
   return round_span(f, in, out, r, sr, flags);
 }

@@ -84,6 +84,18 @@ encode_params<T> make_params(const format& f, const rounding& r) {
   return p;
 }
 
+// Code j of a sink, one at a time (lanes the core rounds, and the tail).
+inline void put_code(const code_sink& s, std::size_t j, std::uint32_t c) {
+  void* at = s.at(j).data;
+  if (s.bytes == 1) {
+    *static_cast<std::uint8_t*>(at) = static_cast<std::uint8_t>(c);
+  } else if (s.bytes == 2) {
+    *static_cast<std::uint16_t*>(at) = static_cast<std::uint16_t>(c);
+  } else {
+    *static_cast<std::uint32_t*>(at) = c;
+  }
+}
+
 }  // namespace fpemu::simd
 #endif
 
@@ -211,7 +223,7 @@ HWY_INLINE V RoundShift(D d, V v, V s, M negative, V random, V k) {
 
 template <round_mode Mode, class T>
 std::uint8_t EncodeMode(const format& f, const rounding& r, const T* in, std::size_t n, const keystream& ks,
-                        std::uint32_t* codes, T* values, std::uint8_t* flags) {
+                        code_sink codes, T* values, std::uint8_t* flags) {
   using tr = input_traits<T>;
   using U = typename tr::U;
   constexpr bool kStochastic = Mode == round_mode::stochastic;
@@ -219,6 +231,8 @@ std::uint8_t EncodeMode(const format& f, const rounding& r, const T* in, std::si
   const hn::ScalableTag<U> du;
   const hn::Rebind<T, decltype(du)> dt;
   const hn::Rebind<std::uint32_t, decltype(du)> d32;
+  const hn::Rebind<std::uint16_t, decltype(du)> d16;
+  const hn::Rebind<std::uint8_t, decltype(du)> d8;
   using V = hn::Vec<decltype(du)>;
   const std::size_t L = hn::Lanes(du);
 
@@ -251,7 +265,8 @@ std::uint8_t EncodeMode(const format& f, const rounding& r, const T* in, std::si
 
   constexpr std::size_t kMax = HWY_MAX_BYTES / sizeof(U);
   HWY_ALIGN T pad_in[kMax];
-  HWY_ALIGN std::uint32_t pad_random[kMax] = {}, pad_codes[kMax];
+  HWY_ALIGN std::uint32_t pad_random[kMax] = {}, pad_codes[kMax] = {};
+  const code_sink pad_sink(pad_codes);
   HWY_ALIGN T pad_values[kMax];
   HWY_ALIGN std::uint8_t pad_flags[kMax];
 
@@ -264,6 +279,18 @@ std::uint8_t EncodeMode(const format& f, const rounding& r, const T* in, std::si
       return hn::And(hn::LoadU(du, rnd), hn::Set(du, p.k_mask));
     } else {
       return hn::And(hn::PromoteTo(du, hn::LoadU(d32, rnd)), hn::Set(du, p.k_mask));
+    }
+  };
+  // The codes of a vector, at the sink's width (a branch that always goes the same way).
+  auto store_codes = [&](V code, void* out, int bytes) FPEMU_KERNEL_LAMBDA {
+    if (bytes == 1) {
+      hn::StoreU(hn::TruncateTo(d8, code), d8, static_cast<std::uint8_t*>(out));
+    } else if (bytes == 2) {
+      hn::StoreU(hn::TruncateTo(d16, code), d16, static_cast<std::uint16_t*>(out));
+    } else if constexpr (sizeof(U) == 4) {
+      hn::StoreU(code, du, static_cast<std::uint32_t*>(out));
+    } else {
+      hn::StoreU(hn::TruncateTo(d32, code), d32, static_cast<std::uint32_t*>(out));
     }
   };
   // The binary32 bits of a subnormal result of `rounded` quanta (binary32 inputs only).
@@ -289,7 +316,7 @@ std::uint8_t EncodeMode(const format& f, const rounding& r, const T* in, std::si
   const bool subnormal_results = p.emin_field > p.low_field;
   bool per_lane_shift = false;
   int vectors = 0, vectors_with_subnormals = 0;
-  auto fast_vector = [&](const T* src, const std::uint32_t* rnd, std::uint32_t* code_out, T* value_out) FPEMU_KERNEL_LAMBDA {
+  auto fast_vector = [&](const T* src, const std::uint32_t* rnd, code_sink code_out, T* value_out) FPEMU_KERNEL_LAMBDA {
     const V bits = hn::BitCast(du, hn::LoadU(dt, src));
     const V mag = hn::AndNot(sign_bit, bits);
     const V field = hn::ShiftRight<tr::mant>(mag);
@@ -352,14 +379,10 @@ std::uint8_t EncodeMode(const format& f, const rounding& r, const T* in, std::si
     // formats without -0, whose code 1000... is NaN).
     const auto zero_result = any_sub ? hn::Or(is_zero, hn::Eq(code_mag, zero)) : is_zero;
     overflow_seen = overflow_seen || any_overflow;
-    if (code_out) {
+    if (code_out.data) {
       V code = hn::IfThenElse(zero_result, hn::And(sign, negzero), hn::Or(code_mag, sign));
       if (any_overflow) code = put_overflow(overflow, negative, overflow_code_pos, overflow_code_neg, code);
-      if constexpr (sizeof(U) == 4) {
-        hn::StoreU(code, du, code_out);
-      } else {
-        hn::StoreU(hn::TruncateTo(d32, code), d32, code_out);
-      }
+      store_codes(code, code_out.data, code_out.bytes);
     }
     if (value_out) {
       V value = hn::IfThenElse(zero_result, hn::IfThenElseZero(negative, value_negzero),
@@ -371,7 +394,7 @@ std::uint8_t EncodeMode(const format& f, const rounding& r, const T* in, std::si
   };
 
   // One vector: src/rnd in, outputs at the given pointers (each may be null).
-  auto one_vector = [&](const T* src, const std::uint32_t* rnd, std::uint32_t* code_out, T* value_out,
+  auto one_vector = [&](const T* src, const std::uint32_t* rnd, code_sink code_out, T* value_out,
                         std::uint8_t* flag_out) FPEMU_KERNEL_LAMBDA {
     const V bits = hn::BitCast(du, hn::LoadU(dt, src));
     const V mag = hn::AndNot(sign_bit, bits);
@@ -429,13 +452,7 @@ std::uint8_t EncodeMode(const format& f, const rounding& r, const T* in, std::si
     all_flags = hn::Or(all_flags, hn::IfThenZeroElse(special, flag_v));
 
     if (HWY_LIKELY(hn::AllFalse(du, special))) {
-      if (code_out) {
-        if constexpr (sizeof(U) == 4) {
-          hn::StoreU(code, du, code_out);
-        } else {
-          hn::StoreU(hn::TruncateTo(d32, code), d32, code_out);
-        }
-      }
+      if (code_out.data) store_codes(code, code_out.data, code_out.bytes);
       if (value_out) hn::StoreU(hn::BitCast(dt, value), dt, value_out);
       if (flag_out) {
         HWY_ALIGN U f_lanes[kMax] = {};
@@ -464,7 +481,7 @@ std::uint8_t EncodeMode(const format& f, const rounding& r, const T* in, std::si
         f_lanes[j] = res.flags;
         scalar_flags |= res.flags;
       }
-      if (code_out) code_out[j] = static_cast<std::uint32_t>(c_lanes[j]);
+      if (code_out.data) put_code(code_out, j, static_cast<std::uint32_t>(c_lanes[j]));
       if (value_out) value_out[j] = std::bit_cast<T>(v_lanes[j]);
       if (flag_out) flag_out[j] = static_cast<std::uint8_t>(f_lanes[j]);
     }
@@ -481,7 +498,7 @@ std::uint8_t EncodeMode(const format& f, const rounding& r, const T* in, std::si
     if constexpr (kStochastic) FillKeystream(ks.seed, ks.stream, ks.first_index + i, chunk_end - i, width, random);
     for (const std::size_t chunk_begin = i; i < chunk_end; i += L) {
       const std::uint32_t* rnd = kStochastic ? random + (i - chunk_begin) : nullptr;
-      std::uint32_t* c = codes ? codes + i : nullptr;
+      const code_sink c = codes.at(i);
       T* v = values ? values + i : nullptr;
       if (flags == nullptr && fast_vector(in + i, rnd, c, v)) continue;
       one_vector(in + i, rnd, c, v, flags ? flags + i : nullptr);
@@ -492,8 +509,8 @@ std::uint8_t EncodeMode(const format& f, const rounding& r, const T* in, std::si
     std::fill(pad_in, pad_in + kMax, T{0});
     std::copy(in + i, in + n, pad_in);
     if constexpr (kStochastic) FillKeystream(ks.seed, ks.stream, ks.first_index + i, rest, width, pad_random);
-    one_vector(pad_in, pad_random, pad_codes, pad_values, pad_flags);
-    if (codes) std::copy(pad_codes, pad_codes + rest, codes + i);
+    one_vector(pad_in, pad_random, pad_sink, pad_values, pad_flags);
+    for (std::size_t j = 0; codes.data && j < rest; ++j) put_code(codes, i + j, pad_codes[j]);
     if (values) std::copy(pad_values, pad_values + rest, values + i);
     if (flags) std::copy(pad_flags, pad_flags + rest, flags + i);
   }
@@ -509,7 +526,7 @@ std::uint8_t EncodeMode(const format& f, const rounding& r, const T* in, std::si
 
 template <class T>
 std::uint8_t Encode(const format& f, const rounding& r, const T* in, std::size_t n, const keystream& random,
-                    std::uint32_t* codes, T* values, std::uint8_t* flags) {
+                    code_sink codes, T* values, std::uint8_t* flags) {
   switch (r.mode) {
     case round_mode::nearest_even:
       return EncodeMode<round_mode::nearest_even>(f, r, in, n, random, codes, values, flags);
@@ -530,12 +547,12 @@ std::uint8_t Encode(const format& f, const rounding& r, const T* in, std::size_t
 }
 
 std::uint8_t EncodeFloats(const format& f, const rounding& r, const float* in, std::size_t n, const keystream& random,
-                          std::uint32_t* codes, float* values, std::uint8_t* flags) {
+                          code_sink codes, float* values, std::uint8_t* flags) {
   return Encode<float>(f, r, in, n, random, codes, values, flags);
 }
 
 std::uint8_t EncodeDoubles(const format& f, const rounding& r, const double* in, std::size_t n,
-                           const keystream& random, std::uint32_t* codes, std::uint8_t* flags) {
+                           const keystream& random, code_sink codes, std::uint8_t* flags) {
   return Encode<double>(f, r, in, n, random, codes, nullptr, flags);
 }
 
@@ -616,12 +633,12 @@ bool values_are_floats(const format& f) {
 }
 
 std::uint8_t encode_floats(const format& f, const rounding& r, const float* in, std::size_t n, const keystream& random,
-                           std::uint32_t* codes, float* values, std::uint8_t* flags) {
+                           code_sink codes, float* values, std::uint8_t* flags) {
   return HWY_DYNAMIC_DISPATCH(EncodeFloats)(f, r, in, n, random, codes, values, flags);
 }
 
 std::uint8_t encode_doubles(const format& f, const rounding& r, const double* in, std::size_t n,
-                            const keystream& random, std::uint32_t* codes, std::uint8_t* flags) {
+                            const keystream& random, code_sink codes, std::uint8_t* flags) {
   return HWY_DYNAMIC_DISPATCH(EncodeDoubles)(f, r, in, n, random, codes, flags);
 }
 

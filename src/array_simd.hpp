@@ -35,12 +35,30 @@ struct keystream {
   std::uint64_t first_index = 0;
 };
 
+// Where codes go: one code per element in 1, 2 or 4 bytes (the caller checks that the format's
+// codes fit), or nowhere. Storage-width codes (a byte per FP8 code) move a quarter or half of
+// the bytes of 32-bit ones, which is most of the cost of rounding a large array.
+struct code_sink {
+  void* data = nullptr;
+  int bytes = 4;
+  code_sink(std::nullptr_t = nullptr) {}
+  code_sink(std::uint32_t* p) : data(p), bytes(4) {}
+  code_sink(std::uint16_t* p) : data(p), bytes(2) {}
+  code_sink(std::uint8_t* p) : data(p), bytes(1) {}
+  // The sink of element i onwards.
+  code_sink at(std::size_t i) const {
+    code_sink s = *this;
+    if (data) s.data = static_cast<std::byte*>(data) + i * static_cast<std::size_t>(bytes);
+    return s;
+  }
+};
+
 // In and out for [0, n). `codes`, `values` (the rounded value, for round-in-place) and `flags`
 // may each be null. Returns the union of the flags.
 std::uint8_t encode_floats(const format& f, const rounding& r, const float* in, std::size_t n, const keystream& random,
-                           std::uint32_t* codes, float* values, std::uint8_t* flags);
+                           code_sink codes, float* values, std::uint8_t* flags);
 std::uint8_t encode_doubles(const format& f, const rounding& r, const double* in, std::size_t n,
-                            const keystream& random, std::uint32_t* codes, std::uint8_t* flags);
+                            const keystream& random, code_sink codes, std::uint8_t* flags);
 
 // codes -> binary32 values, for formats with values_are_floats(f).
 void decode_floats(const format& f, const std::uint32_t* codes, std::size_t n, float* out);

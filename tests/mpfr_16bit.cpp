@@ -20,7 +20,7 @@ namespace oracle = fpemu::mpfr_oracle;
 
 namespace {
 
-constexpr std::uint64_t kDefaultPairs = 3'000'000;
+constexpr std::uint64_t kDefaultPairs = 1'000'000;
 
 std::uint64_t random_pairs() {
   if (const char* env = std::getenv("FPEMU_MPFR_16BIT_PAIRS")) return std::strtoull(env, nullptr, 10);

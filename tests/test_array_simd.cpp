@@ -345,6 +345,7 @@ struct counts {
   std::uint64_t crafted = 0;  // of `codes`, those on a stochastic carry boundary
   std::uint64_t policy = 0;   // of `codes`, those under policy saturate or nan
   std::uint64_t windows = 0;  // short calls whose flag union was checked
+  std::uint64_t narrow = 0;   // codes checked from calls into storage-width (uint8/uint16) codes
 };
 
 // Buffers for check_one.
@@ -403,6 +404,26 @@ void check_one(const format& f, const rounding& r, const sr_stream& sr, const st
                ") " + hex(all) + ", core " + hex(want_union) + "; inputs" + in + (e - b > 4 ? " ..." : ""));
       }
     };
+    // round_array into storage-width codes (a byte for formats of <= 8 bits, two for <= 16) over
+    // [b, e), widened into `codes` for compare(). Each code's sentinel is the complement of the
+    // expected one, so an unwritten code shows.
+    const int narrow_bytes = width(f) <= 8 ? 1 : width(f) <= 16 ? 2 : 0;
+    const auto narrow_call = [&](std::size_t b, std::size_t e, const sr_stream& at, bool with_flags) {
+      const auto run = [&](auto tag) {
+        using C = decltype(tag);
+        std::vector<C> narrow(e - b);
+        for (std::size_t i = b; i < e; ++i) narrow[i - b] = static_cast<C>(~s.want[i].code);
+        const auto all = round_array(f, std::span<const T>(xs.data() + b, e - b), std::span<C>(narrow), r, at,
+                                     with_flags ? flags.subspan(b, e - b) : std::span<std::uint8_t>{});
+        REQUIRE_MESSAGE(all.has_value(), where);
+        for (std::size_t i = b; i < e; ++i) codes[i] = narrow[i - b];
+        compare(sizeof(C) == 1 ? "round_array into uint8 codes" : "round_array into uint16 codes", b, e, *all,
+                with_flags);
+        n.narrow += e - b;
+      };
+      if (narrow_bytes == 1) run(std::uint8_t{});
+      if (narrow_bytes == 2) run(std::uint16_t{});
+    };
     for (const bool with_flags : {true, false}) {
       if (with_flags && !label.empty()) continue;  // carry-boundary inputs: the flag-free path only
       std::fill(codes.begin(), codes.end(), kUnwritten);
@@ -412,6 +433,10 @@ void check_one(const format& f, const rounding& r, const sr_stream& sr, const st
       REQUIRE_MESSAGE(all.has_value(), where);
       compare(with_flags ? "round_array with flags" : "round_array", 0, size, *all, with_flags);
       n.codes += size;
+      if (narrow_bytes != 0) {
+        std::fill(flags.begin(), flags.end(), kUnwrittenFlags);
+        narrow_call(0, size, sr, with_flags);
+      }
       if (!label.empty()) n.crafted += size;
       if (r.overflow != overflow_policy::ieee) n.policy += size;
       if constexpr (!is_double) {
@@ -433,6 +458,7 @@ void check_one(const format& f, const rounding& r, const sr_stream& sr, const st
       const auto all = round_array(f, in, codes.subspan(b, e - b), r, at);
       REQUIRE_MESSAGE(all.has_value(), where);
       compare("round_array over a window", b, e, *all, false);
+      if (w % 3 == 0) narrow_call(b, e, at, false);  // the tail's codes at storage width
       if constexpr (!is_double) {
         if (values) {
           std::copy(in.begin(), in.end(), inplace.begin() + static_cast<std::ptrdiff_t>(b));
@@ -555,8 +581,10 @@ TEST_CASE("vector round_array / round_in_place == the scalar core, bitwise, on e
                        << " inputs, " << all_targets().size() << " targets: " << n.codes << " codes+flags checked ("
                        << n.crafted << " of them sr inputs on or just below their carry, " << n.policy
                        << " under policy saturate or nan), " << n.windows << " short calls' flag unions, " << n.values
-                       << " round_in_place values, " << ty.mismatches << " mismatches");
+                       << " round_in_place values, " << n.narrow << " codes of calls into uint8/uint16 codes, "
+                       << ty.mismatches << " mismatches");
   CHECK(ty.mismatches == 0);
+  CHECK(n.narrow > 0);
   set_array_threads(0);
 }
 
@@ -916,5 +944,17 @@ TEST_CASE("round_in_place / decode_array(float) on formats whose values are not 
   has(decode_array(f, codes10, std::span<float>(outf9)), "'codes' has 10 elements", "'out' has 9");
   std::vector<double> outd9(9);
   has(decode_array(f, codes10, std::span<double>(outd9)), "'codes' has 10 elements", "'out' has 9");
+  // Storage-width codes too narrow for the format: an error naming both widths, nothing written.
+  std::vector<std::uint8_t> bytes10(10, 0x5a);
+  has(round_array(f, std::span<const float>(in), std::span<std::uint8_t>(bytes10)), "format bf16 has 16-bit codes",
+      "'out' holds 8-bit codes");
+  std::vector<std::uint16_t> halves10(10, 0x5a5a);
+  has(round_array(formats::fp32, std::span<const double>(ind), std::span<std::uint16_t>(halves10)),
+      "format fp32 has 32-bit codes", "'out' holds 16-bit codes");
+  CHECK(bytes10 == std::vector<std::uint8_t>(10, 0x5a));
+  CHECK(halves10 == std::vector<std::uint16_t>(10, 0x5a5a));
+  std::vector<std::uint8_t> bytes9(9);
+  has(round_array(formats::e4m3fn, std::span<const float>(in), std::span<std::uint8_t>(bytes9)),
+      "'in' has 10 elements", "'out' has 9");
   has(convert_array(formats::e4m3fn, f, codes10, out9), "'in' has 10 elements", "'out' has 9");
 }

@@ -35,16 +35,36 @@ py::object round_impl(const py::array& x, const py::object& fmt, const std::stri
   const rounding r = to_rounding(f, mode, overflow, sr_bits);
   if (out != "codes" && out != "values") throw py::value_error("out = '" + out + "' (valid: codes, values)");
   const sr_stream sr{seed, stream, 0};
-  std::vector<std::uint32_t> codes(static_cast<std::size_t>(x.size()));
-  std::vector<std::uint8_t> element_flags(flags ? codes.size() : 0);
-  if (x.dtype().is(py::dtype::of<float>())) {
-    const std::vector<float> in = to_floats(x, "x");  // float32 stays float32: no double rounding question
-    value_or_raise(round_array(f, std::span<const float>(in), codes, r, sr, element_flags));
+  const auto n = static_cast<std::size_t>(x.size());
+  std::vector<std::uint8_t> element_flags(flags ? n : 0);
+  // Rounds into `codes` (uint8, uint16 or uint32 codes).
+  const auto round_into = [&](auto codes) {
+    if (x.dtype().is(py::dtype::of<float>())) {
+      const std::vector<float> in = to_floats(x, "x");  // float32 stays float32: no double rounding question
+      value_or_raise(round_array(f, std::span<const float>(in), codes, r, sr, element_flags));
+    } else {
+      const std::vector<double> in = to_doubles(x, "x");
+      value_or_raise(round_array(f, std::span<const double>(in), codes, r, sr, element_flags));
+    }
+  };
+  py::object result;
+  if (out == "codes") {
+    // Straight into the array returned, at the format's storage width.
+    const auto into_array = [&](auto tag) {
+      using C = decltype(tag);
+      py::array_t<C> a(static_cast<py::ssize_t>(n));
+      round_into(std::span<C>(a.mutable_data(), n));
+      return py::array(a);
+    };
+    result = reshaped(width(f) <= 8    ? into_array(std::uint8_t{})
+                      : width(f) <= 16 ? into_array(std::uint16_t{})
+                                       : into_array(std::uint32_t{}),
+                      x);
   } else {
-    const std::vector<double> in = to_doubles(x, "x");
-    value_or_raise(round_array(f, std::span<const double>(in), codes, r, sr, element_flags));
+    std::vector<std::uint32_t> codes(n);
+    round_into(std::span<std::uint32_t>(codes));
+    result = reshaped(decoded(f, codes), x);
   }
-  const py::object result = reshaped(out == "codes" ? codes_array(f, codes) : decoded(f, codes), x);
   return flags ? with_flags(result, element_flags, x) : result;
 }
 
