@@ -36,8 +36,8 @@ struct keystream {
 };
 
 // Where codes go: one code per element in 1, 2 or 4 bytes (the caller checks that the format's
-// codes fit), or nowhere. Storage-width codes (a byte per FP8 code) move a quarter or half of
-// the bytes of 32-bit ones, which is most of the cost of rounding a large array.
+// codes fit), or nowhere. Storage-width codes (a byte per FP8 code) write a quarter or half of
+// the bytes of 32-bit ones, which is what bounds large arrays on more than one thread.
 struct code_sink {
   void* data = nullptr;
   int bytes = 4;
