@@ -4,8 +4,10 @@
 
 #include <algorithm>
 #include <bit>
+#include <cfenv>
 #include <cmath>
 #include <cstring>
+#include <limits>
 
 #include "fpemu/convert.hpp"
 #include "fpemu/random.hpp"
@@ -82,6 +84,15 @@ encode_params<T> make_params(const format& f, const rounding& r) {
     p.overflow_flags = o.flags;
   }
   return p;
+}
+
+// Whether the floating-point environment rounds to nearest: on x86 also the SSE unit's control
+// register, which _mm_setcsr sets apart from fesetround (glibc's fegetround reads the x87 one).
+inline bool rounds_to_nearest() {
+#if defined(__x86_64__) || defined(__i386__)
+  if ((__builtin_ia32_stmxcsr() & 0x6000u) != 0) return false;  // MXCSR.RC
+#endif
+  return std::fegetround() == FE_TONEAREST;
 }
 
 // Code j of a sink, one at a time (lanes the core rounds, and the tail).
@@ -197,7 +208,7 @@ HWY_INLINE auto Inexact(D d, V v, V s) {
 // directed modes need to know whether the result is inexact; the others leave it to Inexact()
 // where a flag is wanted.
 template <round_mode Mode, class D, class V, class M>
-HWY_INLINE V RoundShift(D d, V v, V s, M negative, V random, V k) {
+HWY_INLINE V RoundShift(D d, V v, V s, M negative, V random, V k, bool k_within_s) {
   const V one = hn::Set(d, 1);
   const V kept = v >> s;
   if constexpr (Mode == round_mode::nearest_even) {
@@ -213,7 +224,9 @@ HWY_INLINE V RoundShift(D d, V v, V s, M negative, V random, V k) {
   } else if constexpr (Mode == round_mode::to_odd) {
     return hn::Or(kept, hn::IfThenElseZero(Inexact(d, v, s), one));
   } else {
-    // The k random bits aligned with the top k bits of the fraction below the quantum.
+    // The k random bits aligned with the top k bits of the fraction below the quantum
+    // (k_within_s: s >= k in every lane, the common case, with no lane to shift right).
+    if (k_within_s) return hn::Add(v, random << hn::Sub(s, k)) >> s;
     const auto narrow = hn::Lt(s, k);
     const V left = hn::IfThenZeroElse(narrow, hn::Sub(s, k));
     const V right = hn::IfThenElseZero(narrow, hn::Sub(k, s));
@@ -239,6 +252,7 @@ std::uint8_t EncodeMode(const format& f, const rounding& r, const T* in, std::si
   const V zero = hn::Zero(du), one = hn::Set(du, 1);
   const V sign_bit = hn::Set(du, U{1} << (sizeof(U) * 8 - 1));
   const V s0 = hn::Set(du, p.s0), fb = hn::Set(du, p.frac_bits), k = hn::Set(du, p.k);
+  const bool k_within_s0 = p.s0 >= p.k;  // every shift is at least s0
   const V emin_field = hn::Set(du, p.emin_field), low = hn::Set(du, p.low_field), high = hn::Set(du, p.high_field);
   const V max_extra = hn::Set(du, p.max_shift_extra), rebias = hn::Set(du, p.rebias);
   const V max_mag = hn::Set(du, p.max_magnitude), fsign = hn::Set(du, p.sign), negzero = hn::Set(du, p.negative_zero);
@@ -270,15 +284,21 @@ std::uint8_t EncodeMode(const format& f, const rounding& r, const T* in, std::si
   HWY_ALIGN T pad_values[kMax];
   HWY_ALIGN std::uint8_t pad_flags[kMax];
 
-  // The k random bits of each lane (zero outside the stochastic mode).
+  // The k random bits of each lane (zero outside the stochastic mode); the keystream's words
+  // are as wide as k or wider (array_random_width).
+  const bool k_is_width = static_cast<int>(p.k) == array_random_width(r);
   auto random_of = [&](const std::uint32_t* rnd) FPEMU_KERNEL_LAMBDA {
     if constexpr (!kStochastic) {
       (void)rnd;
       return zero;
-    } else if constexpr (sizeof(U) == 4) {
-      return hn::And(hn::LoadU(du, rnd), hn::Set(du, p.k_mask));
     } else {
-      return hn::And(hn::PromoteTo(du, hn::LoadU(d32, rnd)), hn::Set(du, p.k_mask));
+      V words;
+      if constexpr (sizeof(U) == 4) {
+        words = hn::LoadU(du, rnd);
+      } else {
+        words = hn::PromoteTo(du, hn::LoadU(d32, rnd));
+      }
+      return k_is_width ? words : hn::And(words, hn::Set(du, p.k_mask));
     }
   };
   // The codes of a vector, at the sink's width (a branch that always goes the same way).
@@ -301,95 +321,174 @@ std::uint8_t EncodeMode(const format& f, const rounding& r, const T* in, std::si
 
   // The common case in one pass, when no per-element flags are asked for: every lane zero, or
   // finite within the format's range before and after rounding. Returns false, having written
-  // nothing, for a vector with any other lane; one_vector() then does it. A vector with a lane
-  // below the format's normal range takes a per-lane shift (subnormal results). Only the union
-  // of the flags is wanted here, so inexact and underflow are looked for only until first seen;
+  // nothing, for a vector with any other lane; one_vector() then does it. Only the union of the
+  // flags is wanted here, so inexact and underflow are looked for only until first seen;
   // tininess needs a second rounding (at p bits) for lanes one binade below the normal range.
   const V range_span = hn::Set(du, p.high_field - p.low_field);
   const V sign_shift = hn::Set(du, static_cast<U>(sizeof(U) * 8 - 1) - p.sign_position);
   const V low_mask = hn::Set(du, (U{1} << p.s0) - 1);
+  const int frac_bits = static_cast<int>(p.frac_bits), s0_bits = static_cast<int>(p.s0);
+  const V smallest_normal = hn::Set(du, p.emin_field << tr::mant);  // 2^emin's input bits
+  const V below_low = hn::Set(du, (p.low_field << tr::mant) - 1);
+  // Binary32 bits of the normal result whose format code (sans sign) is 0: code << s0 plus this.
+  const V normal_value_base = hn::Set(du, static_cast<U>((p.emin_field - 1) << tr::mant));
+  const bool signed_zero = p.negative_zero != 0;
   bool inexact_seen = false, underflow_seen = false, overflow_seen = false;
-  // Whether subnormal results are possible at all, and whether to take the per-lane shift for
-  // every vector rather than branch on each: decided from the last 64 vectors, because with
-  // frequent subnormal results (e4m3fn on N(0,1) data: one in 5 vectors of 16) the mispredicted
-  // branches cost more than the shift. Either way the result is the same.
+  // Whether inf and NaN inputs, rounded like finite ones, land above the largest finite code
+  // (not so for a format whose range reaches past the input's): then the rounded magnitude
+  // says whether a lane is covered, given that its input lies in the range the rule covers.
+  const bool inf_above_max =
+      ((U{tr::field_max} - p.emin_field) << p.frac_bits) + (U{1} << p.frac_bits) > p.max_magnitude;
+  // With subnormal results possible, a vector whose lanes all lie in the normal range (zero
+  // excluded) rounds every lane at the same shift and cannot round any to zero. The others go
+  // lane by lane, one of two ways:
+  // - scaled: nearest-even and toward-zero scale a lane below the normal range to units of the
+  //   subnormal quantum (exact: a power of two, upwards) and round that to an integer in the
+  //   vector unit. Round and Trunc take their mode from the instruction, not from the
+  //   floating-point environment, except where older targets emulate them: hence the check.
+  //   Zero and every tiny lane come out as 0 units.
+  // - shifted: the significand with its leading one (none for zero) shifted right by s0 plus
+  //   the lane's distance below the normal range, then put above the binade's code; a normal
+  //   lane's carry moves it up a binade and a subnormal lane's makes it the smallest normal,
+  //   both by plain addition. The shift is clamped to the lane width; in the nearest and
+  //   toward-zero modes the lanes it clamps round to zero anyway (their significand is under
+  //   half the shifted-out bits), while the other modes give the core nonzero lanes below it.
   const bool subnormal_results = p.emin_field > p.low_field;
-  bool per_lane_shift = false;
-  int vectors = 0, vectors_with_subnormals = 0;
+  const int quantum_exponent = emin(f) - f.frac_bits;
+  const bool scaled = (Mode == round_mode::nearest_even || Mode == round_mode::toward_zero) && inf_above_max &&
+                      quantum_exponent <= 0 && quantum_exponent >= std::numeric_limits<T>::min_exponent - 1 &&
+                      rounds_to_nearest();
+  const hn::Vec<decltype(dt)> quantum = hn::Set(dt, p.subnormal_quantum);
+  const hn::Vec<decltype(dt)> per_quantum = hn::Set(dt, static_cast<T>(std::ldexp(1.0, -quantum_exponent)));
+  const bool clamped_lanes_round_to_zero =
+      (Mode == round_mode::nearest_even || Mode == round_mode::nearest_away || Mode == round_mode::toward_zero) &&
+      p.low_field > 1;
+  // Whether to go lane by lane for every vector rather than branch on each: once more than one
+  // vector in 8 so far has needed it, because with frequent subnormal results (e4m3fn on N(0,1)
+  // data: one in 5 vectors of 16) the mispredicted branches cost more than the lane rule.
+  // Either way the result is the same.
+  bool per_lane = false;
+  std::size_t vectors_with_subnormals = 0;
   auto fast_vector = [&](const T* src, const std::uint32_t* rnd, code_sink code_out, T* value_out) FPEMU_KERNEL_LAMBDA {
     const V bits = hn::BitCast(du, hn::LoadU(dt, src));
     const V mag = hn::AndNot(sign_bit, bits);
     const V field = hn::ShiftRight<tr::mant>(mag);
-    const auto is_zero = hn::Eq(mag, zero);
     const V sign = hn::And(bits >> sign_shift, fsign);  // the input's sign at the format's sign bit
     const auto negative = hn::Ne(sign, zero);
     const V random_v = random_of(rnd);
-    // Lanes out of the vector rule (checked, with overflow, before any flag is taken): outside
-    // the input range it covers.
-    const auto bad_input = hn::Gt(hn::Sub(field, low), range_span);
-    const auto sub = hn::Lt(field, emin_field);
-    V code_mag, value_bits = zero, rounded;
-    bool any_sub = false;
-    // Whether every lane is zero, within the vector rule, or overflowing (marked in `overflow`).
+    // Lanes out of the vector rule: outside the input range it covers.
+    auto bad_input = [&]() FPEMU_KERNEL_LAMBDA { return hn::Gt(hn::Sub(field, low), range_span); };
+    V code_mag, value_bits = zero;
+    // Whether every lane is covered or overflowing (marked in `overflow`), given the lanes
+    // `out` of the rule.
     auto overflow = hn::Ne(zero, zero);
     bool any_overflow = false;
-    auto covered = [&]() FPEMU_KERNEL_LAMBDA {
-      const auto out = hn::AndNot(is_zero, hn::Or(bad_input, hn::Gt(code_mag, max_mag)));
+    auto covered = [&](M out) FPEMU_KERNEL_LAMBDA {
       if (HWY_LIKELY(hn::AllFalse(du, out))) return true;
-      overflow = overflowing(field, hn::Not(bad_input), code_mag);
+      overflow = overflowing(field, hn::Not(bad_input()), code_mag);
       any_overflow = true;
       return hn::AllFalse(du, hn::AndNot(overflow, out));
     };
-    if (!subnormal_results || (!per_lane_shift && hn::AllFalse(du, hn::AndNot(is_zero, sub)))) {
-      rounded = RoundShift<Mode>(du, mag, s0, negative, random_v, k);
+    auto store = [&](V code, V value) FPEMU_KERNEL_LAMBDA {
+      overflow_seen = overflow_seen || any_overflow;
+      if (code_out.data) {
+        if (any_overflow) code = put_overflow(overflow, negative, overflow_code_pos, overflow_code_neg, code);
+        store_codes(code, code_out.data, code_out.bytes);
+      }
+      if (value_out) {
+        if (any_overflow) value = put_overflow(overflow, negative, overflow_value_pos, overflow_value_neg, value);
+        hn::StoreU(hn::BitCast(dt, value), dt, value_out);
+      }
+    };
+    // A result with the input's sign, where that is the format's zero of that sign too.
+    auto store_signed = [&]() FPEMU_KERNEL_LAMBDA {
+      if (signed_zero) {
+        store(hn::OrAnd(code_mag, bits >> sign_shift, fsign), hn::OrAnd(value_bits, bits, sign_bit));
+      } else {  // zero results are +0
+        const auto zero_result = hn::Eq(code_mag, zero);
+        store(hn::IfThenZeroElse(zero_result, hn::Or(code_mag, sign)),
+              hn::IfThenZeroElse(zero_result, hn::OrAnd(value_bits, bits, sign_bit)));
+      }
+    };
+    const auto above_max = [&]() FPEMU_KERNEL_LAMBDA { return hn::Gt(code_mag, max_mag); };
+    const auto below_normal = hn::Lt(mag, smallest_normal);
+    if (!subnormal_results) {
+      const V rounded = RoundShift<Mode>(du, mag, s0, negative, random_v, k, k_within_s0);
       code_mag = hn::Add(rounded, rebias);
-      if (!covered()) return false;
+      const auto is_zero = hn::Eq(mag, zero);
+      if (!covered(hn::AndNot(is_zero, hn::Or(bad_input(), above_max())))) return false;
       if (value_out) value_bits = rounded << s0;
       if (!inexact_seen) inexact_seen = !hn::AllFalse(du, hn::AndNot(is_zero, hn::Ne(hn::And(mag, low_mask), zero)));
-    } else {
-      any_sub = true;
-      vectors_with_subnormals += hn::AllFalse(du, hn::AndNot(is_zero, sub)) ? 0 : 1;
-      const V extra = hn::Min(hn::IfThenElseZero(sub, hn::Sub(emin_field, field)), max_extra);
-      const V v = hn::IfThenElse(sub, hn::Or(hn::And(mag, mant_mask), implicit), mag);
-      const V shift = hn::Add(s0, extra);
-      rounded = RoundShift<Mode>(du, v, shift, negative, random_v, k);
-      code_mag = hn::IfThenElse(sub, rounded, hn::Add(rounded, rebias));
-      if (!covered()) return false;
-      if constexpr (sizeof(U) == 4) {
-        if (value_out) {
-          value_bits = hn::IfThenElse(sub, subnormal_value(rounded), rounded << s0);
-        }
-      }
+      // Without subnormal results nothing in range rounds to zero: zero results are zero inputs.
+      store(hn::IfThenElse(is_zero, hn::And(sign, negzero), hn::Or(code_mag, sign)),
+            hn::IfThenElse(is_zero, hn::IfThenElseZero(negative, value_negzero),
+                           hn::Or(value_bits, hn::IfThenElseZero(negative, sign_bit))));
+      return true;
+    }
+    if (!per_lane && hn::AllFalse(du, below_normal)) {
+      const V rounded = RoundShift<Mode>(du, mag, s0, negative, random_v, k, k_within_s0);
+      code_mag = hn::Add(rounded, rebias);
+      if (!covered(inf_above_max ? above_max() : hn::Or(bad_input(), above_max()))) return false;
+      if (value_out) value_bits = rounded << s0;
+      if (!inexact_seen) inexact_seen = !hn::AllFalse(du, hn::Ne(hn::And(mag, low_mask), zero));
+      store(hn::OrAnd(code_mag, bits >> sign_shift, fsign), hn::OrAnd(value_bits, bits, sign_bit));
+      return true;
+    }
+    if (!per_lane) per_lane = ++vectors_with_subnormals * 8 > static_cast<std::size_t>(src - in) / L + 8;
+    if (scaled) {
+      const V rounded = RoundShift<Mode>(du, mag, s0, negative, random_v, k, k_within_s0);  // the normal lanes
+      const auto scaled_mag = hn::Mul(hn::BitCast(dt, mag), per_quantum);
+      const auto units = Mode == round_mode::nearest_even ? hn::Round(scaled_mag) : hn::Trunc(scaled_mag);
+      const hn::RebindToSigned<decltype(dt)> di;
+      code_mag = hn::IfThenElse(below_normal, hn::BitCast(du, hn::ConvertTo(di, units)), hn::Add(rounded, rebias));
+      if (!covered(above_max())) return false;
+      const V subnormal_bits = hn::BitCast(du, hn::Mul(units, quantum));
+      if (value_out) value_bits = hn::IfThenElse(below_normal, subnormal_bits, rounded << s0);
       if (HWY_UNLIKELY(!inexact_seen || !underflow_seen)) {
-        const auto lane_inexact = hn::AndNot(is_zero, Inexact(du, v, shift));
+        // Compared as bits, so that a subnormal input zeroed by DAZ still counts as inexact.
+        const auto lane_inexact = hn::Ne(hn::IfThenElse(below_normal, subnormal_bits, hn::And(mag, low_mask)),
+                                         hn::IfThenElseZero(below_normal, mag));
         inexact_seen = inexact_seen || !hn::AllFalse(du, lane_inexact);
-        const auto candidate = hn::And(sub, lane_inexact);
+        const auto candidate = hn::And(below_normal, lane_inexact);
         if (!underflow_seen && !hn::AllFalse(du, candidate)) {
-          const V at_p_bits = RoundShift<Mode>(du, mag, s0, negative, random_v, k);
-          const auto not_tiny = hn::And(hn::Eq(extra, one), hn::Ne(at_p_bits >> fb, field));
+          // Not tiny: one binade below 2^emin and carrying into it when rounded at p bits.
+          const auto not_tiny = hn::And(hn::Eq(hn::Add(field, one), emin_field), hn::Ne(rounded >> fb, field));
           underflow_seen = !hn::AllFalse(du, hn::AndNot(not_tiny, candidate));
         }
       }
+      store_signed();
+      return true;
     }
-    if (subnormal_results && ++vectors == 64) {
-      per_lane_shift = vectors_with_subnormals > 4 || (per_lane_shift && vectors_with_subnormals > 1);
-      vectors = vectors_with_subnormals = 0;
+    const V above = hn::Max(field, emin_field);
+    const V extra = hn::Min(hn::Sub(above, field), max_extra);
+    const auto is_zero = hn::Eq(mag, zero);
+    const V v = hn::IfThenZeroElse(is_zero, hn::OrAnd(implicit, bits, mant_mask));
+    const V shift = hn::Add(s0, extra);
+    const V rounded = RoundShift<Mode>(du, v, shift, negative, random_v, k, k_within_s0);
+    code_mag = hn::Add(hn::ShiftLeftSame(hn::Sub(above, emin_field), frac_bits), rounded);
+    if (!inf_above_max) {
+      if (!covered(hn::AndNot(is_zero, hn::Or(bad_input(), above_max())))) return false;
+    } else if (clamped_lanes_round_to_zero) {
+      if (!covered(above_max())) return false;
+    } else if (!covered(hn::Or(above_max(), hn::Lt(hn::Sub(mag, one), below_low)))) {  // nonzero, below low
+      return false;
     }
-    // Zero inputs, and results that round to zero, take the format's zero of that sign (+0 in
-    // formats without -0, whose code 1000... is NaN).
-    const auto zero_result = any_sub ? hn::Or(is_zero, hn::Eq(code_mag, zero)) : is_zero;
-    overflow_seen = overflow_seen || any_overflow;
-    if (code_out.data) {
-      V code = hn::IfThenElse(zero_result, hn::And(sign, negzero), hn::Or(code_mag, sign));
-      if (any_overflow) code = put_overflow(overflow, negative, overflow_code_pos, overflow_code_neg, code);
-      store_codes(code, code_out.data, code_out.bytes);
+    if constexpr (sizeof(U) == 4) {
+      if (value_out) {
+        value_bits = hn::IfThenElse(below_normal, subnormal_value(code_mag),
+                                    hn::Add(hn::ShiftLeftSame(code_mag, s0_bits), normal_value_base));
+      }
     }
-    if (value_out) {
-      V value = hn::IfThenElse(zero_result, hn::IfThenElseZero(negative, value_negzero),
-                               hn::Or(value_bits, hn::IfThenElseZero(negative, sign_bit)));
-      if (any_overflow) value = put_overflow(overflow, negative, overflow_value_pos, overflow_value_neg, value);
-      hn::StoreU(hn::BitCast(dt, value), dt, value_out);
+    if (HWY_UNLIKELY(!inexact_seen)) inexact_seen = !hn::AllFalse(du, Inexact(du, v, shift));
+    if (HWY_UNLIKELY(!underflow_seen)) {
+      const auto candidate = hn::And(below_normal, Inexact(du, v, shift));
+      if (!hn::AllFalse(du, candidate)) {
+        const V at_p_bits = RoundShift<Mode>(du, mag, s0, negative, random_v, k, k_within_s0);
+        const auto not_tiny = hn::And(hn::Eq(extra, one), hn::Ne(at_p_bits >> fb, field));
+        underflow_seen = !hn::AllFalse(du, hn::AndNot(not_tiny, candidate));
+      }
     }
+    store_signed();
     return true;
   };
 
@@ -409,7 +508,7 @@ std::uint8_t EncodeMode(const format& f, const rounding& r, const T* in, std::si
     auto inexact = hn::Ne(zero, zero);
     auto underflow = inexact;
     if (hn::AllFalse(du, sub)) {
-      const V rounded = RoundShift<Mode>(du, mag, s0, negative, random_v, k);
+      const V rounded = RoundShift<Mode>(du, mag, s0, negative, random_v, k, k_within_s0);
       inexact = Inexact(du, mag, s0);
       code_mag = hn::Add(rounded, rebias);
       value_bits = rounded << s0;
@@ -417,11 +516,11 @@ std::uint8_t EncodeMode(const format& f, const rounding& r, const T* in, std::si
       const V extra = hn::Min(hn::IfThenElseZero(sub, hn::Sub(emin_field, field)), max_extra);
       const V v = hn::IfThenElse(sub, hn::Or(hn::And(mag, mant_mask), implicit), mag);
       const V shift = hn::Add(s0, extra);
-      const V rounded = RoundShift<Mode>(du, v, shift, negative, random_v, k);
+      const V rounded = RoundShift<Mode>(du, v, shift, negative, random_v, k, k_within_s0);
       inexact = Inexact(du, v, shift);
       // Tininess after rounding: a lane one binade below the smallest normal is not tiny when
       // rounding it to p bits carries into 2^emin.
-      const V at_p_bits = RoundShift<Mode>(du, mag, s0, negative, random_v, k);
+      const V at_p_bits = RoundShift<Mode>(du, mag, s0, negative, random_v, k, k_within_s0);
       const auto carries = hn::Ne(at_p_bits >> fb, field);
       const auto tiny = hn::AndNot(hn::And(hn::Eq(extra, one), carries), sub);
       underflow = hn::And(tiny, inexact);
@@ -487,9 +586,9 @@ std::uint8_t EncodeMode(const format& f, const rounding& r, const T* in, std::si
     }
   };
 
-  // The random bits are made a few hundred elements at a time, just before they are used, so
-  // that Philox's arithmetic overlaps the memory traffic of the rounding.
-  constexpr std::size_t kRandomChunk = 256;
+  // The random bits are made a thousand elements at a time (4 KiB, in L1), just before they are
+  // used, so that Philox's arithmetic overlaps the memory traffic of the rounding.
+  constexpr std::size_t kRandomChunk = 1024;
   HWY_ALIGN std::uint32_t random[kRandomChunk];
   const int width = array_random_width(r);
   std::size_t i = 0;

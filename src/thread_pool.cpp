@@ -3,7 +3,6 @@
 #include "thread_pool.hpp"
 
 #include <algorithm>
-#include <atomic>
 #include <condition_variable>
 #include <mutex>
 #include <thread>
@@ -38,18 +37,22 @@ class pool {
       n_ = n;
       per_ = per;
       chunks_ = chunks;
-      next_.store(1);  // chunk 0 is the caller's
+      next_ = 1;  // chunk 0 is the caller's
       pending_ = chunks - 1;
       ++generation_;
     }
     wake_.notify_all();
     body(0, std::min(n, per));
     std::unique_lock<std::mutex> lock(mutex_);
+    claim_chunks(lock);  // those no worker has started yet
     done_.wait(lock, [this] { return pending_ == 0; });
     body_ = nullptr;
   }
 
  private:
+  // Chunks are claimed under the lock, together with the job they belong to: a worker that
+  // wakes late, after its job has ended and the next has begun, must not take a chunk number of
+  // the new job to the old job's body (it once did, with a lock-free counter).
   void work() {
     std::uint64_t seen = 0;
     std::unique_lock<std::mutex> lock(mutex_);
@@ -57,17 +60,20 @@ class pool {
       wake_.wait(lock, [&] { return stopping_ || generation_ != seen; });
       if (stopping_) return;
       seen = generation_;
+      claim_chunks(lock);
+    }
+  }
+
+  // Runs the current job's unclaimed chunks; `lock` holds mutex_ on entry and on return.
+  void claim_chunks(std::unique_lock<std::mutex>& lock) {
+    while (next_ < chunks_) {
+      const std::size_t c = next_++;
       const auto* body = body_;
-      const std::size_t n = n_, per = per_, chunks = chunks_;
+      const std::size_t n = n_, per = per_;
       lock.unlock();
-      std::size_t finished = 0;
-      for (std::size_t c = next_.fetch_add(1); c < chunks; c = next_.fetch_add(1)) {
-        (*body)(c * per, std::min(n, (c + 1) * per));
-        ++finished;
-      }
+      (*body)(c * per, std::min(n, (c + 1) * per));
       lock.lock();
-      pending_ -= finished;
-      if (pending_ == 0) done_.notify_one();
+      if (--pending_ == 0) done_.notify_one();
     }
   }
 
@@ -77,7 +83,7 @@ class pool {
   std::vector<std::thread> workers_;
   const std::function<void(std::size_t, std::size_t)>* body_ = nullptr;
   std::size_t n_ = 0, per_ = 0, chunks_ = 0, pending_ = 0;
-  std::atomic<std::size_t> next_{0};
+  std::size_t next_ = 0;
   std::uint64_t generation_ = 0;
   bool stopping_ = false;
 };

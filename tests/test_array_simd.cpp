@@ -21,8 +21,9 @@
 //    that rounds away from zero with those bits) and just below it;
 // decode_array (float, double) for every code, convert_array between format pairs for every
 // source code (signaling NaNs included), fill_keystream against keystream_bits (also at the end
-// of the 64-bit index space), results independent of thread count, array splitting and target,
-// and the error paths. Each test case prints its case counts.
+// of the 64-bit index space), results independent of thread count, array splitting, target and
+// the floating-point environment (rounding direction, FTZ/DAZ), and the error paths. Each test
+// case prints its case counts.
 #include <doctest/doctest.h>
 
 #include <hwy/targets.h>
@@ -31,6 +32,7 @@
 #include <bit>
 #include <chrono>
 #include <csignal>
+#include <cfenv>
 #include <cinttypes>
 #include <cmath>
 #include <cstdint>
@@ -585,6 +587,56 @@ TEST_CASE("vector round_array / round_in_place == the scalar core, bitwise, on e
                        << ty.mismatches << " mismatches");
   CHECK(ty.mismatches == 0);
   CHECK(n.narrow > 0);
+  set_array_threads(0);
+}
+
+// The kernels round subnormal results with the vector unit's Round and Trunc, whose direction is
+// in the instruction; the targets that emulate them read the rounding direction instead (the
+// kernels check fegetround() for that). Flushing to zero (FTZ) and denormals-are-zero (DAZ) must
+// not change a code or a flag either: a binary32 subnormal input that DAZ reads as zero still
+// rounds to zero and is still inexact.
+TEST_CASE("vector round_array / round_in_place give the core's bits under every rounding direction of the "
+          "floating-point environment, and with FTZ and DAZ set") {
+  set_array_threads(1);
+  struct environment {
+    const char* name;
+    int direction;
+    unsigned mxcsr_bits;  // set on top, on x86
+  };
+  std::vector<environment> environments{
+      {"upward", FE_UPWARD, 0}, {"downward", FE_DOWNWARD, 0}, {"toward zero", FE_TOWARDZERO, 0}};
+#if defined(__x86_64__) || defined(__i386__)
+  environments.push_back({"MXCSR upward, x87 nearest", FE_TONEAREST, 0x4000u});  // RC = 10
+  environments.push_back({"FTZ+DAZ", FE_TONEAREST, 0x8040u});                     // bits 15 and 6
+#endif
+  tally ty;
+  counts n;
+  std::uint64_t config = 0;
+  std::mt19937_64 rng(20261122);
+  for (const environment& env : environments) {
+    CAPTURE(env.name);
+    for (const char* spec : {"e4m3fn", "e4m3fnuz", "e5m2"}) {
+      CAPTURE(spec);
+      const format f = fmt(spec);
+      const std::vector<float> xs = inputs_for<float>(f, codes_of(f, rng), rng, 2000);
+      REQUIRE(std::fesetround(env.direction) == 0);
+#if defined(__x86_64__) || defined(__i386__)
+      const unsigned mxcsr = __builtin_ia32_stmxcsr();
+      __builtin_ia32_ldmxcsr(mxcsr | env.mxcsr_bits);
+#endif
+      const std::uint64_t before = ty.mismatches;
+      check_encode(f, xs, ty, n, config);
+#if defined(__x86_64__) || defined(__i386__)
+      __builtin_ia32_ldmxcsr(mxcsr);
+#endif
+      REQUIRE(std::fesetround(FE_TONEAREST) == 0);
+      CHECK_MESSAGE(ty.mismatches == before, spec << " under " << env.name);
+    }
+  }
+  MESSAGE(environments.size() << " environments, " << config << " configurations, " << all_targets().size()
+                              << " targets: " << n.codes << " codes+flags and " << n.values
+                              << " round_in_place values checked, " << ty.mismatches << " mismatches");
+  CHECK(n.codes > 0);
   set_array_threads(0);
 }
 
