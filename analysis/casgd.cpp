@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <bit>
 #include <cmath>
+#include <cstdio>
 #include <limits>
 #include <span>
 #include <thread>
@@ -177,9 +178,13 @@ std::optional<std::string> check(const run_options& o, int m, int n) {
     return "s*b = " + std::to_string(static_cast<long>(o.s) * o.b) + " is too large (at most 16384 sampled rows per outer iteration)";
   if (o.P < 1 || o.P > n)
     return "--P " + std::to_string(o.P) + " is out of range (1..n = " + std::to_string(n) + ": every rank needs a column)";
-  if (!std::isfinite(o.eta) || o.eta <= 0) return "--eta must be a finite positive number";
+  if (!std::isfinite(o.eta) || o.eta <= 0) {
+    char eta[32];
+    std::snprintf(eta, sizeof eta, "%.17g", o.eta);
+    return "--eta " + std::string(eta) + " is out of range (finite, > 0)";
+  }
   if (o.outer < 0 || o.outer > 100000000) return "--outer " + std::to_string(o.outer) + " is out of range (0..100000000)";
-  if (o.threads < 0) return "--threads must be at least 0";
+  if (o.threads < 0) return "--threads " + std::to_string(o.threads) + " is out of range (0 for all cores, or more)";
   for (const auto& [name, k] : {std::pair<slot, const kernel_precision*>{slot::G, &o.precision.G},
                                 {slot::r, &o.precision.r},
                                 {slot::g, &o.precision.g}}) {

@@ -21,6 +21,7 @@
 #include <system_error>
 
 #include "fpemu/random.hpp"
+#include "fpemu/text.hpp"
 
 namespace fpemu::training {
 
@@ -30,8 +31,9 @@ constexpr std::uint32_t kIdxImagesMagic = 0x00000803;  // unsigned bytes, 3 dime
 constexpr std::uint32_t kIdxLabelsMagic = 0x00000801;  // unsigned bytes, 1 dimension
 
 // Larger dense matrices are refused: one stray index like 2000000000:1 in a LIBSVM file must
-// give an error, not an attempt to allocate gigabytes.
-constexpr std::uint64_t kMaxDenseElements = std::uint64_t{1} << 31;
+// give an error, not an attempt to allocate gigabytes. 2^28 binary32 values are 1 GiB (2 GiB
+// once CA-SGD widens them to binary64, the bound of its synthetic data).
+constexpr std::uint64_t kMaxDenseElements = std::uint64_t{1} << 28;
 
 std::string hex32(std::uint32_t v) {
   char buf[16];
@@ -196,7 +198,8 @@ void for_each_line(std::string_view text, F&& f) {
 
 std::string at(const std::string& path, int line) { return path + ":" + std::to_string(line) + ": "; }
 
-std::string quoted(std::string_view s) { return "'" + std::string(s) + "'"; }
+// A token for a message: about 40 characters at most (printable()).
+std::string quoted(std::string_view s) { return "'" + printable(s, 40) + "'"; }
 
 }  // namespace
 

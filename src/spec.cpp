@@ -58,16 +58,20 @@ std::optional<std::string> check(const format& f) {
     return "the fnuz encoding needs a sign bit (its NaN is the negative-zero pattern)";
   if (!f.has_zero && f.subnormals)
     return "nozero needs nosub (the zero exponent field becomes a normal binade)";
+  // Without a zero, fnuz's NaN pattern 1000...0 would be -2^emin: a value missing from the format.
+  if (!f.has_zero && f.encoding == nonfinite::fnuz)
+    return "the fnuz encoding needs a zero (its NaN is the negative-zero pattern): drop nozero";
   // The largest finite code must be a normal number: at least one normal binade below NaN/inf.
   if (f.has_zero && (max_finite_magnitude(f) >> f.frac_bits) == 0)
     return "the format has no normal numbers: add exponent bits or change the encoding";
-  // Every value must be exactly a binary64 value, so that to_double is exact.
-  const int lo = emin(f) - (f.subnormals ? f.frac_bits : 0);
+  // Every value must be exactly a binary64 value, so that to_double is exact. The lowest binade
+  // has the quantum 2^(emin - frac_bits) with or without subnormals.
+  const int lo = emin(f) - f.frac_bits;
   const int hi = emax(f);
   if (hi > 1023 || lo < -1074) {
     const int top = static_cast<int>(max_finite_magnitude(f) >> f.frac_bits);
     const int bias_min = top - 1023;
-    const int bias_max = (f.has_zero ? 1 : 0) - (f.subnormals ? f.frac_bits : 0) + 1074;
+    const int bias_max = (f.has_zero ? 1 : 0) - f.frac_bits + 1074;
     return "bias " + std::to_string(f.bias) + " puts values outside binary64's range: valid " +
            std::to_string(bias_min) + ".." + std::to_string(bias_max) + " for this format";
   }

@@ -242,4 +242,22 @@ std::string to_hex_float(const format& f, std::uint32_t code) {
   return s + "p" + (exponent < 0 ? "-" : "+") + std::to_string(exponent < 0 ? -exponent : exponent);
 }
 
+std::string printable(std::string_view text, std::size_t max_chars) {
+  static constexpr char kHex[] = "0123456789abcdef";
+  std::string out;
+  std::size_t i = 0;
+  for (; i < text.size() && out.size() < max_chars; ++i) {
+    const auto c = static_cast<unsigned char>(text[i]);
+    if (c < 0x20 || c == 0x7f) {
+      out += "\\x";
+      out += kHex[c >> 4];
+      out += kHex[c & 15];
+    } else {
+      out += static_cast<char>(c);
+    }
+  }
+  if (i < text.size()) out += "... (" + std::to_string(text.size()) + " bytes)";
+  return out;
+}
+
 }  // namespace fpemu

@@ -227,3 +227,12 @@ TEST_CASE("malformed numbers are errors that quote the text") {
     if (!r) CHECK(r.message().find("'" + std::string(bad) + "'") != std::string::npos);
   }
 }
+
+TEST_CASE("printable: control bytes as \\xNN, UTF-8 kept, long text cut with its length") {
+  using namespace std::string_literals;
+  CHECK(fpemu::printable("a\0b\x1b[2J\x7f"s) == "a\\x00b\\x1b[2J\\x7f");
+  CHECK(fpemu::printable("\xc3\xa9t\xc3\xa9") == "\xc3\xa9t\xc3\xa9");
+  CHECK(fpemu::printable(std::string(100, 'x'), 40) == std::string(40, 'x') + "... (100 bytes)");
+  CHECK(fpemu::printable(std::string(40, 'x'), 40) == std::string(40, 'x'));
+  CHECK(fpemu::printable("\n\n\n", 5) == "\\x0a\\x0a... (3 bytes)");
+}

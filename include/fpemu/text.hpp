@@ -35,4 +35,9 @@ std::string to_decimal(const unpacked& x);
 // C99 hex-float text of a code ("0x1.cp+8"); exact.
 std::string to_hex_float(const format& f, std::uint32_t code);
 
+// Bad input as an error message shows it: control bytes as \xNN (a NUL would end a C-string
+// message early, an escape sequence would reach the terminal) and, past max_chars characters, cut
+// with the input's length noted, so that a huge or binary token still gives one short line.
+std::string printable(std::string_view text, std::size_t max_chars = std::string_view::npos);
+
 }  // namespace fpemu

@@ -110,6 +110,7 @@ void run_casgd(const casgd_cli_options& o) {
   ro.b = static_cast<int>(parse_integer(o.b, "--b", 1, 65536));
   ro.s = static_cast<int>(parse_integer(o.s, "--s", 1, 4096));
   ro.eta = parse_real(o.eta, "--eta");
+  if (!(ro.eta > 0)) fail("--eta " + quote(o.eta) + " is out of range: valid > 0 and finite");
   ro.outer = static_cast<int>(parse_integer(o.outer, "--outer", 0, 100000000));
   ro.algorithm = algorithm;
   ro.threads = static_cast<int>(parse_integer(o.threads, "--threads", 0, 1024));
@@ -134,7 +135,8 @@ void run_casgd(const casgd_cli_options& o) {
 
   column_blocks data;
   {
-    glm_data full = value_or_fail(load_data(o.data, loss, data_seed), "--data");
+    // The reader's messages start with the file name or the synth: spec, which name the value.
+    glm_data full = value_or_fail(load_data(o.data, loss, data_seed));
     if (auto bad = check(ro, full.m, full.n)) fail(*bad);
     for (const named_slots& r : recipes) {
       run_options probe = ro;
@@ -166,6 +168,15 @@ void run_casgd(const casgd_cli_options& o) {
   if (!o.weights.empty() && (recipes.size() != 1 || seeds.size() != 1))
     fail("--weights writes one run: give one --recipe and one --seed");
 
+  // The output files are opened before anything is printed, so that a path that cannot be
+  // written fails at once, with nothing on stdout.
+  std::unique_ptr<atomic_file> csv, weights;
+  if (root && !o.csv.empty()) {
+    csv = std::make_unique<atomic_file>("--csv", o.csv);
+    csv->out << "recipe,seed,outer,sgd_steps,loss,gap_to_first\n";
+  }
+  if (root && !o.weights.empty()) weights = std::make_unique<atomic_file>("--weights", o.weights);
+
   if (root) {
     std::cout << "CA-SGD (" << to_string(loss) << ") on " << data.m << " x " << data.n << " " << o.data << ": b=" << ro.b
               << " s=" << ro.s << " P=" << ro.P << (launched_by_mpirun() ? " (MPI ranks)" : " (simulated)")
@@ -173,12 +184,6 @@ void run_casgd(const casgd_cli_options& o) {
               << " SGD steps) allreduce=" << to_string(algorithm) << "\n";
     for (const named_slots& r : recipes) std::cout << "  recipe " << r.name << ": " << r.precision.describe() << "\n";
   }
-  std::unique_ptr<atomic_file> csv;
-  if (root && !o.csv.empty()) {
-    csv = std::make_unique<atomic_file>("--csv", o.csv);
-    csv->out << "recipe,seed,outer,sgd_steps,loss,gap_to_first\n";
-  }
-
   // Only the root rank reports progress (the others would repeat it under mpirun).
   std::optional<progress_meter> progress;
   if (root)
@@ -221,12 +226,12 @@ void run_casgd(const casgd_cli_options& o) {
       results.push_back({recipes[ri].name, seed, last_loss, gap, seconds});
       if (!o.weights.empty()) {
         const std::vector<double> w = comm->gather(x);
-        if (root) {
-          atomic_file f("--weights", o.weights);
+        if (weights) {
           for (std::size_t i = 0; i < w.size(); ++i)
-            f.out << i << ' ' << format_line("%016llx", static_cast<unsigned long long>(std::bit_cast<std::uint64_t>(w[i])))
-                  << ' ' << exact_num(w[i]) << '\n';
-          f.commit();
+            weights->out << i << ' '
+                         << format_line("%016llx", static_cast<unsigned long long>(std::bit_cast<std::uint64_t>(w[i])))
+                         << ' ' << exact_num(w[i]) << '\n';
+          weights->commit();
         }
       }
     }

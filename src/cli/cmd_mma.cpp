@@ -20,6 +20,7 @@
 #include "common.hpp"
 #include "fpemu/presets.hpp"
 #include "fpemu/spec.hpp"
+#include "fpemu/text.hpp"
 
 namespace fpemu::cli {
 namespace {
@@ -34,26 +35,8 @@ struct mma_options {
 
 constexpr std::string_view kBlanks = " \t\r\n\v\f";
 
-// A token for a message: about 40 characters at most, control bytes as \xNN, so that a huge or binary
-// token still gives one short line.
-std::string show(std::string_view token) {
-  static constexpr char kHex[] = "0123456789abcdef";
-  constexpr std::size_t kMax = 40;
-  std::string s;
-  std::size_t i = 0;
-  for (; i < token.size() && s.size() < kMax; ++i) {
-    const auto c = static_cast<unsigned char>(token[i]);
-    if (c < 0x20 || c >= 0x7f) {
-      s += "\\x";
-      s += kHex[c >> 4];
-      s += kHex[c & 15];
-    } else {
-      s += static_cast<char>(c);
-    }
-  }
-  if (i < token.size()) s += "... (" + std::to_string(token.size()) + " bytes)";
-  return quote(s);
-}
+// A token for a message: about 40 characters at most (printable()).
+std::string show(std::string_view token) { return quote(printable(token, 40)); }
 
 // Splits a field on blanks.
 void split_words(std::string_view text, std::vector<std::string_view>& words) {

@@ -12,6 +12,8 @@
 // predicted nearest-rounding floor next to the measured distance to the optimum for nearest,
 // Kahan, stochastic rounding and fp32, per step size.
 #include <CLI/CLI.hpp>
+#include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
@@ -71,8 +73,8 @@ hyperparameters resolve_hyper(const train_cli_options& o, optimizer_kind k) {
 }
 
 void run_quadratic(const train_cli_options& o) {
-  const format f = require_format(o.format);
-  if (auto ok = storage_format(f); !ok) fail(ok.message());
+  const format f = value_or_fail(parse_format(o.format), "--format");
+  if (auto ok = storage_format(f); !ok) fail("--format: " + ok.message());
   std::vector<double> lrs{0.5, 0.2, 0.1, 0.05, 0.02, 0.01};
   if (!o.lr.empty()) {
     lrs.clear();
@@ -99,25 +101,64 @@ void run_quadratic(const train_cli_options& o) {
 struct loaded_data {
   dataset train, test;
   std::string name;
+  int classes = 2;  // mlp: the largest label + 1, at least 2
 };
 
-loaded_data load(const train_cli_options& o, std::uint64_t seed, bool mlp) {
+// An mlp's output layer has one unit per class up to the largest label, so a label is bounded
+// before it sizes the model (a stray 3e9 would ask for gigabytes).
+constexpr int kMaxClasses = 1 << 16;
+
+// Where row r of d comes from, for messages: its line in a text file, else its index.
+std::string row_of(const dataset& d, std::size_t r) {
+  return r < d.lines.size() ? "line " + std::to_string(d.lines[r]) : "row " + std::to_string(r) + " (0-based)";
+}
+
+// The labels the model takes, checked on whole files (before the split, so that a message can
+// give the line). Returns the mlp's class count.
+int check_model_labels(const dataset& d, model_kind kind) {
+  static constexpr std::array<float, 2> kPlusMinusOne{-1.0f, 1.0f};
+  if (kind == model_kind::logreg) {
+    if (auto bad = check_labels(d, kPlusMinusOne, "the logreg model")) fail(*bad);
+  }
+  int classes = 2;
+  if (kind != model_kind::mlp) return classes;
+  for (std::size_t r = 0; r < d.y.size(); ++r) {
+    const float y = d.y[r];
+    if (!(y >= 0 && y < kMaxClasses && y == std::floor(y)))
+      fail(d.source + ": label " + exact_num(y) + " on " + row_of(d, r) +
+           " is not valid for the mlp model (allowed: class indices 0.." + std::to_string(kMaxClasses - 1) +
+           "; a LIBSVM label -1 is class 0)");
+    classes = std::max(classes, static_cast<int>(y) + 1);
+  }
+  return classes;
+}
+
+loaded_data load(const train_cli_options& o, std::uint64_t seed, model_kind kind) {
   loaded_data d;
   d.name = o.data;
   if (o.data == "fashion-mnist") {
     const std::string dir = default_fashion_mnist_dir();
     d.train = value_or_fail(read_fashion_mnist(dir, true));
     d.test = value_or_fail(read_fashion_mnist(dir, false));
+    // The reader keeps any byte as a class index; Fashion-MNIST has ten classes.
+    static constexpr std::array<float, 10> kClasses{0, 1, 2, 3, 4, 5, 6, 7, 8, 9};
+    for (const dataset* part : {&d.train, &d.test}) {
+      if (part->cols < 1) fail(part->source + ": no features (the images have no pixels)");
+      if (auto bad = check_labels(*part, kClasses, "Fashion-MNIST")) fail(*bad);
+      d.classes = std::max(d.classes, check_model_labels(*part, kind));
+    }
     return d;
   }
   const std::string path = o.data == "heart_scale" ? default_heart_scale_path() : o.data;
   if (o.data != "heart_scale" && !std::filesystem::exists(path))
     fail("--data " + quote(o.data) + ": not fashion-mnist, heart_scale, quadratic or an existing LIBSVM file");
   const dataset all = value_or_fail(read_libsvm(path));
+  if (all.cols < 1) fail(all.source + ": no features (every row has only a label)");
   const double fraction = parse_real(o.test_fraction, "--test-fraction");
   if (!(fraction > 0 && fraction < 1)) fail("--test-fraction " + o.test_fraction + " must lie in (0, 1)");
   dataset labelled = all;
-  if (mlp) map_labels(labelled, -1.0f, 0.0f);  // +-1 labels become the classes 0 and 1
+  if (kind == model_kind::mlp) map_labels(labelled, -1.0f, 0.0f);  // +-1 labels become the classes 0 and 1
+  d.classes = check_model_labels(labelled, kind);
   auto parts = split(labelled, fraction, seed);
   d.train = std::move(parts.first);
   d.test = std::move(parts.second);
@@ -177,16 +218,12 @@ void run_training(const train_cli_options& o) {
     summary s{p.name, {}, {}, {}};
     for (std::int64_t k = 0; k < seeds; ++k) {
       const std::uint64_t seed = first_seed + static_cast<std::uint64_t>(k);
-      const loaded_data data = load(o, seed, base.shape.kind == model_kind::mlp);
+      const loaded_data data = load(o, seed, base.shape.kind);
       train_options t = base;
       t.policy = p;
       t.seed = seed;
       t.shape.inputs = data.train.cols;
-      if (t.shape.kind == model_kind::mlp) {
-        int classes = 2;
-        for (float y : data.train.y) classes = std::max(classes, static_cast<int>(y) + 1);
-        t.shape.classes = classes;
-      }
+      if (t.shape.kind == model_kind::mlp) t.shape.classes = data.classes;
       // The run's header comes with its first epoch, so that a run rejected by train() prints
       // nothing on stdout.
       const auto result = value_or_fail(train(data.train, data.test, t, [&](const epoch_record& r) {

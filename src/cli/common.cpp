@@ -2,15 +2,28 @@
 #include "common.hpp"
 
 #include <CLI/CLI.hpp>
+#include <algorithm>
+#include <cerrno>
 #include <charconv>
+#include <cstring>
 #include <filesystem>
 
 #include "fpemu/random.hpp"
 #include "fpemu/spec.hpp"
+#include "fpemu/text.hpp"
 
 namespace fpemu::cli {
 
-void fail(const std::string& message) { throw usage_error(message); }
+void fail(const std::string& message) { throw usage_error(one_line(message)); }
+
+std::string one_line(std::string_view message) {
+  std::string s(message);
+  std::replace(s.begin(), s.end(), '\n', ' ');
+  std::replace(s.begin(), s.end(), '\r', ' ');
+  s = printable(s);
+  while (!s.empty() && s.back() == ' ') s.pop_back();
+  return s;
+}
 
 std::string quote(std::string_view s) { return "'" + std::string(s) + "'"; }
 
@@ -130,8 +143,16 @@ std::vector<std::string> split_list(const std::string& s, std::string_view optio
 
 atomic_file::atomic_file(std::string option, std::string path)
     : option_(std::move(option)), path_(std::move(path)), tmp_(path_ + ".tmp") {
+  // A directory would only be refused by the rename, after the whole run.
+  std::error_code ec;
+  if (std::filesystem::is_directory(path_, ec))
+    fail(option_ + " " + quote(path_) + ": is a directory: expected a file name");
+  errno = 0;
   out.open(tmp_);
-  if (!out) fail(option_ + " " + quote(path_) + ": cannot write " + quote(tmp_));
+  if (!out) {
+    const std::string why = errno != 0 ? ": " + std::string(std::strerror(errno)) : "";
+    fail(option_ + " " + quote(path_) + ": cannot write " + quote(tmp_) + why);
+  }
 }
 
 atomic_file::~atomic_file() {

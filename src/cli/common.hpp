@@ -33,7 +33,13 @@ struct usage_error : std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+// Throws usage_error(one_line(message)).
 [[noreturn]] void fail(const std::string& message);
+
+// The message as one printable line: line breaks (CLI11's messages span lines) become spaces and
+// other control bytes, which a message quoting bad input may carry, \xNN: a NUL would otherwise
+// end the message early (what() is a C string).
+std::string one_line(std::string_view message);
 
 // A command that finished with a status other than 0 or 2 (gpu-check: 1 for a mismatch, 77 when
 // there is no GPU) after printing its own report; main() flushes the output and returns it.

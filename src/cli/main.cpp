@@ -47,17 +47,9 @@ command add_gpu_check(CLI::App& parent);
 
 namespace {
 
-// One line: CLI11 messages occasionally span lines.
-std::string one_line(std::string s) {
-  for (char& c : s)
-    if (c == '\n' || c == '\r') c = ' ';
-  while (!s.empty() && s.back() == ' ') s.pop_back();
-  return s;
-}
-
 int report(const std::string& message) {
   std::cout.flush();
-  std::fputs(("fpemu: " + one_line(message) + "\n").c_str(), stderr);
+  std::fputs(("fpemu: " + fpemu::cli::one_line(message) + "\n").c_str(), stderr);
   return 2;
 }
 
@@ -77,6 +69,11 @@ int run(int argc, char** argv) {
       fpemu::cli::add_gpu_check(app), fpemu::cli::add_demo(app),
   };
 
+  // The messages that list the subcommands take their names from the registered ones.
+  std::string names;
+  for (std::size_t i = 0; i < commands.size(); ++i)
+    names += (i == 0 ? "" : i + 1 == commands.size() ? " or " : ", ") + commands[i].app->get_name();
+
   // CLI11 sees the arguments before the first "--"; the rest go to the subcommand as they are.
   std::vector<char*> head(argv, argv + argc);
   std::vector<std::string> after_dashes;
@@ -95,7 +92,7 @@ int run(int argc, char** argv) {
     const auto selected = app.get_subcommands();
     if (!selected.empty())
       return report(std::string(e.what()) + " (see fpemu " + selected.front()->get_name() + " --help)");
-    return report(std::string(e.what()) + " (subcommands: formats, round, decode, op, mma, sum, dot, gemm, demo; see fpemu --help)");
+    return report(std::string(e.what()) + " (subcommands: " + names + "; see fpemu --help)");
   }
 
   for (const auto& c : commands) {
@@ -106,7 +103,7 @@ int run(int argc, char** argv) {
     }
   }
   if (!after_dashes.empty()) return report("unexpected arguments after '--': " + after_dashes.front());
-  return report("a subcommand is required: formats, round, decode, op, mma, sum, dot, gemm or demo (see fpemu --help)");
+  return report("a subcommand is required: " + names + " (see fpemu --help)");
 }
 
 }  // namespace

@@ -45,7 +45,7 @@ py::dict sum_impl(const py::array& x, const py::object& fmt, const std::string& 
   o.block = o.method == analysis::sum_method::promoted && o.acc.promote_every > 0 ? o.acc.promote_every : block;
   o.high = to_format(high);
   o.sr = sr_source{seed, stream, 0};
-  if (!(lam > 0) || !std::isfinite(lam)) throw py::value_error("lam = " + std::to_string(lam) + " (valid: > 0, finite)");
+  if (!(lam > 0) || !std::isfinite(lam)) throw py::value_error("lam = " + number(lam) + " (valid: > 0, finite)");
   o.lambda = lam;
   const std::vector<std::uint32_t> codes = to_codes(o.input, x, "x");
   const analysis::sum_result r = value_or_raise(analysis::sum(codes, o));
@@ -83,7 +83,7 @@ analysis::gemm_options gemm_options_from(const std::string& acc, const std::stri
   o.out = out;
   o.out_rounding = to_rounding(out, out_mode, "ieee", sr_bits);
   if (!std::isfinite(alpha) || !std::isfinite(beta))
-    throw py::value_error("alpha = " + std::to_string(alpha) + ", beta = " + std::to_string(beta) + " (valid: finite)");
+    throw py::value_error("alpha = " + number(alpha) + ", beta = " + number(beta) + " (valid: finite)");
   o.alpha = alpha;
   o.beta = beta;
   if (k_order) o.k_order = *k_order;
@@ -117,11 +117,24 @@ std::uint32_t dot_impl(const py::array& a, const py::array& b, const py::object&
                        const std::string& acc, const std::string& acc_mode, int sr_bits, int promote,
                        const py::object& out, const std::string& out_mode, std::uint64_t seed) {
   if (a.ndim() != 1 || b.ndim() != 1) throw py::value_error("a and b must be 1-D arrays of codes");
+  if (a.shape(0) != b.shape(0) || a.shape(0) < 1 || a.shape(0) > (1 << 30))
+    throw py::value_error("a has length " + std::to_string(a.shape(0)) + " and b has length " +
+                          std::to_string(b.shape(0)) + " (valid: equal, 1..2^30)");
   const format fa = to_format(a_fmt), fb = b_fmt.is_none() ? fa : to_format(b_fmt), fo = to_format(out);
   const analysis::gemm_options o =
       gemm_options_from(acc, acc_mode, sr_bits, promote, fo, out_mode, 1.0, 0.0, std::nullopt, 1, seed);
-  analysis::scaled_matrix ma = unscaled(a.attr("reshape")(1, -1).cast<py::array>(), fa, "a");
-  analysis::scaled_matrix mb = unscaled(b.attr("reshape")(-1, 1).cast<py::array>(), fb, "b");
+  // A 1 x K by K x 1 product, its codes read from the 1-D arrays so that a message names a[i].
+  const auto vector_of = [k = static_cast<int>(a.shape(0))](const py::array& v, const format& f, const char* name,
+                                                           bool row) {
+    analysis::scaled_matrix m;
+    m.rows = row ? 1 : k;
+    m.cols = row ? k : 1;
+    m.fmt = f;
+    m.codes = to_codes(f, v, name);
+    return m;
+  };
+  // One declaration initialises in order: a bad a is reported before a bad b.
+  const analysis::scaled_matrix ma = vector_of(a, fa, "a", true), mb = vector_of(b, fb, "b", false);
   return value_or_raise(analysis::dot(ma, mb, o));
 }
 
@@ -138,14 +151,15 @@ py::array mma_impl(const py::array& a, const py::array& b, const std::optional<p
   if (kb != k)
     throw py::value_error("A is (" + std::to_string(m) + ", " + std::to_string(k) + ") but B is (" + std::to_string(kb) +
                           ", " + std::to_string(n) + "): the inner sizes must agree");
-  const std::vector<float> va = to_floats(a, "A"), vb = to_floats(b, "B");
+  // Exact float32 values only: narrowing a float64 1 + 2^-30 would turn it into the valid bf16 value 1.
+  const std::vector<float> va = exact_floats(a, "A"), vb = exact_floats(b, "B");
   std::vector<float> vc(static_cast<std::size_t>(m) * static_cast<std::size_t>(n), 0.0f);
   if (c) {
     const auto [cm, cn] = matrix_shape(*c, "C");
     if (cm != m || cn != n)
       throw py::value_error("C is (" + std::to_string(cm) + ", " + std::to_string(cn) + "); D is (" +
                             std::to_string(m) + ", " + std::to_string(n) + ")");
-    vc = to_floats(*c, "C");
+    vc = exact_floats(*c, "C");
   }
   const format fc = fp16_out ? formats::fp16 : formats::fp32;
   std::vector<float> d(vc.size());
@@ -157,7 +171,7 @@ py::array mma_impl(const py::array& a, const py::array& b, const std::optional<p
       const std::size_t ij = static_cast<std::size_t>(i) * n + j;
       const rounded cin = from(fc, static_cast<double>(vc[ij]), rounding{});
       if (cin.flags & flag::inexact)
-        throw py::value_error("C[" + std::to_string(i) + ", " + std::to_string(j) + "] = " + std::to_string(vc[ij]) +
+        throw py::value_error("C[" + std::to_string(i) + ", " + std::to_string(j) + "] = " + number(vc[ij]) +
                               " is not an " + out + " value");
       // tensor_core_dot takes C as a binary32 pattern (and narrows it itself for fp16 output).
       const std::uint32_t code = value_or_raise(tensor_core_dot(p, fp16_out, row, col, std::bit_cast<std::uint32_t>(vc[ij])));

@@ -41,9 +41,18 @@ rounding to_rounding(const format& f, const std::string& mode, const std::string
 py::array codes_array(const format& f, const std::vector<std::uint32_t>& codes);
 // Any integer array as codes of f, each checked against the width; `name` is used in messages.
 std::vector<std::uint32_t> to_codes(const format& f, const py::array& a, const std::string& name = "codes");
-// A float array (any float or integer dtype) as float32 or float64 values, C order.
+// A float array (any float or integer dtype) as float32 values, C order, narrowed to float32 with
+// nearest-even (the storage of optimizer tensors and datasets).
 std::vector<float> to_floats(const py::array& a, const std::string& name);
-std::vector<double> to_doubles(const py::array& a, const std::string& name);
+// The same without any rounding: a value that float32 (float64) does not hold exactly is refused,
+// since narrowing it first would be a second rounding next to the core's.
+std::vector<float> exact_floats(const py::array& a, const std::string& name);
+std::vector<double> exact_doubles(const py::array& a, const std::string& name);
+// Element `flat` (C order) of a for messages: "x[3]", "A[1, 2]".
+std::string element(const std::string& name, const py::array& a, std::size_t flat);
+// A number for messages: the shortest text that reads back to the same value ("1e-09", not
+// std::to_string's "0.000000").
+std::string number(double v);
 // Copies into a new numpy array.
 py::array_t<double> doubles_array(const std::vector<double>& v);
 py::array_t<float> floats_array(const std::vector<float>& v);

@@ -45,6 +45,9 @@ py::dict casgd_impl(const std::string& data, const std::string& loss, const std:
                     std::uint64_t seed, std::uint64_t data_seed, const std::string& allreduce,
                     const std::optional<int>& eval_every, int threads, const std::optional<int>& budget_at,
                     const py::object& cp) {
+  // The library's own messages for these two do not name the value.
+  if (!(eta > 0) || !std::isfinite(eta)) throw py::value_error("eta = " + number(eta) + " (valid: finite > 0)");
+  if (threads < 0) throw py::value_error("threads = " + std::to_string(threads) + " (valid: 0 for all cores, or >= 1)");
   run_options o;
   o.loss = value_or_raise(parse_loss(loss));
   o.precision = value_or_raise(parse_recipe(recipe));
@@ -69,7 +72,7 @@ py::dict casgd_impl(const std::string& data, const std::string& loss, const std:
   if (is_number) C_P = cp.cast<double>();
   else if (!py::isinstance<py::str>(cp) || cp.cast<std::string>() != "worst")
     throw py::value_error("cp = " + std::string(py::str(py::repr(cp))) + " (valid: 'worst' for 2.4 P, or a number >= 0)");
-  if (!(C_P >= 0) || !std::isfinite(C_P)) throw py::value_error("cp = " + std::to_string(C_P) + " (valid: >= 0, finite)");
+  if (!(C_P >= 0) || !std::isfinite(C_P)) throw py::value_error("cp = " + number(C_P) + " (valid: >= 0, finite)");
 
   const glm_data full = value_or_raise(load_data(data, o.loss, data_seed));
   raise_if(check(o, full.m, full.n));
@@ -134,9 +137,12 @@ void bind_casgd(py::module_& m) {
   m.def(
       "allreduce_cp",
       [](int P, const std::string& algorithm, const std::string& datatype, int length, int trials, std::uint64_t seed) {
-        if (P < 1 || P > 4096 || length < 1 || trials < 1)
+        // The CLI's limits: P x length binary64 values are held at once (2^27 of them are 1 GiB).
+        if (P < 1 || P > 4096 || length < 1 || length > (1 << 24) || trials < 1 || trials > 1'000'000 ||
+            std::int64_t{P} * length > (std::int64_t{1} << 27))
           throw py::value_error("P = " + std::to_string(P) + ", length = " + std::to_string(length) + ", trials = " +
-                                std::to_string(trials) + " (valid: P 1..4096, length >= 1, trials >= 1)");
+                                std::to_string(trials) +
+                                " (valid: P 1..4096, length 1..2^24, trials 1..10^6, P x length <= 2^27)");
         const cp_measurement c = measure_cp(P, value_or_raise(parse_allreduce(algorithm)),
                                             value_or_raise(parse_precision(datatype)), length, trials, seed);
         py::dict d;

@@ -1,7 +1,11 @@
 // Argument conversion shared by every part of the Python module (bindings.hpp).
 #include "bindings.hpp"
 
+#include <charconv>
+#include <cmath>
+#include <limits>
 #include <string>
+#include <type_traits>
 
 #include "fpemu/presets.hpp"
 #include "fpemu/spec.hpp"
@@ -38,31 +42,80 @@ std::vector<std::uint32_t> to_codes(const format& f, const py::array& a, const s
   if (a.dtype().kind() != 'u' && a.dtype().kind() != 'i')
     throw py::value_error(name + " must be an integer array of codes (uint8, uint16 or uint32); got dtype " +
                           std::string(py::str(a.dtype())));
-  const auto wide = py::array_t<std::int64_t, py::array::c_style | py::array::forcecast>::ensure(a);
-  std::vector<std::uint32_t> codes(static_cast<std::size_t>(wide.size()));
-  const auto* p = wide.data();
-  for (std::size_t i = 0; i < codes.size(); ++i) {
-    if (p[i] < 0 || (static_cast<std::uint64_t>(p[i]) & ~std::uint64_t{code_mask(f)}) != 0)
-      throw py::value_error(name + "[" + std::to_string(i) + "] = " + std::to_string(p[i]) + " is not a code of " +
-                            to_string(f) + " (valid: 0.." + std::to_string(code_mask(f)) + ")");
-    codes[i] = static_cast<std::uint32_t>(p[i]);
-  }
-  return codes;
+  // Unsigned arrays are read as uint64, so that a value of 2^63 or more is named as it is rather
+  // than wrapped to a negative one.
+  const auto checked = [&](auto tag) {
+    using T = decltype(tag);
+    const auto wide = py::array_t<T, py::array::c_style | py::array::forcecast>::ensure(a);
+    std::vector<std::uint32_t> codes(static_cast<std::size_t>(wide.size()));
+    const T* p = wide.data();
+    for (std::size_t i = 0; i < codes.size(); ++i) {
+      bool negative = false;
+      if constexpr (std::is_signed_v<T>) negative = p[i] < 0;
+      if (negative || (static_cast<std::uint64_t>(p[i]) & ~std::uint64_t{code_mask(f)}) != 0)
+        throw py::value_error(element(name, a, i) + " = " + std::to_string(p[i]) + " is not a code of " + to_string(f) +
+                              " (valid: 0.." + std::to_string(code_mask(f)) + ")");
+      codes[i] = static_cast<std::uint32_t>(p[i]);
+    }
+    return codes;
+  };
+  return a.dtype().kind() == 'u' ? checked(std::uint64_t{}) : checked(std::int64_t{});
 }
 
 namespace {
+std::string shortest(auto v) {
+  char buf[64];
+  const auto r = std::to_chars(buf, buf + sizeof buf, v);
+  return std::string(buf, r.ptr);
+}
+
 template <class T>
-std::vector<T> to_reals(const py::array& a, const std::string& name) {
+std::vector<T> to_reals(const py::array& a, const std::string& name, bool exact) {
   const char kind = a.dtype().kind();
   if (kind != 'f' && kind != 'i' && kind != 'u')
     throw py::value_error(name + " must be a float32 or float64 array; got dtype " + std::string(py::str(a.dtype())));
-  const auto in = py::array_t<T, py::array::c_style | py::array::forcecast>::ensure(a);
-  return std::vector<T>(in.data(), in.data() + in.size());
+  const auto bits = static_cast<int>(a.dtype().itemsize()) * 8;
+  const bool holds_every_value = kind == 'f' ? bits <= static_cast<int>(sizeof(T)) * 8
+                                             : bits - (kind == 'i' ? 1 : 0) <= std::numeric_limits<T>::digits;
+  if (!exact || holds_every_value) {
+    const auto in = py::array_t<T, py::array::c_style | py::array::forcecast>::ensure(a);
+    return std::vector<T>(in.data(), in.data() + in.size());
+  }
+  // Compared in long double, which holds every int64, uint64 and float64 value where it is the
+  // x87 80-bit format (x86-64) or binary128.
+  const auto wide = py::array_t<long double, py::array::c_style | py::array::forcecast>::ensure(a);
+  std::vector<T> out(static_cast<std::size_t>(wide.size()));
+  for (std::size_t i = 0; i < out.size(); ++i) {
+    const long double v = wide.data()[i];
+    out[i] = static_cast<T>(v);
+    if (static_cast<long double>(out[i]) != v && !std::isnan(v)) {
+      const std::string text = kind == 'f' && bits <= 64 ? number(static_cast<double>(v)) : shortest(v);
+      throw py::value_error(element(name, a, i) + " = " + text + " is not a " +
+                            (std::is_same_v<T, float> ? "float32" : "float64") +
+                            " value (narrowing it would round it before the emulated rounding)");
+    }
+  }
+  return out;
 }
 }  // namespace
 
-std::vector<float> to_floats(const py::array& a, const std::string& name) { return to_reals<float>(a, name); }
-std::vector<double> to_doubles(const py::array& a, const std::string& name) { return to_reals<double>(a, name); }
+std::vector<float> to_floats(const py::array& a, const std::string& name) { return to_reals<float>(a, name, false); }
+std::vector<float> exact_floats(const py::array& a, const std::string& name) { return to_reals<float>(a, name, true); }
+std::vector<double> exact_doubles(const py::array& a, const std::string& name) { return to_reals<double>(a, name, true); }
+
+std::string number(double v) { return shortest(v); }
+
+std::string element(const std::string& name, const py::array& a, std::size_t flat) {
+  std::vector<std::size_t> index(static_cast<std::size_t>(a.ndim()));
+  for (auto d = a.ndim(); d-- > 0;) {
+    const auto side = static_cast<std::size_t>(a.shape(d));
+    index[static_cast<std::size_t>(d)] = flat % side;
+    flat /= side;
+  }
+  std::string s = name + "[";
+  for (std::size_t d = 0; d < index.size(); ++d) s += (d ? ", " : "") + std::to_string(index[d]);
+  return index.empty() ? name : s + "]";
+}
 
 py::array_t<double> doubles_array(const std::vector<double>& v) {
   return py::array_t<double>(static_cast<py::ssize_t>(v.size()), v.data());

@@ -43,7 +43,7 @@ py::object round_impl(const py::array& x, const py::object& fmt, const std::stri
       const std::vector<float> in = to_floats(x, "x");  // float32 stays float32: no double rounding question
       value_or_raise(round_array(f, std::span<const float>(in), codes, r, sr, element_flags));
     } else {
-      const std::vector<double> in = to_doubles(x, "x");
+      const std::vector<double> in = exact_doubles(x, "x");
       value_or_raise(round_array(f, std::span<const double>(in), codes, r, sr, element_flags));
     }
   };
@@ -140,7 +140,12 @@ PYBIND11_MODULE(fpemu, m) {
       .def_property_readonly("machine_epsilon", [](const format& f) { return machine_epsilon(f); }, "2^(1-p).")
       .def_property_readonly("has_inf", [](const format& f) { return has_inf(f); })
       .def_property_readonly("has_nan", [](const format& f) { return has_nan(f); })
-      .def("__eq__", [](const format& a, const format& b) { return a == b; })
+      // Any other object is unequal (NotImplemented lets Python decide), as `fmt == None` expects.
+      .def("__eq__",
+           [](const format& a, const py::object& b) -> py::object {
+             if (!py::isinstance<format>(b)) return py::reinterpret_borrow<py::object>(Py_NotImplemented);
+             return py::bool_(a == b.cast<format>());
+           })
       .def("__hash__", [](const format& f) { return std::hash<std::string>{}(to_string(f)); })
       .def("__repr__", [](const format& f) { return "fpemu.format('" + to_string(f) + "')"; });
 

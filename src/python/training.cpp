@@ -27,6 +27,10 @@ hyperparameters hyper_from(optimizer_kind k, double lr, double momentum, double 
   h.beta2 = beta2 ? *beta2 : (k == optimizer_kind::lion ? 0.99 : 0.999);
   h.eps = eps;
   raise_if(check(k, h));
+  // The library checks only what k uses; the rest must lie in range too, so that momentum=nan
+  // given to adam is refused rather than dropped silently.
+  for (const optimizer_kind other : {optimizer_kind::sgd, optimizer_kind::adam})
+    if (const auto bad = check(other, h)) throw py::value_error(*bad + " (" + std::string(to_string(k)) + " does not use it)");
   return h;
 }
 
@@ -159,7 +163,7 @@ py::dict train_impl(const py::array& x_train, const py::array& y_train, const py
                           ", grad_accum = " + std::to_string(grad_accum) + ", threads = " + std::to_string(threads) +
                           " (valid: epochs, batch, grad_accum >= 1; threads >= 0)");
   if (!(clip_norm >= 0) || !std::isfinite(clip_norm))
-    throw py::value_error("clip_norm = " + std::to_string(clip_norm) + " (valid: 0 for none, or finite > 0)");
+    throw py::value_error("clip_norm = " + number(clip_norm) + " (valid: 0 for none, or finite > 0)");
   o.epochs = epochs;
   o.batch = batch;
   o.grad_accum = grad_accum;
@@ -170,6 +174,10 @@ py::dict train_impl(const py::array& x_train, const py::array& y_train, const py
   o.shape.inputs = train_set.cols;
   o.shape.hidden = hidden;
   o.shape.classes = classes;
+  // Checked before training, not after the first epoch.
+  if (!progress.is_none() && !PyCallable_Check(progress.ptr()))
+    throw py::type_error("progress must be a callable taking the epoch dict, or None; got " +
+                         std::string(py::str(py::repr(progress))));
   std::function<void(const epoch_record&)> report;
   if (!progress.is_none())
     report = [&progress](const epoch_record& e) {
@@ -257,7 +265,7 @@ void bind_training(py::module_& m) {
       .def_property("lr", [](const py_optimizer& o) { return o.get().hyper().lr; },
                     [](py_optimizer& o, double lr) {
                       if (!(lr >= 0) || !std::isfinite(lr))
-                        throw py::value_error("lr = " + std::to_string(lr) + " (valid: finite >= 0)");
+                        throw py::value_error("lr = " + number(lr) + " (valid: finite >= 0)");
                       o.get().set_lr(lr);
                     }, "The learning rate (settable, for schedules).")
       .def_property_readonly("steps", [](const py_optimizer& o) { return o.get().steps(); })
@@ -277,6 +285,7 @@ void bind_training(py::module_& m) {
   m.def(
       "load_libsvm",
       [](const std::optional<std::string>& path, int min_cols) {
+        if (min_cols < 0) throw py::value_error("min_cols = " + std::to_string(min_cols) + " (valid: >= 0)");
         return dataset_arrays(value_or_raise(read_libsvm(path ? *path : default_heart_scale_path(), min_cols)));
       },
       py::arg("path") = py::none(), py::arg("min_cols") = 0,
@@ -301,7 +310,7 @@ void bind_training(py::module_& m) {
         const format f = value_or_raise(storage_format(to_format(fmt)));
         if (dim < 1 || dim > (1 << 20)) throw py::value_error("dim = " + std::to_string(dim) + " (valid: 1..2^20)");
         for (double lr : lrs)
-          if (!(lr > 0 && lr < 1)) throw py::value_error("lr = " + std::to_string(lr) + " (valid: 0 < lr < 1)");
+          if (!(lr > 0 && lr < 1)) throw py::value_error("lr = " + number(lr) + " (valid: 0 < lr < 1)");
         py::list out;
         for (const floor_row& r : theorem1_floor(f, lrs, dim, seed)) {
           py::dict d;

@@ -24,11 +24,11 @@ import struct
 import subprocess
 import sys
 from fractions import Fraction
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), os.pardir, "python"))
+from checks import CHECKS, FAILURES, check  # noqa: E402  (shared with the Python module's tests)
 
 EXE = None
-FAILURES = []
 FAILED_TESTS = set()
-CHECKS = 0
 TESTS = []
 
 
@@ -37,13 +37,6 @@ def test(fn):
     return fn
 
 
-def check(cond, what):
-    global CHECKS
-    CHECKS += 1
-    if not cond:
-        FAILURES.append(what)
-        print("FAIL:", what)
-    return cond
 
 
 def run(*args, stdin=None):
@@ -1371,10 +1364,10 @@ def main():
             FAILED_TESTS.add(t.__name__)
         print("%-28s %s" % (t.__name__, "ok" if len(FAILURES) == before else "FAILED"))
     failed_tests = len([t for t in TESTS if t.__name__ in FAILED_TESTS])
-    print("cli: %d checks, %d failed" % (CHECKS, len(FAILURES)))
+    print("cli: %d checks, %d failed" % (CHECKS[0], len(FAILURES)))
     # The summary line that scripts/test_summary.py adds up (test functions, not checks).
     print("cli: %d passed, %d failed" % (len(TESTS) - failed_tests, failed_tests))
-    return 1 if FAILURES or CHECKS == 0 else 0
+    return 1 if FAILURES or CHECKS[0] == 0 else 0
 
 
 if __name__ == "__main__":

@@ -8,6 +8,7 @@ def check(cond, what):
     if not cond:
         FAILURES.append(what)
         print("FAIL:", what)
+    return cond
 
 
 def raises(fn, needle):
