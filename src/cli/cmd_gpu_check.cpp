@@ -7,6 +7,7 @@
 // is present, after one line saying which.
 #include <CLI/CLI.hpp>
 #include <cstdio>
+#include <filesystem>
 #include <iostream>
 #include <memory>
 #include <string>
@@ -69,8 +70,14 @@ command add_gpu_check(CLI::App& parent) {
       "and without promotion against the device's preset, single instructions against the published\n"
       "hardware vectors, and the emulated block-FMA GEMM. Exit status: 0 all matched, 1 a mismatch or\n"
       "a check that could not run, 77 no GPU (or fpemu built without CUDA), 2 bad options.");
-  return {app, [o](const std::vector<std::string>& rest) {
+  return {app, [o, app](const std::vector<std::string>& rest) {
             no_trailing("gpu-check", rest);
+            // A folder given by hand is checked before the device query, so that a typo is
+            // reported on any machine (the built-in default is only needed by the vector checks).
+            std::error_code ec;
+            if (app->count("--vectors") != 0 && !std::filesystem::is_directory(o->vectors_dir, ec))
+              fail("--vectors " + quote(o->vectors_dir) +
+                   " is not a folder: expected the folder of the published tensor-core vectors");
             run_checks(*o);
           }};
 }

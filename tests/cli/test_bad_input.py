@@ -311,6 +311,8 @@ CASES = [
          status=77, env={"CUDA_VISIBLE_DEVICES": ""}, stream="stdout"),
     case("gpu-check", NAME, "`--only` without TEXT", ["gpu-check", "--only"],
          "fpemu: --only: 1 required TEXT missing (see fpemu gpu-check --help)"),
+    case("gpu-check", MISSING, "`--vectors nosuch`", ["gpu-check", "--vectors", "nosuch"],
+         "fpemu: --vectors 'nosuch' is not a folder: expected the folder of the published tensor-core vectors"),
     not_applicable("gpu-check", "its options are a filter and a folder"),
 
     case("demo", NAME, "`--x`", ["demo", "--x"],
