@@ -15,6 +15,10 @@
 #include "fpemu/random.hpp"
 #include "fpemu/round_float.hpp"
 
+#if defined(__CUDACC__)
+#include "arch/sm89_cvt.cuh"
+#endif
+
 namespace fpemu::cuda {
 
 // A hardware conversion that gives the core's bits for every non-NaN binary32 input, once the
@@ -50,6 +54,24 @@ FPEMU_HD constexpr hardware_cvt select_hardware(source_type from, const format& 
 
 const char* instruction_name(hardware_cvt h);
 
+#if defined(__CUDACC__)
+// The instruction h on x (device code). A compilation pass whose target lacks h sets
+// *unavailable (when not null) and returns 0: the proof below then reports it.
+__device__ inline std::uint32_t hardware_convert(hardware_cvt h, float x, int* unavailable) {
+  switch (h) {
+    case hardware_cvt::e4m3_rn_satfinite: return arch::sm89_cvt_rn_satfinite_e4m3_f32(x, unavailable);
+    case hardware_cvt::e5m2_rn_satfinite: return arch::sm89_cvt_rn_satfinite_e5m2_f32(x, unavailable);
+    case hardware_cvt::bf16_rn: return arch::sm80_cvt_rn_bf16_f32(x, unavailable);
+    case hardware_cvt::bf16_rz: return arch::sm80_cvt_rz_bf16_f32(x, unavailable);
+    case hardware_cvt::f16_rn: return arch::cvt_rn_f16_f32(x);
+    case hardware_cvt::f16_rz: return arch::cvt_rz_f16_f32(x);
+    case hardware_cvt::none: break;
+  }
+  if (unavailable != nullptr) *unavailable = 1;
+  return 0;
+}
+#endif
+
 // The exact binary32 value of an input element.
 FPEMU_HD constexpr float source_value(source_type from, std::uint32_t bits) {
   switch (from) {
@@ -63,21 +85,37 @@ FPEMU_HD constexpr float source_value(source_type from, std::uint32_t bits) {
   return 0.0f;
 }
 
-// Element i through the core: the kernel's general path.
+// Element i through the core: the kernel's general path. The kernel computes each Philox block
+// once for the elements sharing it and passes their bits in `random`; this form draws them itself.
+FPEMU_HD constexpr std::uint32_t convert_element(source_type from, std::uint32_t bits, const format& to,
+                                                 const rounding& r, std::uint64_t random) {
+  return round_float(to, source_value(from, bits), r, random).code;
+}
 FPEMU_HD constexpr std::uint32_t convert_element(source_type from, std::uint32_t bits, const format& to,
                                                  const rounding& r, const sr_stream& sr, std::uint64_t i) {
   const std::uint64_t random =
       is_stochastic(r.mode) ? keystream_bits(sr.seed, sr.stream, sr.first_index + i, array_random_width(r)) : 0;
-  return round_float(to, source_value(from, bits), r, random).code;
+  return convert_element(from, bits, to, r, random);
 }
 
 namespace detail {
 
 // Launchers (convert.cu; "built without CUDA" errors otherwise). Arguments are validated by
-// the callers in convert_api.cpp. `hw` is used for non-NaN inputs when not none.
-expected<std::vector<std::uint32_t>> launch_convert(source_type from, std::span<const std::uint32_t> in,
-                                                    const convert_options& o, hardware_cvt hw, bool values);
+// the callers in convert_api.cpp. `hw` is used for non-NaN inputs when not none. The kernel
+// reads n elements of 4 bytes (f32) or 2 (bf16, fp16) at `in` and writes n codes at storage
+// width (code_bytes) at `out`, or with `values` the binary32 bit patterns of the rounded values;
+// it is queued on `stream` and not waited for.
+expected<void> launch_convert(source_type from, const void* in, void* out, std::size_t n, const convert_options& o,
+                              hardware_cvt hw, bool values, void* stream);
+// The same for host vectors: uploads `in` (codes in the low 16 bits for bf16/fp16), runs the
+// kernel, waits, and returns the codes (or value bit patterns) widened to uint32.
+expected<std::vector<std::uint32_t>> launch_convert_copies(source_type from, std::span<const std::uint32_t> in,
+                                                           const convert_options& o, hardware_cvt hw, bool values);
 expected<fast_path_report> launch_exhaustive_check(hardware_cvt hw, const format& to, const rounding& r);
+
+// The instruction that may stand in for the core converting binary32 into `to` with r on the
+// current device: one that launch_exhaustive_check has proven (once per process), or none.
+expected<hardware_cvt> proven_instruction(const format& to, const rounding& r);
 
 }  // namespace detail
 }  // namespace fpemu::cuda

@@ -50,6 +50,11 @@ expected<bool> proven(hardware_cvt h, const format& to, const rounding& r) {
   return results[h] = report->mismatches == 0;
 }
 
+expected<hardware_cvt> pick_instruction(source_type from, const convert_options& o) {
+  if (!o.hardware || from != source_type::f32) return hardware_cvt::none;
+  return detail::proven_instruction(o.to, o.r);
+}
+
 expected<std::vector<std::uint32_t>> run(source_type from, std::span<const std::uint32_t> in, const convert_options& o,
                                          bool values) {
   if (auto e = check_options(o)) return *e;
@@ -59,18 +64,38 @@ expected<std::vector<std::uint32_t>> run(source_type from, std::span<const std::
         return error{"input " + std::to_string(i) + " is " + detail::hex(in[i]) + ", not a 16-bit " +
                      (from == source_type::bf16 ? "bf16" : "fp16") + " code (valid: 0x0..0xffff)"};
   }
-  auto device = detail::query_device();
-  if (!device) return error{device.message()};
-  hardware_cvt hw = o.hardware ? select_hardware(from, o.to, o.r, device->major, device->minor) : hardware_cvt::none;
-  if (hw != hardware_cvt::none) {
-    auto ok = proven(hw, o.to, o.r);
-    if (!ok) return error{ok.message()};
-    if (!*ok) hw = hardware_cvt::none;
-  }
-  return detail::launch_convert(from, in, o, hw, values);
+  auto hw = pick_instruction(from, o);
+  if (!hw) return error{hw.message()};
+  return detail::launch_convert_copies(from, in, o, *hw, values);
 }
 
 }  // namespace
+
+expected<hardware_cvt> detail::proven_instruction(const format& to, const rounding& r) {
+  auto device = query_device();
+  if (!device) return error{device.message()};
+  const hardware_cvt hw = select_hardware(source_type::f32, to, r, device->major, device->minor);
+  if (hw == hardware_cvt::none) return hw;
+  auto ok = proven(hw, to, r);
+  if (!ok) return error{ok.message()};
+  return *ok ? hw : hardware_cvt::none;
+}
+
+std::size_t code_bytes(const format& f) { return width(f) <= 8 ? 1 : width(f) <= 16 ? 2 : 4; }
+
+expected<void> convert_on_device(source_type from, const void* in, void* out, std::size_t n, const convert_options& o,
+                                 void* stream) {
+  if (auto e = check_options(o)) return *e;
+  if (from != source_type::f32 && from != source_type::bf16 && from != source_type::fp16)
+    return error{"convert_on_device: source type " + std::to_string(static_cast<int>(from)) +
+                 " is not f32, bf16 or fp16"};
+  if (n != 0 && (in == nullptr || out == nullptr))
+    return error{std::string("convert_on_device: ") + (in == nullptr ? "in" : "out") + " is null for n = " +
+                 std::to_string(n) + " elements"};
+  auto hw = pick_instruction(from, o);
+  if (!hw) return error{hw.message()};
+  return detail::launch_convert(from, in, out, n, o, *hw, false, stream);
+}
 
 expected<std::vector<std::uint32_t>> convert_codes(source_type from, std::span<const std::uint32_t> in,
                                                    const convert_options& o) {
@@ -106,8 +131,12 @@ expected<fast_path_report> check_hardware_conversion(const format& to, const rou
 
 #ifndef FPEMU_HAVE_CUDA
 namespace detail {
-expected<std::vector<std::uint32_t>> launch_convert(source_type, std::span<const std::uint32_t>, const convert_options&,
-                                                    hardware_cvt, bool) {
+expected<void> launch_convert(source_type, const void*, void*, std::size_t, const convert_options&, hardware_cvt, bool,
+                              void*) {
+  return no_cuda();
+}
+expected<std::vector<std::uint32_t>> launch_convert_copies(source_type, std::span<const std::uint32_t>,
+                                                           const convert_options&, hardware_cvt, bool) {
   return no_cuda();
 }
 expected<fast_path_report> launch_exhaustive_check(hardware_cvt, const format&, const rounding&) { return no_cuda(); }

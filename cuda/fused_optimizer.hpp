@@ -26,6 +26,7 @@
 #include <span>
 
 #include "fpemu/config.hpp"
+#include "convert.hpp"
 #include "fpemu/cuda.hpp"
 #include "fpemu/expected.hpp"
 #include "fpemu/format.hpp"
@@ -49,7 +50,21 @@ struct fused_optimizer_params {
   std::uint64_t seed = 0;
   std::uint32_t tensor = 0;         // the stochastic-rounding stream
   std::uint64_t first_index = 0;    // (step - 1) * n: element i takes random_bits(.., first_index + i)
+  // Nearest-even roundings into the weights' and the states' formats may use these instructions
+  // on the device, once check_hardware_conversion has proven them equal to the core (none: the core).
+  hardware_cvt weights_rn = hardware_cvt::none, states_rn = hardware_cvt::none;
 };
+
+// x rounded to nearest-even into f (IEEE overflow): the core's round_float, or on the device the
+// proven instruction h for every non-NaN x (the instructions return one canonical NaN).
+FPEMU_HD inline std::uint32_t round_nearest(hardware_cvt h, const format& f, float x) {
+#if defined(__CUDA_ARCH__)
+  if (h != hardware_cvt::none && !std::isnan(x)) return hardware_convert(h, x, nullptr);
+#else
+  (void)h;
+#endif
+  return round_float(f, x).code;
+}
 
 // A momentum below binary32's range still has its (never changing) buffer, as in the emulator.
 FPEMU_HD inline bool uses_state0(const fused_optimizer_params& p) { return p.adamw || p.momentum_state; }
@@ -98,18 +113,18 @@ FPEMU_HD inline void fused_optimizer_step(const fused_optimizer_params& p, std::
       // Decoupled decay folded in as theta*(1 - lr*wd) + inc, rounded once.
       const float out = (c.has_decay ? theta * c.decay : theta) + inc;
       if (master) {
-        e.master = round_float(p.states, out).code;
-        e.weight = round_float(p.weights, code_to_float(p.states, e.master)).code;  // refresh the copy
+        e.master = round_nearest(p.states_rn, p.states, out);
+        e.weight = round_nearest(p.weights_rn, p.weights, code_to_float(p.states, e.master));  // refresh the copy
       } else {
-        e.weight = round_float(p.weights, out).code;
+        e.weight = round_nearest(p.weights_rn, p.weights, out);
       }
       break;
     }
     case weight_update::kahan: {  // optimi: u = k + inc; theta' = Q(theta + u); k = Q(u + (theta - theta'))
       const float u = code_to_float(p.weights, e.comp) + (c.has_decay ? inc - c.lr_wd * theta : inc);
-      e.weight = round_float(p.weights, theta + u).code;
+      e.weight = round_nearest(p.weights_rn, p.weights, theta + u);
       const float stored = code_to_float(p.weights, e.weight);
-      e.comp = round_float(p.weights, u + (theta - stored)).code;
+      e.comp = round_nearest(p.weights_rn, p.weights, u + (theta - stored));
       break;
     }
     case weight_update::stochastic: {
@@ -119,8 +134,8 @@ FPEMU_HD inline void fused_optimizer_step(const fused_optimizer_params& p, std::
       break;
     }
   }
-  if (uses_state0(p)) e.state0 = round_float(p.states, s0).code;
-  if (uses_state1(p)) e.state1 = round_float(p.states, s1).code;
+  if (uses_state0(p)) e.state0 = round_nearest(p.states_rn, p.states, s0);
+  if (uses_state1(p)) e.state1 = round_nearest(p.states_rn, p.states, s1);
 }
 
 // Element i: load the codes of the tensors the configuration uses, step, store them back. The
@@ -150,15 +165,20 @@ FPEMU_HD inline void fused_optimizer_apply(const fused_optimizer_params& p, std:
 
 // ---- Host side ----------------------------------------------------------------------------
 
-// Checks every argument of cuda::optimizer_step (optimizer_api.cpp) and returns the kernel's
-// parameters, coefficients cast by training::coefficients_for: the API and the tests build them
-// the same way. Touches no device.
+// Checks the configuration and step of cuda::optimizer_step (optimizer_api.cpp) for n elements
+// and returns the kernel's parameters, coefficients cast by training::coefficients_for: the API
+// and the tests build them the same way. Touches no device.
+expected<fused_optimizer_params> prepare_optimizer_params(const optimizer_config& c, long step, std::size_t n);
+// The same, and the host buffers: sizes, and codes that fit their formats.
 expected<fused_optimizer_params> prepare_optimizer_step(const optimizer_config& c, long step,
                                                         std::span<const std::uint32_t> grads,
                                                         const optimizer_buffers& b);
 
-// Uploads the buffers p uses, runs the kernel, downloads them into b (cuda/optimizer.cu; without
-// CUDA, optimizer_api.cpp returns no_cuda()). Arguments already checked by prepare_optimizer_step.
+// Queues the kernel on device buffers (cuda/optimizer.cu; without CUDA, optimizer_api.cpp
+// returns no_cuda()). Arguments already checked.
+expected<void> launch_optimizer_on_device(const fused_optimizer_params& p, const optimizer_device_buffers& b,
+                                          void* stream);
+// Uploads the buffers p uses, runs the kernel, downloads them into b.
 expected<void> launch_optimizer_step(const fused_optimizer_params& p, std::span<const std::uint32_t> grads,
                                      optimizer_buffers& b);
 

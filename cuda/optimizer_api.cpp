@@ -50,9 +50,7 @@ std::optional<std::string> check_buffer(const char* name, std::size_t size, std:
 
 }  // namespace
 
-expected<fused_optimizer_params> prepare_optimizer_step(const optimizer_config& c, long step,
-                                                        std::span<const std::uint32_t> grads,
-                                                        const optimizer_buffers& b) {
+expected<fused_optimizer_params> prepare_optimizer_params(const optimizer_config& c, long step, std::size_t n) {
   if (c.kind != optimizer::sgd && c.kind != optimizer::adamw)
     return bad("optimizer " + std::to_string(static_cast<int>(c.kind)) + " is not sgd or adamw");
   const char* update = update_name(c.update);
@@ -99,16 +97,30 @@ expected<fused_optimizer_params> prepare_optimizer_step(const optimizer_config& 
   p.sr_bits = c.sr_bits;
   p.seed = c.seed;
   p.tensor = c.tensor;
-  const std::size_t n = grads.size();
   p.first_index = static_cast<std::uint64_t>(step - 1) * n;
+  return p;
+}
 
-  const std::string user = std::string(p.adamw ? "adamw" : "sgd") + " with update '" + update + "'";
-  const std::string states_user =
-      p.adamw ? "adamw" : (c.momentum != 0 ? "sgd with momentum" : "sgd without momentum");
+static std::string buffer_user(const fused_optimizer_params& p) {
+  return std::string(p.adamw ? "adamw" : "sgd") + " with update '" + update_name(p.update) + "'";
+}
+static std::string states_user(const fused_optimizer_params& p, const optimizer_config& c) {
+  return p.adamw ? "adamw" : (c.momentum != 0 ? "sgd with momentum" : "sgd without momentum");
+}
+
+expected<fused_optimizer_params> prepare_optimizer_step(const optimizer_config& c, long step,
+                                                        std::span<const std::uint32_t> grads,
+                                                        const optimizer_buffers& b) {
+  const std::size_t n = grads.size();
+  const auto prepared = prepare_optimizer_params(c, step, n);
+  if (!prepared) return prepared;
+  const fused_optimizer_params& p = *prepared;
+  const bool master = c.update == weight_update::master;
+  const std::string user = buffer_user(p), states = states_user(p, c);
   if (auto why = check_buffer("weights", b.weights.size(), n, true, user)) return bad(*why);
   if (auto why = check_buffer("master", b.master.size(), n, master, user)) return bad(*why);
-  if (auto why = check_buffer("state0", b.state0.size(), n, uses_state0(p), states_user)) return bad(*why);
-  if (auto why = check_buffer("state1", b.state1.size(), n, uses_state1(p), states_user)) return bad(*why);
+  if (auto why = check_buffer("state0", b.state0.size(), n, uses_state0(p), states)) return bad(*why);
+  if (auto why = check_buffer("state1", b.state1.size(), n, uses_state1(p), states)) return bad(*why);
   if (auto why = check_buffer("compensation", b.compensation.size(), n, c.update == weight_update::kahan, user))
     return bad(*why);
 
@@ -121,7 +133,29 @@ expected<fused_optimizer_params> prepare_optimizer_step(const optimizer_config& 
   return p;
 }
 
+// Device buffers: the ones the configuration uses given, the others null.
+static expected<void> check_device_buffers(const fused_optimizer_params& p, const optimizer_config& c,
+                                           const optimizer_device_buffers& b) {
+  if (b.n == 0) return {};
+  const std::string user = buffer_user(p), states = states_user(p, c);
+  auto given = [](const char* name, const void* ptr, bool used, const std::string& who) -> std::optional<std::string> {
+    if (used && ptr == nullptr) return std::string(name) + " is null but " + who + " needs it";
+    if (!used && ptr != nullptr) return std::string(name) + " is given but " + who + " does not use it (pass null)";
+    return std::nullopt;
+  };
+  for (const auto& why : {given("grads", b.grads, true, user), given("weights", b.weights, true, user),
+                          given("master", b.master, p.update == weight_update::master, user),
+                          given("state0", b.state0, uses_state0(p), states),
+                          given("state1", b.state1, uses_state1(p), states),
+                          given("compensation", b.compensation, p.update == weight_update::kahan, user)})
+    if (why) return bad(*why);
+  return {};
+}
+
 #ifndef FPEMU_HAVE_CUDA
+expected<void> launch_optimizer_on_device(const fused_optimizer_params&, const optimizer_device_buffers&, void*) {
+  return no_cuda();
+}
 expected<void> launch_optimizer_step(const fused_optimizer_params&, std::span<const std::uint32_t>,
                                      optimizer_buffers&) {
   return no_cuda();
@@ -135,6 +169,15 @@ expected<void> optimizer_step(const optimizer_config& c, long step, std::span<co
   const auto p = detail::prepare_optimizer_step(c, step, grads, b);
   if (!p) return error{p.message()};
   return detail::launch_optimizer_step(*p, grads, b);
+}
+
+expected<void> optimizer_step_on_device(const optimizer_config& c, long step, const optimizer_device_buffers& b,
+                                        void* stream) {
+  const auto p = detail::prepare_optimizer_params(c, step, b.n);
+  if (!p) return error{p.message()};
+  if (auto ok = detail::check_device_buffers(*p, c, b); !ok) return ok;
+  if (b.n == 0) return {};
+  return detail::launch_optimizer_on_device(*p, b, stream);
 }
 
 }  // namespace fpemu::cuda

@@ -94,6 +94,7 @@ void conversions(runner& run);
 void optimizers(runner& run);
 void gradient_accumulation(runner& run);
 void tensor_core_gemms(runner& run);
+void promoted_fp8_gemms(runner& run);
 void published_vectors(runner& run);
 void directed_vectors(runner& run);
 void emulated_gemms(runner& run);

@@ -35,6 +35,18 @@ static analysis::scaled_matrix random_matrix(const format& f, int rows, int cols
   return m;
 }
 
+// DeepSeek-V3 tile scales: A per row per `group` of K, B per 128 x `group` block (analysis::gemm's
+// layout: block (j / 128, g) at (j / 128) * groups + g). Powers of two and small integers, so that
+// the products of scales are exact and the check is about the accumulation.
+static void add_tile_scales(analysis::scaled_matrix& a, analysis::scaled_matrix& b, int group, std::mt19937_64& rng) {
+  const int groups = a.cols / group;
+  a.scale_kind = b.scale_kind = analysis::scaling::tile_1x128;
+  for (int i = 0; i < a.rows * groups; ++i)
+    a.scales.push_back(std::bit_cast<std::uint32_t>(std::ldexp(1.0f, static_cast<int>(rng() % 5) - 2)));
+  for (int i = 0; i < groups * (b.cols / 128); ++i)
+    b.scales.push_back(std::bit_cast<std::uint32_t>(1.5f + static_cast<float>(rng() % 4)));
+}
+
 void tensor_core_gemms(runner& run) {
   struct shape {
     tensor_core_instruction ins;
@@ -51,7 +63,8 @@ void tensor_core_gemms(runner& run) {
       {tensor_core_instruction::wgmma, "wgmma", formats::e4m3fn, formats::e4m3fn, 9},
       {tensor_core_instruction::wgmma, "wgmma", formats::e5m2, formats::e5m2, 9},
       {tensor_core_instruction::wgmma, "wgmma", formats::e4m3fn, formats::e5m2, 9}};
-  const int m = 128, n = 128, k = run.quick() ? 256 : 1024;
+  // At least 10^6 dot products per preset and instruction (10^4 with --quick).
+  const int m = run.quick() ? 128 : 1024, n = m, k = run.quick() ? 256 : 1024;
   for (const shape& s : shapes) {
     if (run.device().major < s.min_major) continue;
     for (int promote : {0, 128}) {
@@ -72,14 +85,10 @@ void tensor_core_gemms(runner& run) {
       go.acc.promote_every = promote;
       tensor_core_gemm_args g{s.ins, s.a, s.b, m, n, k, a.codes, b.codes, promote, {}, {}};
       if (promote) {
-        // DeepSeek-V3 tile scales: A per row per 128 of K, B per 128x128 block (analysis::gemm's
-        // layout: block (j / 128, g) at (j / 128) * groups + g), repeated per column for the GPU.
+        add_tile_scales(a, b, promote, run.rng());
         const int groups = k / promote;
-        a.scale_kind = b.scale_kind = analysis::scaling::tile_1x128;
-        for (int i = 0; i < m * groups; ++i) a.scales.push_back(std::bit_cast<std::uint32_t>(std::ldexp(1.0f, static_cast<int>(run.rng()() % 5) - 2)));
-        for (int i = 0; i < groups * (n / 128); ++i) b.scales.push_back(std::bit_cast<std::uint32_t>(1.5f + static_cast<float>(run.rng()() % 4)));
         for (int i = 0; i < m * groups; ++i) g.a_scale.push_back(std::bit_cast<float>(a.scales[static_cast<std::size_t>(i)]));
-        for (int gi = 0; gi < groups; ++gi)
+        for (int gi = 0; gi < groups; ++gi)  // repeated per column for the kernel's G x N layout
           for (int j = 0; j < n; ++j)
             g.b_scale.push_back(std::bit_cast<float>(b.scales[static_cast<std::size_t>((j / 128) * groups + gi)]));
       }
@@ -91,6 +100,52 @@ void tensor_core_gemms(runner& run) {
       }
       run.add(compare(kernel, formats::fp32, tensor_core_gemm(g), *want));
     }
+  }
+}
+
+// The fast promoted FP8 GEMM (promoted_fp8_gemm) against the emulator's preset with promotion
+// every 128 and DeepSeek-V3 tile scales, on its two tile widths (a grid that fills the GPU takes
+// 128-wide tiles, a skinny one 64-wide).
+void promoted_fp8_gemms(runner& run) {
+  if (run.device().major != 9 || run.device().minor != 0) return;
+  struct shape {
+    format a, b;
+    int m, n, k;
+  };
+  const shape shapes[] = {{formats::e4m3fn, formats::e4m3fn, 2048, 2048, 512},
+                          {formats::e4m3fn, formats::e4m3fn, 128, 4096, 1024},
+                          {formats::e4m3fn, formats::e5m2, 2048, 2048, 256},
+                          {formats::e5m2, formats::e4m3fn, 256, 1024, 384},
+                          {formats::e5m2, formats::e5m2, 128, 2048, 256}};
+  for (const shape& s : shapes) {
+    const int m = run.quick() ? 128 : s.m, n = run.quick() ? 256 : s.n, k = s.k;
+    const std::string kernel = "promoted_fp8_gemm " + to_string(s.a) + "x" + to_string(s.b) + " " + std::to_string(m) +
+                               "x" + std::to_string(n) + "x" + std::to_string(k) + " vs the preset, promote 128";
+    if (!run.wanted(kernel)) continue;
+    parity_check c = named(kernel);
+    auto preset = device_preset(run.device(), s.a, s.b);
+    if (!preset) {
+      c.error = preset.message();
+      run.add(std::move(c));
+      continue;
+    }
+    analysis::scaled_matrix a = random_matrix(s.a, m, k, run.rng()), b = random_matrix(s.b, k, n, run.rng());
+    add_tile_scales(a, b, 128, run.rng());
+    analysis::gemm_options go;
+    go.acc = preset->model;
+    go.acc.promote_every = 128;
+    auto want = analysis::gemm(a, b, {}, go);
+    if (!want) {
+      c.error = "emulator: " + want.message();
+      run.add(std::move(c));
+      continue;
+    }
+    fp8_gemm_args g{s.a, s.b, m, n, k, a.codes, std::vector<std::uint32_t>(static_cast<std::size_t>(n) * k), {}, {}};
+    for (int kk = 0; kk < k; ++kk)
+      for (int j = 0; j < n; ++j) g.bt_codes[static_cast<std::size_t>(j) * k + kk] = b.codes[static_cast<std::size_t>(kk) * n + j];
+    for (std::uint32_t v : a.scales) g.a_scale.push_back(std::bit_cast<float>(v));
+    for (std::uint32_t v : b.scales) g.b_scale.push_back(std::bit_cast<float>(v));
+    run.add(compare(kernel, formats::fp32, promoted_fp8_gemm(g), *want));
   }
 }
 

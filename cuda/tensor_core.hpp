@@ -113,10 +113,25 @@ FPEMU_HD constexpr int wgmma_slice_offset(int row, int k_byte) {
 }
 
 // PTX ISA 9.7.15.5.1.2.2 matrix descriptor: bits 0-13 start address, 16-29 LBO, 32-45 SBO (each
-// (x & 0x3FFFF) >> 4), 49-51 base offset (0: unused without swizzle), 62-63 swizzle (0 = none).
-FPEMU_HD constexpr std::uint64_t wgmma_descriptor(std::uint32_t smem_address, std::uint32_t lbo, std::uint32_t sbo) {
+// (x & 0x3FFFF) >> 4), 49-51 base offset (0: unused without swizzle, and with swizzle atoms
+// 1024-byte aligned), 62-63 swizzle mode (0 none, 1 128-byte, 2 64-byte, 3 32-byte).
+enum class wgmma_swizzle : std::uint8_t { none = 0, b128 = 1 };
+FPEMU_HD constexpr std::uint64_t wgmma_descriptor(std::uint32_t smem_address, std::uint32_t lbo, std::uint32_t sbo,
+                                                  wgmma_swizzle swizzle = wgmma_swizzle::none) {
   auto encode = [](std::uint32_t x) { return static_cast<std::uint64_t>((x & 0x3FFFFu) >> 4); };
-  return encode(smem_address) | (encode(lbo) << 16) | (encode(sbo) << 32);
+  return encode(smem_address) | (encode(lbo) << 16) | (encode(sbo) << 32) |
+         (static_cast<std::uint64_t>(swizzle) << 62);
+}
+
+// The 128-byte-swizzled K-major layout the bulk tensor copy writes (CU_TENSOR_MAP_SWIZZLE_128B):
+// each row of the tile is 128 bytes of K (128 fp8 values), 16-byte chunk c of row r stored at
+// chunk c ^ (r % 8); an 8-row group (1024 bytes) is one swizzle atom, so SBO = 1024 and LBO is
+// unused (the instruction's 32 bytes of K never leave the atom: 16, i.e. 1, by convention). The
+// instruction's k-th 32-byte slice starts 32k bytes into the row (PTX ISA 9.7.15.5.1.2.1: the
+// start address may move inside the atom; the hardware applies the swizzle to the sum).
+inline constexpr std::uint32_t wgmma_b128_row_bytes = 128, wgmma_b128_sbo = 1024;
+FPEMU_HD constexpr std::uint64_t wgmma_descriptor_b128(std::uint32_t smem_address) {
+  return wgmma_descriptor(smem_address, 16, wgmma_b128_sbo, wgmma_swizzle::b128);
 }
 
 // ---- Promotion ----------------------------------------------------------------------------

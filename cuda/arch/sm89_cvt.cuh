@@ -1,6 +1,6 @@
 // Hardware conversions from binary32 (PTX ISA, "cvt"), one value per instruction. Each wrapper
 // exists only in the compilation passes whose target has the instruction; elsewhere it raises
-// *unavailable and returns 0, so a kernel run on such a target reports the fact instead of
+// *unavailable (when not null) and returns 0, so a kernel run on such a target reports the fact instead of
 // returning wrong codes. The packed x2 forms put the conversion of the second source operand
 // in the low half of the result; the first operand is 0.
 #pragma once
@@ -17,7 +17,7 @@ __device__ inline std::uint32_t sm89_cvt_rn_satfinite_e4m3_f32(float x, int* una
   asm("cvt.rn.satfinite.e4m3x2.f32 %0, %1, %2;" : "=h"(d) : "f"(0.0f), "f"(x));
   return d & 0xffu;
 #else
-  *unavailable = 1;
+  if (unavailable != nullptr) *unavailable = 1;
   return 0;
 #endif
 }
@@ -29,7 +29,7 @@ __device__ inline std::uint32_t sm89_cvt_rn_satfinite_e5m2_f32(float x, int* una
   asm("cvt.rn.satfinite.e5m2x2.f32 %0, %1, %2;" : "=h"(d) : "f"(0.0f), "f"(x));
   return d & 0xffu;
 #else
-  *unavailable = 1;
+  if (unavailable != nullptr) *unavailable = 1;
   return 0;
 #endif
 }
@@ -41,7 +41,7 @@ __device__ inline std::uint32_t sm80_cvt_rn_bf16_f32(float x, int* unavailable) 
   asm("cvt.rn.bf16.f32 %0, %1;" : "=h"(d) : "f"(x));
   return d;
 #else
-  *unavailable = 1;
+  if (unavailable != nullptr) *unavailable = 1;
   return 0;
 #endif
 }
@@ -51,7 +51,7 @@ __device__ inline std::uint32_t sm80_cvt_rz_bf16_f32(float x, int* unavailable) 
   asm("cvt.rz.bf16.f32 %0, %1;" : "=h"(d) : "f"(x));
   return d;
 #else
-  *unavailable = 1;
+  if (unavailable != nullptr) *unavailable = 1;
   return 0;
 #endif
 }

@@ -64,6 +64,45 @@ __device__ __forceinline__ void sm90_wgmma_m64n64k32_f32_e5m2_e5m2(float (&d)[32
 #undef FPEMU_WGMMA_D32_OPERANDS
 #undef FPEMU_WGMMA_D32
 
+// m64n128k32 with fp8 inputs: D is 64x128 fp32, 64 registers per thread (the same fragment
+// layout, wgmma_m64n_d, with i up to 63); %64, %65 the descriptors, %66 scale-d.
+#define FPEMU_WGMMA_D64                                                                                          \
+  "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, "     \
+  "%23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, " \
+  "%45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63}"
+#define FPEMU_F(i) "+f"(d[i])
+#define FPEMU_F8(i) FPEMU_F(i), FPEMU_F(i + 1), FPEMU_F(i + 2), FPEMU_F(i + 3), FPEMU_F(i + 4), FPEMU_F(i + 5), \
+                    FPEMU_F(i + 6), FPEMU_F(i + 7)
+#define FPEMU_WGMMA_N128(types)                                                                                 \
+  asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %66, 0;\nwgmma.mma_async.sync.aligned.m64n128k32.f32." types \
+               " " FPEMU_WGMMA_D64 ", %64, %65, p, 1, 1;\n}\n"                                                  \
+               : FPEMU_F8(0), FPEMU_F8(8), FPEMU_F8(16), FPEMU_F8(24), FPEMU_F8(32), FPEMU_F8(40), FPEMU_F8(48), \
+                 FPEMU_F8(56)                                                                                   \
+               : "l"(a), "l"(b), "r"(scale_d)                                                                   \
+               : "memory")
+
+__device__ __forceinline__ void sm90_wgmma_m64n128k32_f32_e4m3_e4m3(float (&d)[64], std::uint64_t a,
+                                                                    std::uint64_t b, int scale_d) {
+  FPEMU_WGMMA_N128("e4m3.e4m3");
+}
+__device__ __forceinline__ void sm90_wgmma_m64n128k32_f32_e4m3_e5m2(float (&d)[64], std::uint64_t a,
+                                                                    std::uint64_t b, int scale_d) {
+  FPEMU_WGMMA_N128("e4m3.e5m2");
+}
+__device__ __forceinline__ void sm90_wgmma_m64n128k32_f32_e5m2_e4m3(float (&d)[64], std::uint64_t a,
+                                                                    std::uint64_t b, int scale_d) {
+  FPEMU_WGMMA_N128("e5m2.e4m3");
+}
+__device__ __forceinline__ void sm90_wgmma_m64n128k32_f32_e5m2_e5m2(float (&d)[64], std::uint64_t a,
+                                                                    std::uint64_t b, int scale_d) {
+  FPEMU_WGMMA_N128("e5m2.e5m2");
+}
+
+#undef FPEMU_WGMMA_N128
+#undef FPEMU_F8
+#undef FPEMU_F
+#undef FPEMU_WGMMA_D64
+
 // Orders the accumulator registers' earlier accesses before the next wgmma (PTX ISA, wgmma.fence).
 __device__ __forceinline__ void sm90_wgmma_fence() { asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory"); }
 __device__ __forceinline__ void sm90_wgmma_commit_group() {
@@ -82,9 +121,16 @@ __device__ __forceinline__ void sm90_fence_proxy_async_shared() {
 
 // An empty asm that claims to read and write every accumulator register: the compiler may not
 // move accesses to them across it (the wgmma writes them asynchronously, at wait_group).
-__device__ __forceinline__ void sm90_fence_operands(float (&d)[32]) {
+template <int N>
+__device__ __forceinline__ void sm90_fence_operands(float (&d)[N]) {
 #pragma unroll
-  for (int i = 0; i < 32; ++i) asm volatile("" : "+f"(d[i])::"memory");
+  for (int i = 0; i < N; ++i) asm volatile("" : "+f"(d[i])::"memory");
+}
+
+// Waits until at most N wgmma groups of this thread are pending.
+template <int N>
+__device__ __forceinline__ void sm90_wgmma_wait_group() {
+  asm volatile("wgmma.wait_group.sync.aligned %0;\n" ::"n"(N) : "memory");
 }
 
 }  // namespace fpemu::cuda::arch

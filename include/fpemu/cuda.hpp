@@ -64,6 +64,18 @@ expected<std::vector<std::uint32_t>> convert_codes(source_type from, std::span<c
 // all binary32 values (an error names any other format).
 expected<std::vector<float>> round_values(std::span<const float> in, const convert_options& o);
 
+// Bytes per code in device buffers: 1 for formats of at most 8 bits, 2 for at most 16, else 4
+// (the storage widths of ml_dtypes and PyTorch).
+std::size_t code_bytes(const format& f);
+
+// The conversion on buffers already on the GPU, for pipelines and timing: `in` holds n binary32
+// values (f32) or n 16-bit codes (bf16, fp16), `out` receives n codes of o.to at code_bytes(o.to)
+// each, the same bits convert_codes() returns. The kernel is queued on `stream` (a cudaStream_t;
+// null is the default stream) and not waited for; nothing is copied. The first call for a
+// hardware instruction runs its exhaustive proof (check_hardware_conversion) and waits for it.
+expected<void> convert_on_device(source_type from, const void* in, void* out, std::size_t n, const convert_options& o,
+                                 void* stream = nullptr);
+
 // Every one of the 2^32 binary32 inputs through the hardware instruction and through the core on
 // the device, compared bitwise. An error when no instruction applies to (to, r) on this device.
 struct fast_path_report {
@@ -113,6 +125,23 @@ struct optimizer_buffers {
 expected<void> optimizer_step(const optimizer_config& c, long step, std::span<const std::uint32_t> grads,
                               optimizer_buffers& b);
 
+// The step on buffers already on the GPU, for pipelines and timing; queued on `stream` (a
+// cudaStream_t, null: the default stream) and not waited for. Element types as in the kernel:
+// uint16 codes for the 16-bit formats, binary32 (uint32) for fp32 buffers. The buffers the
+// configuration uses must be given, the others null; their codes are not checked (they stay on
+// the device).
+struct optimizer_device_buffers {
+  std::size_t n = 0;
+  const void* grads = nullptr;
+  void* weights = nullptr;
+  void* master = nullptr;
+  void* state0 = nullptr;
+  void* state1 = nullptr;
+  void* compensation = nullptr;
+};
+expected<void> optimizer_step_on_device(const optimizer_config& c, long step, const optimizer_device_buffers& b,
+                                        void* stream = nullptr);
+
 // ---- Gradient accumulation ----------------------------------------------------------------
 
 // One cycle of seed 002's contract on the device: zero, N micro-batches (each g / N added in
@@ -158,6 +187,38 @@ expected<std::vector<std::uint32_t>> tensor_core_gemm(const tensor_core_gemm_arg
 expected<std::uint32_t> single_instruction(tensor_core_instruction ins, const format& fa, const format& fb,
                                            std::span<const std::uint32_t> a, std::span<const std::uint32_t> b,
                                            std::uint32_t c);
+
+// The FP8 GEMM of DeepSeek-V3 (arXiv 2412.19437, 3.3.2) at speed: the same arithmetic as
+// tensor_core_gemm(wgmma, promote_every = 128) with fine-grained scales, bit for bit. For each
+// group g of 128 products the tensor cores accumulate a partial P from +0 (four wgmma k32
+// instructions), then R = fma(P, RNE(a_scale[i][g] * b_scale[j / 128][g]), R) in binary32. The
+// kernel copies tiles with the bulk tensor copy engine into a six-stage shared-memory pipeline,
+// one warpgroup copying and two accumulating 128 x 128 (or 128 x 64) tiles (sm_90a, so compute
+// capability 9.0 only).
+// A: M x K codes, row-major. B is given transposed, N x K (row j holds column j of B: the
+// K-major layout the FP8 tensor cores and cuBLASLt read). a_scale: M x G, b_scale: (N / 128) x G
+// (G = K / 128), row-major, finite and positive; empty (null on the device) means all 1. M, N
+// and K are multiples of 128. D: M x N binary32, row-major.
+struct fp8_gemm_args {
+  format a = formats::e4m3fn, b = formats::e4m3fn;  // each e4m3fn or e5m2
+  int m = 0, n = 0, k = 0;
+  std::vector<std::uint32_t> a_codes, bt_codes;
+  std::vector<float> a_scale, b_scale;
+};
+expected<std::vector<std::uint32_t>> promoted_fp8_gemm(const fp8_gemm_args& g);
+
+// The same on buffers already on the GPU (codes one byte each), queued on `stream` and not
+// waited for.
+struct fp8_gemm_device_args {
+  format a = formats::e4m3fn, b = formats::e4m3fn;
+  int m = 0, n = 0, k = 0;
+  const void* a_codes = nullptr;
+  const void* bt_codes = nullptr;
+  const float* a_scale = nullptr;
+  const float* b_scale = nullptr;
+  float* d = nullptr;
+};
+expected<void> promoted_fp8_gemm_on_device(const fp8_gemm_device_args& g, void* stream = nullptr);
 
 // D = A * B on CUDA cores through the block-FMA model (block_fma.hpp), for formats the hardware
 // lacks (e2m1fn, e3m2fn, user-defined): each output accumulates K in order in blocks of

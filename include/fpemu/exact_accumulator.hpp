@@ -127,7 +127,7 @@ class exact_accumulator {
       return unpacked{value_class::zero,
                       neg_zero || (!pos_zero && mode_for_zero_sign == round_mode::toward_negative)};
     }
-    const int msb = 64 * top + 63 - std::countl_zero(mag[top]);
+    const int msb = 64 * top + 63 - detail::countl_zero(mag[top]);
     const int start = msb < 128 ? 0 : msb - 127;  // lowest bit kept
     const int index = start / 64, shift = start % 64;
     const auto word = [&](int i) { return i < limbs ? mag[i] : std::uint64_t{0}; };
@@ -177,7 +177,7 @@ class exact_accumulator {
   };
   FPEMU_HD static constexpr odd make_odd(detail::u128 sig, int exp) {
     const auto lo = static_cast<std::uint64_t>(sig);
-    const int tz = lo != 0 ? std::countr_zero(lo) : 64 + std::countr_zero(static_cast<std::uint64_t>(sig >> 64));
+    const int tz = lo != 0 ? detail::countr_zero(lo) : 64 + detail::countr_zero(static_cast<std::uint64_t>(sig >> 64));
     return {sig >> tz, exp + tz};
   }
 

@@ -30,12 +30,16 @@ FPEMU_HD constexpr philox_counter philox4x32_10(philox_counter ctr, philox_key k
   return ctr;
 }
 
-// 64 random bits for (seed, stream, index): counter (index lo, index hi, stream, 0), key = seed.
-// Stochastic rounding with k <= 32 bits uses the low k bits (the first Philox word).
+// Philox block `counter` of stream `stream`: counter (counter lo, counter hi, stream, 0), key = seed.
+FPEMU_HD constexpr philox_counter philox_block(std::uint64_t seed, std::uint32_t stream, std::uint64_t counter) {
+  return philox4x32_10({static_cast<std::uint32_t>(counter), static_cast<std::uint32_t>(counter >> 32), stream, 0},
+                       {static_cast<std::uint32_t>(seed), static_cast<std::uint32_t>(seed >> 32)});
+}
+
+// 64 random bits for (seed, stream, index): the first two words of block `index`. Stochastic
+// rounding with k <= 32 bits uses the low k bits (the first Philox word).
 FPEMU_HD constexpr std::uint64_t random_bits(std::uint64_t seed, std::uint32_t stream, std::uint64_t index) {
-  const philox_counter out = philox4x32_10(
-      {static_cast<std::uint32_t>(index), static_cast<std::uint32_t>(index >> 32), stream, 0},
-      {static_cast<std::uint32_t>(seed), static_cast<std::uint32_t>(seed >> 32)});
+  const philox_counter out = philox_block(seed, stream, index);
   return std::uint64_t{out[0]} | (std::uint64_t{out[1]} << 32);
 }
 
@@ -47,18 +51,25 @@ FPEMU_HD constexpr std::uint64_t random_bits(std::uint64_t seed, std::uint32_t s
 // out[2] << 64 | out[3] << 96. A vector of 4, 8 or 16 lanes thus fills whole pieces of
 // consecutive blocks, and the bits stay a pure function of (seed, stream, index).
 // width: 16, 32 or 64 (array_random_width); width 64 gives random_bits(seed, stream, block).
-FPEMU_HD constexpr std::uint64_t keystream_bits(std::uint64_t seed, std::uint32_t stream, std::uint64_t index,
-                                                int width) {
+// keystream_block and keystream_piece are the two halves, for code that computes each Philox
+// block once and hands its pieces to several elements (the CUDA conversion kernel).
+FPEMU_HD constexpr std::uint64_t keystream_block(std::uint64_t index, int width) {
   const std::uint64_t per_group = 16 * static_cast<std::uint64_t>(128 / width);
-  const std::uint64_t block = index / per_group * 16 + index % 16;
-  const int piece = static_cast<int>(index % per_group / 16);
-  const philox_counter out = philox4x32_10(
-      {static_cast<std::uint32_t>(block), static_cast<std::uint32_t>(block >> 32), stream, 0},
-      {static_cast<std::uint32_t>(seed), static_cast<std::uint32_t>(seed >> 32)});
-  const int bit = piece * width;
+  return index / per_group * 16 + index % 16;
+}
+
+// Element `index`'s bits out of its block's Philox output `out`.
+FPEMU_HD constexpr std::uint64_t keystream_piece(const philox_counter& out, std::uint64_t index, int width) {
+  const std::uint64_t per_group = 16 * static_cast<std::uint64_t>(128 / width);
+  const int bit = static_cast<int>(index % per_group / 16) * width;
   const std::uint64_t half = bit < 64 ? (std::uint64_t{out[0]} | (std::uint64_t{out[1]} << 32))
                                       : (std::uint64_t{out[2]} | (std::uint64_t{out[3]} << 32));
   return width == 64 ? half : (half >> (bit % 64)) & ((std::uint64_t{1} << width) - 1);
+}
+
+FPEMU_HD constexpr std::uint64_t keystream_bits(std::uint64_t seed, std::uint32_t stream, std::uint64_t index,
+                                                int width) {
+  return keystream_piece(philox_block(seed, stream, keystream_block(index, width)), index, width);
 }
 
 // Bits per element the array functions draw: as few as the rounding reads.

@@ -12,10 +12,10 @@
 //   stochastic    floor(fraction * 2^k) + r >= 2^k   (k random bits r)
 // and each case below is the increment whose carry out of the fraction field says the same.
 // Inputs above the format's exponent range take the core's overflow result directly, inputs
-// more than a binade below it the core's rounding to the subnormal quantum. Everything else
-// (zeros, binary32 subnormals, results in or next to the subnormal range from the binade below
-// the smallest normal, overflow from the top binade, inf/NaN, stochastic_exact, unsigned,
-// zero-less or subnormal-less formats) goes to the whole core.
+// below its normal range the core's rounding to the subnormal quantum (with the core's
+// tininess-after-rounding test for the binade just below). Everything else (zeros, binary32
+// subnormals, overflow from the top binade, inf/NaN, stochastic_exact, unsigned, zero-less or
+// subnormal-less formats) goes to the whole core.
 #pragma once
 
 #include <bit>
@@ -44,20 +44,27 @@ FPEMU_HD constexpr rounded round_float(const format& f, float x, const rounding&
   // bits: the core's overflow result, without unpacking.
   if (f.is_signed && (mag >> 23) != 255 && e > emax(f))
     return detail::overflow_result(f, (bits >> 31) != 0, detail::rule_for(r.mode, (bits >> 31) != 0), r.overflow);
-  // Finite inputs more than one binade below the format's normal range (tiny whatever the
-  // rounding; gradual underflow): the core's rounding of the significand to the subnormal
-  // quantum, without unpacking. A carry out of the subnormals gives 2^frac_bits, the smallest
-  // normal's code.
-  if (f.is_signed && f.has_zero && f.subnormals && (mag >> 23) != 0 && e < emin(f) - 1 &&
+  // Finite inputs below the format's normal range (gradual underflow): the core's rounding of
+  // the significand to the subnormal quantum, without unpacking. A carry out of the subnormals
+  // gives 2^frac_bits, the smallest normal's code. Tininess is after rounding, as in the core:
+  // only an input in the binade just below the normal range (e = emin - 1) can be not tiny, when
+  // rounding it at its own precision (a quantum half the subnormal one, the same random bits)
+  // also carries into 2^emin.
+  if (f.is_signed && f.has_zero && f.subnormals && (mag >> 23) != 0 && e < emin(f) &&
       r.mode != round_mode::stochastic_exact) {
     const bool neg = (bits >> 31) != 0;
-    const detail::quantum_rounding q =
-        detail::round_to_quantum((mag & 0x7fffffu) | 0x800000u, emin(f) - f.frac_bits - (e - 23),
-                                 detail::rule_for(r.mode, neg), r.sr_bits, random);
+    const std::uint32_t sig = (mag & 0x7fffffu) | 0x800000u;
+    const int shift = emin(f) - f.frac_bits - (e - 23);
+    const detail::magnitude_rule rule = detail::rule_for(r.mode, neg);
+    const detail::quantum_rounding q = detail::round_to_quantum(sig, shift, rule, r.sr_bits, random);
     if (!q.inexact) return {(neg ? sign_mask(f) : 0) | static_cast<std::uint32_t>(q.m), 0, 0};
     const std::int8_t dir = detail::signed_direction(q.up, neg);
-    if (q.m == 0) return {detail::zero_code(f, neg), flag::inexact | flag::underflow, dir};
-    return {(neg ? sign_mask(f) : 0) | static_cast<std::uint32_t>(q.m), flag::inexact | flag::underflow, dir};
+    const bool tiny = e < emin(f) - 1 || q.m != (detail::u128{1} << f.frac_bits) ||
+                      detail::round_to_quantum(sig, shift - 1, rule, r.sr_bits, random).m !=
+                          (detail::u128{2} << f.frac_bits);
+    const std::uint8_t flags = tiny ? flag::inexact | flag::underflow : flag::inexact;
+    if (q.m == 0) return {detail::zero_code(f, neg), flags, dir};
+    return {(neg ? sign_mask(f) : 0) | static_cast<std::uint32_t>(q.m), flags, dir};
   }
   const bool fast = f.is_signed && f.has_zero && shift >= 0 && (mag >> 23) != 0 && (mag >> 23) != 255 &&
                     e >= emin(f) && e < emax(f) &&
@@ -114,7 +121,7 @@ FPEMU_HD constexpr float code_to_float(const format& f, std::uint32_t code) {
       code <= (sign_mask(f) | frac_mask(f))) {
     // frac * 2^q in integers (no dependence on the FPU's flush-to-zero setting).
     const std::uint32_t frac = code & frac_mask(f);
-    const int lead = static_cast<int>(std::bit_width(frac)) - 1;  // frac's leading bit
+    const int lead = detail::bit_width(frac) - 1;  // frac's leading bit
     if (frac == 0) return std::bit_cast<float>(sign);
     if (q + lead < -126) return std::bit_cast<float>(sign | (frac << (q + 149)));  // a binary32 subnormal
     return std::bit_cast<float>(sign | (static_cast<std::uint32_t>(q + lead + 127) << 23) |
