@@ -19,6 +19,7 @@
 
 #include "convert.hpp"
 #include "runtime.cuh"
+#include "vector_access.cuh"
 
 namespace fpemu::cuda {
 namespace {
@@ -40,45 +41,6 @@ struct convert_params {
   std::size_t n;
   int* unavailable;
 };
-
-// Eight elements from `p`, with one or two 16-byte loads when `vector`.
-template <class T>
-__device__ __forceinline__ void load8(const T* p, bool vector, std::size_t count, std::uint32_t (&x)[8]) {
-  if (vector) {
-    if constexpr (sizeof(T) == 4) {
-      const uint4 a = reinterpret_cast<const uint4*>(p)[0], b = reinterpret_cast<const uint4*>(p)[1];
-      const std::uint32_t w[8] = {a.x, a.y, a.z, a.w, b.x, b.y, b.z, b.w};
-      for (int j = 0; j < 8; ++j) x[j] = w[j];
-    } else {
-      const uint4 a = reinterpret_cast<const uint4*>(p)[0];
-      const std::uint32_t w[4] = {a.x, a.y, a.z, a.w};
-      for (int j = 0; j < 8; ++j) x[j] = (w[j / 2] >> (16 * (j % 2))) & 0xffffu;
-    }
-  } else {
-    for (int j = 0; j < 8; ++j) x[j] = static_cast<std::size_t>(j) < count ? static_cast<std::uint32_t>(p[j]) : 0u;
-  }
-}
-
-// Eight codes to `p` (8 bytes for uint8, 16 for uint16, 32 for uint32) when `vector`.
-template <class T>
-__device__ __forceinline__ void store8(T* p, bool vector, std::size_t count, const std::uint32_t (&y)[8]) {
-  if (vector) {
-    if constexpr (sizeof(T) == 1) {
-      uint2 v;
-      v.x = y[0] | y[1] << 8 | y[2] << 16 | y[3] << 24;
-      v.y = y[4] | y[5] << 8 | y[6] << 16 | y[7] << 24;
-      *reinterpret_cast<uint2*>(p) = v;
-    } else if constexpr (sizeof(T) == 2) {
-      *reinterpret_cast<uint4*>(p) = make_uint4(y[0] | y[1] << 16, y[2] | y[3] << 16, y[4] | y[5] << 16, y[6] | y[7] << 16);
-    } else {
-      reinterpret_cast<uint4*>(p)[0] = make_uint4(y[0], y[1], y[2], y[3]);
-      reinterpret_cast<uint4*>(p)[1] = make_uint4(y[4], y[5], y[6], y[7]);
-    }
-  } else {
-    for (int j = 0; j < 8; ++j)
-      if (static_cast<std::size_t>(j) < count) p[j] = static_cast<T>(y[j]);
-  }
-}
 
 // How the kernel computes an element, fixed per launch so that each instantiation carries only
 // its own path: a proven hardware instruction (NaN inputs through the core), the core without
@@ -103,9 +65,7 @@ __global__ void __launch_bounds__(threads_per_block) convert_kernel(convert_para
   __shared__ philox_counter philox[shared_bits ? tile_blocks(Width) : 1];
   static_assert(!shared_bits || Width == 16 || Width == 32);
   const int width = Path == convert_path::core_random ? array_random_width(p.r) : 16;
-  // Vector accesses need 16-byte aligned input and output rows of 8 elements.
-  const bool aligned = reinterpret_cast<std::uintptr_t>(in) % 16 == 0 &&
-                       reinterpret_cast<std::uintptr_t>(out) % (8 * sizeof(Out) < 16 ? 8 * sizeof(Out) : 16) == 0;
+  const bool aligned = detail::aligned_for_vectors(in, sizeof(In)) && detail::aligned_for_vectors(out, sizeof(Out));
   const std::size_t tiles = (p.n + tile - 1) / tile;
   for (std::size_t t = blockIdx.x; t < tiles; t += gridDim.x) {
     const std::size_t base = t * tile;
@@ -121,10 +81,10 @@ __global__ void __launch_bounds__(threads_per_block) convert_kernel(convert_para
       const std::size_t count = p.n - i0 < per_thread ? p.n - i0 : per_thread;
       const bool vector = aligned && count == per_thread;
       std::uint32_t x[8], y[8];
-      load8(in + i0, vector, count, x);
-      // Unrolled where the format is fixed and the body small; a runtime format keeps one copy of
-      // the core's code (unrolling it eight times multiplies the compile time, not the speed).
-#pragma unroll(Fixed.exp_bits != 0 ? 8 : 1)
+      detail::load8(in + i0, vector, count, x);
+      // Unrolled where the body is small (a fixed format, or the hardware instruction); a runtime
+      // format keeps one copy of the core's code (eight would multiply the compile time).
+#pragma unroll(Fixed.exp_bits != 0 || Path == convert_path::hardware ? 8 : 1)
       for (int j = 0; j < 8; ++j) {
         std::uint32_t code;
         if constexpr (Path == convert_path::hardware) {
@@ -141,7 +101,7 @@ __global__ void __launch_bounds__(threads_per_block) convert_kernel(convert_para
         }
         y[j] = p.values ? std::bit_cast<std::uint32_t>(code_to_float(p.to, code)) : code;
       }
-      store8(out + i0, vector, count, y);
+      detail::store8(out + i0, vector, count, y);
     }
     if constexpr (shared_bits) __syncthreads();  // the next tile overwrites the Philox blocks
   }

@@ -67,7 +67,7 @@ __device__ __forceinline__ void wgmma_k32(float (&acc)[BlockN / 2], std::uint64_
 
 template <fp8_pair Pair, int BlockN>
 __global__ void __launch_bounds__(threads, 1)
-    promoted_fp8_gemm_kernel(const __grid_constant__ CUtensorMap map_a, const __grid_constant__ CUtensorMap map_bt,
+    sm90_wgmma_fp8_promote128_f32acc(const __grid_constant__ CUtensorMap map_a, const __grid_constant__ CUtensorMap map_bt,
                              fp8_params p) {
 #if defined(__CUDA_ARCH__) && defined(__CUDA_ARCH_FEAT_SM90_ALL)
   extern __shared__ std::uint8_t smem_raw[];
@@ -204,14 +204,14 @@ expected<void> queue(const fp8_gemm_device_args& g, int* missing_arch, cudaStrea
   if (!map_a) return error{map_a.message()};
   auto map_bt = tile_map(g.bt_codes, g.n, g.k, BlockN);
   if (!map_bt) return error{map_bt.message()};
-  const auto kernel = promoted_fp8_gemm_kernel<Pair, BlockN>;
+  const auto kernel = sm90_wgmma_fp8_promote128_f32acc<Pair, BlockN>;
   if (cudaError_t e = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, smem_bytes<BlockN>());
       e != cudaSuccess)
-    return cuda_error(e, "cudaFuncSetAttribute(promoted_fp8_gemm_kernel)");
+    return cuda_error(e, "cudaFuncSetAttribute(sm90_wgmma_fp8_promote128_f32acc)");
   const fp8_params p{g.a_scale, g.b_scale, g.d, g.m, g.n, g.k, missing_arch};
   const auto blocks = static_cast<unsigned>((g.m / block_m) * (g.n / BlockN));
   kernel<<<blocks, threads, smem_bytes<BlockN>(), stream>>>(*map_a, *map_bt, p);
-  if (cudaError_t e = cudaGetLastError(); e != cudaSuccess) return cuda_error(e, "promoted_fp8_gemm_kernel");
+  if (cudaError_t e = cudaGetLastError(); e != cudaSuccess) return cuda_error(e, "sm90_wgmma_fp8_promote128_f32acc");
   return {};
 }
 
@@ -252,7 +252,7 @@ expected<std::vector<std::uint32_t>> run_promoted_fp8_gemm(const fp8_gemm_args& 
   fp8_gemm_device_args dg{g.a, g.b, g.m, g.n, g.k, d_a->get(), d_bt->get(), d_sa->get(), d_sb->get(),
                           reinterpret_cast<float*>(d_d->get())};
   FPEMU_CUDA_TRY(launch_promoted_fp8_gemm(dg, multiprocessors, flag->get(), nullptr));
-  FPEMU_CUDA_TRY(check_launch("promoted_fp8_gemm_kernel"));
+  FPEMU_CUDA_TRY(check_launch("sm90_wgmma_fp8_promote128_f32acc"));
   int missing = 0;
   FPEMU_CUDA_TRY(flag->download(std::span<int>(&missing, 1)));
   if (missing != 0) return error{"promoted_fp8_gemm: this build has no sm_90a code for the kernel"};

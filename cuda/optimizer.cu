@@ -9,48 +9,13 @@
 #include "device.hpp"
 #include "fused_optimizer.hpp"
 #include "runtime.cuh"
+#include "vector_access.cuh"
 
 namespace fpemu::cuda::detail {
 namespace {
 
 constexpr unsigned threads_per_block = 256, per_thread = 8;
 
-// Eight elements of a 16- or 32-bit tensor, vectorised when `vector`; missing tensors read 0.
-template <class T>
-__device__ __forceinline__ void load8(const T* p, bool vector, std::size_t count, std::uint32_t (&x)[8]) {
-  if (p == nullptr) {
-    for (auto& v : x) v = 0;
-  } else if (vector && sizeof(T) == 2) {
-    const uint4 a = *reinterpret_cast<const uint4*>(p);
-    const std::uint32_t w[4] = {a.x, a.y, a.z, a.w};
-    for (int j = 0; j < 8; ++j) x[j] = (w[j / 2] >> (16 * (j % 2))) & 0xffffu;
-  } else if (vector) {
-    const uint4 a = reinterpret_cast<const uint4*>(p)[0], b = reinterpret_cast<const uint4*>(p)[1];
-    const std::uint32_t w[8] = {a.x, a.y, a.z, a.w, b.x, b.y, b.z, b.w};
-    for (int j = 0; j < 8; ++j) x[j] = w[j];
-  } else {
-    for (int j = 0; j < 8; ++j) x[j] = static_cast<std::size_t>(j) < count ? static_cast<std::uint32_t>(p[j]) : 0u;
-  }
-}
-
-template <class T>
-__device__ __forceinline__ void store8(T* p, bool vector, std::size_t count, const std::uint32_t (&y)[8]) {
-  if (p == nullptr) return;
-  if (vector && sizeof(T) == 2) {
-    *reinterpret_cast<uint4*>(p) = make_uint4(y[0] | y[1] << 16, y[2] | y[3] << 16, y[4] | y[5] << 16, y[6] | y[7] << 16);
-  } else if (vector) {
-    reinterpret_cast<uint4*>(p)[0] = make_uint4(y[0], y[1], y[2], y[3]);
-    reinterpret_cast<uint4*>(p)[1] = make_uint4(y[4], y[5], y[6], y[7]);
-  } else {
-    for (int j = 0; j < 8; ++j)
-      if (static_cast<std::size_t>(j) < count) p[j] = static_cast<T>(y[j]);
-  }
-}
-
-__device__ __forceinline__ bool aligned16(const void* p) { return reinterpret_cast<std::uintptr_t>(p) % 16 == 0; }
-
-// GradT / StateT: uint16 codes of a format of at most 16 bits, or uint32 binary32 bit patterns.
-// Pointers of tensors the configuration does not use are null and never touched.
 // AllBf16: weights, states and gradients are bf16 (pure-bf16 training), fixed at compile time so
 // that every quantity derived from the formats folds.
 template <class GradT, class StateT, bool AllBf16>
@@ -63,8 +28,9 @@ __global__ void __launch_bounds__(threads_per_block)
     p.weights = p.states = p.grads = bf16;
   }
   const bool is_master = p.update == weight_update::master;
-  const bool aligned = aligned16(grads) && aligned16(weights) && aligned16(master) && aligned16(state0) &&
-                       aligned16(state1) && aligned16(comp);
+  const bool aligned = aligned_for_vectors(grads, 2) && aligned_for_vectors(weights, 2) &&
+                       aligned_for_vectors(master, 4) && aligned_for_vectors(state0, 2) &&
+                       aligned_for_vectors(state1, 2) && aligned_for_vectors(comp, 2);
   const std::size_t stride = static_cast<std::size_t>(gridDim.x) * blockDim.x * per_thread;
   for (std::size_t i0 = (static_cast<std::size_t>(blockIdx.x) * blockDim.x + threadIdx.x) * per_thread; i0 < n;
        i0 += stride) {

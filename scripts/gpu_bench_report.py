@@ -29,7 +29,7 @@ def main(path):
     for b in run["benchmarks"]:
         if b.get("run_type") == "aggregate":
             continue
-        name = b["name"].replace("/manual_time", "")
+        name = b["name"].split("/min_time:")[0].replace("/manual_time", "")
         if b.get("error_occurred"):
             rows.append(f"| {name} | failed: {b.get('error_message', '')} | | | | |")
             continue
@@ -42,7 +42,7 @@ def main(path):
         met = "" if goal is None else ("yes" if ratio >= goal else "no")
         rows.append(f"| {name} | {rate} | {ref} | {ratio:.2f} | {'' if goal is None else f'>= {goal}'} | {met} |")
     ctx = run.get("context", {})
-    print(f"Run of {ctx.get('date', '?')}, {ctx.get('executable', 'bench_cuda')}. Rates count every byte read "
+    print(f"bench_cuda run of {ctx.get('date', '?')}. Rates count every byte read "
           "and written (conversions, AdamW) or 2MNK floating-point operations (GEMM); ratio = reference "
           "time / kernel time. References: conversions against a device-to-device copy of the same bytes, "
           "AdamW against a copy of the bytes the step moves, the FP8 GEMM against cuBLASLt's FP8 GEMM of "

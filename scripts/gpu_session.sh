@@ -33,16 +33,18 @@ fi
 {
   echo "# fpemu on ${gpu:-no GPU}, $date"
   echo
-  echo "- device: ${gpu:-none found} (driver ${driver:-?}); $(head -1 "$check_out")"
-  echo "- commands: \`scripts/gpu_session.sh\`, which runs \`$build/src/cli/fpemu gpu-check ${GPU_CHECK_ARGS:-}\` and"
-  echo "  \`$build/bench/bench_cuda ${BENCH_ARGS:-}\` (fpemu $(git describe --always --dirty 2>/dev/null || echo '?'))"
+  echo "- date: $date"
+  echo "- device: ${gpu:-none found}, driver ${driver:-?}"
+  echo "- command: \`scripts/gpu_session.sh $build\` (\`$build/src/cli/fpemu gpu-check ${GPU_CHECK_ARGS:-}\`, then"
+  echo "  \`$build/bench/bench_cuda ${BENCH_ARGS:-}\`), fpemu $(git describe --always --dirty 2>/dev/null || echo '?')"
   echo
   echo "## gpu-check: every kernel against the emulator, bit for bit"
   echo
-  echo "Exit status $check_status. One line per check: cases run, mismatches, the first mismatch."
+  echo "One line per check: cases run, mismatches, the first mismatch."
   echo
   echo '```'
-  tail -n +2 "$check_out"
+  cat "$check_out"
+  echo "exit status: $check_status"
   echo '```'
   if [ -s "$json" ]; then
     echo

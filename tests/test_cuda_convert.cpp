@@ -146,3 +146,26 @@ TEST_CASE("convert API without a GPU: a clear error, no output") {
   CHECK(h.message() == why);
   CHECK(built_with_cuda() == !compiled_targets().empty());
 }
+
+TEST_CASE("convert_on_device: storage widths, and bad arguments named before any device is touched") {
+  CHECK(code_bytes(formats::e2m1fn) == 1);
+  CHECK(code_bytes(formats::e4m3fn) == 1);
+  CHECK(code_bytes(formats::bf16) == 2);
+  CHECK(code_bytes(formats::tf32) == 4);
+  std::uint32_t word = 0;
+  const auto null_out = convert_on_device(source_type::f32, &word, nullptr, 5, {formats::bf16});
+  REQUIRE_FALSE(null_out.has_value());
+  CHECK(null_out.message() == "convert_on_device: out is null for n = 5 elements");
+  const auto null_in = convert_on_device(source_type::fp16, nullptr, &word, 1, {formats::bf16});
+  CHECK(null_in.message() == "convert_on_device: in is null for n = 1 elements");
+  const auto bad_source = convert_on_device(static_cast<source_type>(9), &word, &word, 1, {formats::bf16});
+  CHECK(bad_source.message() == "convert_on_device: source type 9 is not f32, bf16 or fp16");
+  const auto bad_rounding =
+      convert_on_device(source_type::f32, &word, &word, 1, {formats::e4m3fn, {round_mode::stochastic, overflow_policy::ieee, 0}});
+  CHECK(bad_rounding.message().find("rounding") == 0);
+  if (!current_device()) {
+    const auto r = convert_on_device(source_type::f32, &word, &word, 1, {formats::bf16});
+    REQUIRE_FALSE(r.has_value());
+    CHECK(r.message() == current_device().message());
+  }
+}

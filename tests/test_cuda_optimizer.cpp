@@ -449,6 +449,35 @@ TEST_CASE("optimizer_step: bad arguments are errors naming the value, before any
   }
 }
 
+TEST_CASE("optimizer_step_on_device: the buffers a configuration uses, and only those, before any device query") {
+  std::uint16_t words[4] = {};
+  cuda::optimizer_device_buffers b;  // adamw with kahan: grads, weights, both states, compensation
+  b.n = 4;
+  b.grads = b.weights = b.state0 = b.state1 = b.compensation = words;
+  auto message = [&](const cuda::optimizer_config& c, const cuda::optimizer_device_buffers& d) {
+    const auto r = cuda::optimizer_step_on_device(c, 1, d);
+    return r ? std::string() : r.message();
+  };
+  auto no_grads = b;
+  no_grads.grads = nullptr;
+  CHECK(message(good_config(), no_grads) == "optimizer_step: grads is null but adamw with update 'kahan' needs it");
+  auto with_master = b;
+  with_master.master = words;
+  CHECK(message(good_config(), with_master) ==
+        "optimizer_step: master is given but adamw with update 'kahan' does not use it (pass null)");
+  auto nearest = good_config();
+  nearest.update = cuda::weight_update::nearest;
+  CHECK(message(nearest, b) ==
+        "optimizer_step: compensation is given but adamw with update 'nearest' does not use it (pass null)");
+  auto no_state = b;
+  no_state.state1 = nullptr;
+  CHECK(message(good_config(), no_state) == "optimizer_step: state1 is null but adamw needs it");
+  CHECK(message(good_config(), b).find("optimizer_step") == std::string::npos);  // valid: only the device is missing
+  auto bad_step = good_config();
+  CHECK(cuda::optimizer_step_on_device(bad_step, 0, b).message().find("step = 0 must be >= 1") != std::string::npos);
+  if (!cuda::current_device()) CHECK(no_device_error(message(good_config(), b)));
+}
+
 TEST_CASE("accumulate_gradients: bad arguments are errors naming the value, before any device query") {
   const std::vector<tensors> good{{{1, 2}, {3}}, {{4, 5}, {6}}};
   const auto message = [](const std::vector<tensors>& mbs, double clip) {

@@ -451,3 +451,57 @@ TEST_CASE("the kernels' chain + promotion, replayed on the host, == analysis::ge
   }
   CHECK(compared == 7 * 2 * M * N);
 }
+
+namespace {
+
+fp8_gemm_args valid_fp8_gemm() {
+  fp8_gemm_args g;
+  g.m = g.n = 128;
+  g.k = 256;
+  g.a_codes.assign(128 * 256, 0x38);  // 1.0 in e4m3fn
+  g.bt_codes.assign(128 * 256, 0x38);
+  return g;
+}
+
+}  // namespace
+
+TEST_CASE("promoted_fp8_gemm: every bad argument is rejected with a message naming it, before any device query") {
+  struct bad {
+    std::function<fp8_gemm_args()> make;
+    const char* message;
+  };
+  const std::vector<bad> cases = {
+      {[] { auto g = valid_fp8_gemm(); g.a = formats::bf16; return g; },
+       "promoted_fp8_gemm: A format 'bf16' must be e4m3fn or e5m2"},
+      {[] { auto g = valid_fp8_gemm(); g.b = formats::e4m3fnuz; return g; }, "B format 'e4m3fnuz' must be e4m3fn or e5m2"},
+      {[] { auto g = valid_fp8_gemm(); g.m = 64; return g; },
+       "promoted_fp8_gemm: M = 64 must be a positive multiple of 128 (at most 65536)"},
+      {[] { auto g = valid_fp8_gemm(); g.n = 0; return g; }, "N = 0 must be a positive multiple of 128"},
+      {[] { auto g = valid_fp8_gemm(); g.k = 200; return g; }, "K = 200 must be a positive multiple of 128"},
+      {[] { auto g = valid_fp8_gemm(); g.a_codes.pop_back(); return g; },
+       "promoted_fp8_gemm: a_codes has 32767 values; A is 128x256 and needs 32768"},
+      {[] { auto g = valid_fp8_gemm(); g.bt_codes.push_back(0); return g; },
+       "promoted_fp8_gemm: bt_codes has 32769 values; B^T is 128x256 and needs 32768"},
+      {[] { auto g = valid_fp8_gemm(); g.bt_codes[7] = 0x100; return g; },
+       "promoted_fp8_gemm: bt_codes[7] = 0x100 is not a e4m3fn code (codes are 0..0xff)"},
+      {[] { auto g = valid_fp8_gemm(); g.a_scale.assign(3, 1.0f); return g; },
+       "promoted_fp8_gemm: a_scale has 3 values; M x G = 128x2 needs 256 (or none, for all 1)"},
+      {[] { auto g = valid_fp8_gemm(); g.b_scale.assign(2, 1.0f); g.b_scale[1] = -2.0f; return g; },
+       "promoted_fp8_gemm: b_scale[1] = -2.000000 must be finite and positive"},
+  };
+  for (const bad& c : cases) {
+    const auto r = promoted_fp8_gemm(c.make());
+    REQUIRE_FALSE(r.has_value());
+    CHECK_MESSAGE(r.message().find(c.message) != std::string::npos, r.message() << "\n  wanted: " << c.message);
+  }
+  fp8_gemm_device_args d{formats::e4m3fn, formats::e4m3fn, 128, 128, 128, nullptr, nullptr, nullptr, nullptr, nullptr};
+  const auto null_a = promoted_fp8_gemm_on_device(d);
+  REQUIRE_FALSE(null_a.has_value());
+  CHECK(null_a.message() == "promoted_fp8_gemm_on_device: a_codes is null");
+  d.m = 100;
+  CHECK(promoted_fp8_gemm_on_device(d).message().find("M = 100 must be a positive multiple of 128") != std::string::npos);
+  if (!current_device()) {  // a valid call reaches the device query
+    const std::string why = current_device().message();
+    CHECK(promoted_fp8_gemm(valid_fp8_gemm()).message() == why);
+  }
+}

@@ -1,10 +1,11 @@
 // Host API of fpemu's CUDA kernels (cuda/): bulk conversion, fused optimizer steps, gradient
-// accumulation, tensor-core GEMMs and an emulated GEMM on CUDA cores.
+// accumulation, tensor-core GEMMs (the promoted FP8 GEMM among them) and an emulated GEMM on
+// CUDA cores.
 //
-// Every kernel rounds through the same core headers as the emulator, so each result is meant to
-// equal the emulator's bit for bit; `fpemu gpu-check` checks that on the current GPU. The API
-// copies host vectors to the device, runs the kernel and copies the result back: it serves
-// parity checks and experiments, not a training pipeline.
+// Every kernel rounds through the same core headers as the emulator, so each result equals the
+// emulator's bit for bit; `fpemu gpu-check` checks that on the current GPU. Most functions take
+// host vectors, copy them to the device, run the kernel and copy the result back (for checks and
+// experiments); the *_on_device forms work on buffers already on the GPU, queued on a stream.
 //
 // Nothing here aborts. Every function returns an error naming the reason when fpemu was built
 // without CUDA (no nvcc at configure time), when no device is present, when the device lacks

@@ -23,7 +23,7 @@ __extension__ typedef __int128 i128;
 // they call are host-only there, and the warning is silenced inside a system header. On an H100
 // that made every subnormal result of the core 0 (`fpemu gpu-check`, 2026-11-25). So the device
 // pass calls CUDA's own instructions outside constant evaluation, and std:: everywhere else;
-// headers compiled for the device use these, never <bit>'s counters (tests/test_bits_device.py).
+// headers compiled for the device use these, never <bit>'s counters (tests/test_device_bit_counts.py).
 template <class T>
 FPEMU_HD constexpr int countl_zero(T x) {
   static_assert(std::is_same_v<T, std::uint32_t> || std::is_same_v<T, std::uint64_t>);
