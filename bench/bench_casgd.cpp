@@ -11,7 +11,7 @@
 #include <cmath>
 #include <vector>
 
-#include "casgd.hpp"
+#include "analysis/casgd/run.hpp"
 
 namespace {
 

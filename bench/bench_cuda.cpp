@@ -31,11 +31,11 @@
 #include <utility>
 #include <vector>
 
+#include "analysis/reference/gemm.hpp"
 #include "fpemu/convert.hpp"
 #include "fpemu/cuda.hpp"
 #include "fpemu/presets.hpp"
 #include "fpemu/spec.hpp"
-#include "gemm.hpp"
 
 namespace {
 

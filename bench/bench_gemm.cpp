@@ -17,8 +17,8 @@
 #include <random>
 #include <vector>
 
+#include "analysis/reference/gemm.hpp"
 #include "fpemu/presets.hpp"
-#include "gemm.hpp"
 
 namespace {
 

@@ -14,10 +14,10 @@
 #include <cstring>
 #include <vector>
 
-#include "datasets.hpp"
+#include "analysis/training/datasets.hpp"
+#include "analysis/training/optimizer.hpp"
+#include "analysis/training/train.hpp"
 #include "fpemu/random.hpp"
-#include "optimizer.hpp"
-#include "training.hpp"
 
 namespace {
 

@@ -1,4 +1,4 @@
-// Gradient accumulation (contract gradient-accumulation-kernel-v1, analysis/grad_accumulation.hpp)
+// Gradient accumulation (contract gradient-accumulation-kernel-v1, analysis/training/grad_accumulation.hpp)
 // element by element, written once for the host and the device.
 //
 // cuda/grad_accumulation.cu runs one cycle as kernels over all tensors laid end to end in one
@@ -21,12 +21,12 @@
 #include <span>
 #include <vector>
 
+#include "analysis/training/grad_accumulation.hpp"
 #include "fpemu/config.hpp"
 #include "fpemu/cuda.hpp"
 #include "fpemu/expected.hpp"
 #include "fpemu/format.hpp"
 #include "fpemu/round_float.hpp"
-#include "grad_accumulation.hpp"
 
 namespace fpemu::cuda::detail {
 

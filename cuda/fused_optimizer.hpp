@@ -2,7 +2,7 @@
 //
 // cuda/optimizer.cu's kernel runs fused_optimizer_apply() (load, fused_optimizer_step(), store)
 // for each element; the host tests (tests/test_cuda_optimizer.cpp) run the same function in a
-// loop and compare every stored code with training::optimizer (analysis/optimizer.cpp) bit for
+// loop and compare every stored code with training::optimizer (analysis/training/optimizer.cpp) bit for
 // bit. The arithmetic is the
 // emulator's update_math::fused path, operation by operation in binary32 (the kernels are
 // compiled with --fmad=false, so a*b + c is two roundings there too; sqrt and division are IEEE
@@ -25,15 +25,15 @@
 #include <cstdint>
 #include <span>
 
-#include "fpemu/config.hpp"
+#include "analysis/training/optimizer_coefficients.hpp"
 #include "convert.hpp"
+#include "fpemu/config.hpp"
 #include "fpemu/cuda.hpp"
 #include "fpemu/expected.hpp"
 #include "fpemu/format.hpp"
 #include "fpemu/random.hpp"
 #include "fpemu/round_float.hpp"
 #include "fpemu/rounding.hpp"
-#include "optimizer_coefficients.hpp"
 
 namespace fpemu::cuda::detail {
 

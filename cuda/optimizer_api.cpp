@@ -4,12 +4,12 @@
 #include <optional>
 #include <string>
 
+#include "analysis/training/optimizer.hpp"
+#include "analysis/training/optimizer_coefficients.hpp"
+#include "analysis/training/stored_tensor.hpp"
 #include "device.hpp"
 #include "fpemu/spec.hpp"
 #include "fused_optimizer.hpp"
-#include "optimizer.hpp"
-#include "optimizer_coefficients.hpp"
-#include "stored_tensor.hpp"
 
 namespace fpemu::cuda {
 namespace detail {

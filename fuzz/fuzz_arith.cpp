@@ -9,7 +9,7 @@
 //   operation add sub mul div fma sqrt, a conversion from a second such format, or from binary64;
 //   operands  codes of the format; optionally b close to a (cancelling sums, binade edges) and
 //             c close to -(a*b) (cancelling fma).
-// The oracle covers every format the parser accepts (analysis/mpfr_oracle.hpp: <= 32 bits, values
+// The oracle covers every format the parser accepts (analysis/oracle/mpfr_oracle.hpp: <= 32 bits, values
 // within binary64). A mismatch prints the case and traps, leaving the input behind.
 #include <bit>
 #include <cinttypes>
@@ -19,18 +19,18 @@
 #include <optional>
 #include <string>
 
+#include "analysis/oracle/mpfr_oracle.hpp"
 #include "fpemu/convert.hpp"
 #include "fpemu/ops.hpp"
 #include "fpemu/spec.hpp"
 #include "fuzz_input.hpp"
-#include "mpfr_oracle.hpp"
 
 // oracle_support.hpp's doctest checks belong to the test programs (there is no doctest runner
 // here); disabled, they leave a parameter unused.
 #define DOCTEST_CONFIG_DISABLE
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wunused-parameter"
-#include "oracle_support.hpp"
+#include "tests/oracle_support.hpp"
 #pragma GCC diagnostic pop
 
 namespace {

@@ -1,4 +1,4 @@
-// libFuzzer harness: the dataset readers (analysis/datasets.hpp) on arbitrary files. The first
+// libFuzzer harness: the dataset readers (analysis/training/datasets.hpp) on arbitrary files. The first
 // byte picks the reader, the next ones its argument, the rest is the file content:
 //   LIBSVM  min_cols (a signed byte), then the text;
 //   CSV     label_column (a signed byte: negative is the last column), then the text;
@@ -24,7 +24,7 @@
 #include <string>
 #include <system_error>
 
-#include "datasets.hpp"
+#include "analysis/training/datasets.hpp"
 #include "fuzz_input.hpp"
 
 namespace {

@@ -13,7 +13,7 @@
 //     D is NaN; else with an infinite term D is that infinity (unless a block overflowed first).
 //  3. The documented truncation bound: |D - X| <= c * S, X = C + sum a_i b_i and
 //     S = |C| + sum |a_i b_i| computed exactly (MPFR), c = bounds::truncating_block_dot (the
-//     truncating tensor-core model, analysis/bounds.hpp) for K products in blocks of n with F
+//     truncating tensor-core model, analysis/reference/bounds.hpp) for K products in blocks of n with F
 //     fraction bits and the accumulator's u (2u for round toward zero); with promotion composed
 //     as `fpemu dot` does (src/cli/cmd_dot.cpp: (1 + c_chunk)(1 + gamma_q(u_fp32)) - 1 over
 //     q = ceil(K / 128) groups), and (1 + u_out) for an inexact final rounding into the output.
@@ -32,7 +32,8 @@
 #include <string>
 #include <vector>
 
-#include "bounds.hpp"
+#include "analysis/reference/bounds.hpp"
+#include "analysis/reference/summation.hpp"
 #include "fpemu/accumulator.hpp"
 #include "fpemu/block_fma.hpp"
 #include "fpemu/convert.hpp"
@@ -40,7 +41,6 @@
 #include "fpemu/presets.hpp"
 #include "fpemu/spec.hpp"
 #include "fuzz_input.hpp"
-#include "summation.hpp"
 
 namespace {
 

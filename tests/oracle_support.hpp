@@ -13,12 +13,12 @@
 #include <string_view>
 #include <vector>
 
+#include "analysis/oracle/mpfr_oracle.hpp"
 #include "fpemu/convert.hpp"
 #include "fpemu/format.hpp"
 #include "fpemu/ops.hpp"
 #include "fpemu/random.hpp"
 #include "fpemu/spec.hpp"
-#include "mpfr_oracle.hpp"
 
 namespace oracle_test {
 

@@ -1,4 +1,4 @@
-// AllReduce in an emulated datatype (analysis/allreduce.hpp): each algorithm's grouping against
+// AllReduce in an emulated datatype (analysis/casgd/allreduce.hpp): each algorithm's grouping against
 // expressions written out by hand for small P, on data where the groupings give different bf16
 // and fp16 results (counted, so the check is known to discriminate); exact integer sums in
 // binary64 for P = 1..40; the input cast; error messages; the simulated collective; and C(P):
@@ -16,7 +16,7 @@
 #include <utility>
 #include <vector>
 
-#include "allreduce.hpp"
+#include "analysis/casgd/allreduce.hpp"
 #include "fpemu/format.hpp"
 #include "fpemu/spec.hpp"
 

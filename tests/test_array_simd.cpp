@@ -47,12 +47,12 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "array_simd.hpp"
 #include "fpemu/array.hpp"
 #include "fpemu/convert.hpp"
 #include "fpemu/random.hpp"
 #include "fpemu/round_float.hpp"
 #include "fpemu/spec.hpp"
+#include "src/array_simd.hpp"
 
 using namespace fpemu;
 

@@ -18,7 +18,7 @@
 #include <string>
 #include <vector>
 
-#include "bounds.hpp"
+#include "analysis/reference/bounds.hpp"
 #include "fpemu/format.hpp"
 
 namespace fb = fpemu::bounds;

@@ -1,4 +1,4 @@
-// CA-SGD (analysis/casgd.hpp): Table 3's recipes and slot parsing, the binary64 equivalence of
+// CA-SGD (analysis/casgd/run.hpp): Table 3's recipes and slot parsing, the binary64 equivalence of
 // CA-SGD and s steps of mini-batch SGD on the same samples (seed 003, Algorithm 1), one outer
 // iteration of Recipe C against an independent float implementation, bit-identity across ranks'
 // simulation choices and thread counts, Theorem 5.7's budget against the measured local error on
@@ -13,7 +13,7 @@
 #include <string>
 #include <vector>
 
-#include "casgd.hpp"
+#include "analysis/casgd/run.hpp"
 #include "fpemu/convert.hpp"
 #include "fpemu/ops.hpp"
 #include "fpemu/random.hpp"

@@ -16,8 +16,8 @@
 #include <numbers>
 #include <vector>
 
-#include "casgd_bound.hpp"
-#include "casgd_precision.hpp"
+#include "analysis/casgd/bound.hpp"
+#include "analysis/casgd/precision.hpp"
 #include "fpemu/random.hpp"
 
 namespace fc = fpemu::casgd;

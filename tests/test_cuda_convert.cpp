@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "convert.hpp"
+#include "cuda/convert.hpp"
 #include "fpemu/array.hpp"
 #include "fpemu/cuda.hpp"
 #include "fpemu/spec.hpp"

@@ -6,11 +6,11 @@
 #include <string>
 #include <vector>
 
-#include "emulated_gemm.hpp"
+#include "analysis/reference/gemm.hpp"
+#include "cuda/emulated_gemm.hpp"
 #include "fpemu/convert.hpp"
 #include "fpemu/presets.hpp"
 #include "fpemu/spec.hpp"
-#include "gemm.hpp"
 
 using namespace fpemu;
 

@@ -15,14 +15,14 @@
 #include <string>
 #include <vector>
 
+#include "analysis/training/grad_accumulation.hpp"
+#include "analysis/training/optimizer.hpp"
+#include "analysis/training/stored_tensor.hpp"
+#include "cuda/fused_grad_accumulation.hpp"
+#include "cuda/fused_optimizer.hpp"
 #include "fpemu/cuda.hpp"
 #include "fpemu/random.hpp"
 #include "fpemu/round_float.hpp"
-#include "fused_grad_accumulation.hpp"
-#include "fused_optimizer.hpp"
-#include "grad_accumulation.hpp"
-#include "optimizer.hpp"
-#include "stored_tensor.hpp"
 
 using namespace fpemu;
 using training::stored_tensor;

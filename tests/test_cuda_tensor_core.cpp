@@ -14,12 +14,12 @@
 #include <utility>
 #include <vector>
 
+#include "analysis/reference/gemm.hpp"
+#include "cuda/tensor_core.hpp"
 #include "fpemu/convert.hpp"
 #include "fpemu/cuda.hpp"
 #include "fpemu/presets.hpp"
 #include "fpemu/spec.hpp"
-#include "gemm.hpp"
-#include "tensor_core.hpp"
 
 using namespace fpemu;
 using namespace fpemu::cuda;

@@ -1,4 +1,4 @@
-// Dataset readers (analysis/datasets.hpp): IDX files written here (plain and gzip) read back
+// Dataset readers (analysis/training/datasets.hpp): IDX files written here (plain and gzip) read back
 // value by value, the installed Fashion-MNIST and heart_scale against published facts about
 // them, every LIBSVM and CSV error with its line number and token, split and normalisation.
 #include <doctest/doctest.h>
@@ -18,7 +18,7 @@
 #include <string>
 #include <vector>
 
-#include "datasets.hpp"
+#include "analysis/training/datasets.hpp"
 
 using namespace fpemu;
 using namespace fpemu::training;

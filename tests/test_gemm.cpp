@@ -10,11 +10,11 @@
 #include <string>
 #include <vector>
 
+#include "analysis/reference/gemm.hpp"
+#include "analysis/reference/gemm_kernels.hpp"
 #include "fpemu/convert.hpp"
 #include "fpemu/presets.hpp"
 #include "fpemu/spec.hpp"
-#include "gemm.hpp"
-#include "gemm_kernels.hpp"
 
 using namespace fpemu;
 using namespace fpemu::analysis;

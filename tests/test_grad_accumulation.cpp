@@ -1,4 +1,4 @@
-// Gradient accumulation (analysis/grad_accumulation.hpp) against the contract
+// Gradient accumulation (analysis/training/grad_accumulation.hpp) against the contract
 // gradient-accumulation-kernel-v1: FALSIFY-GA-001..004, N = 1 exactness, loss scaling, a Kahan
 // low-precision buffer, error paths. Expected values come from the test's own softmax-regression
 // model, independent recomputation in binary32/double, or constructed facts.
@@ -12,11 +12,11 @@
 #include <string>
 #include <vector>
 
+#include "analysis/training/grad_accumulation.hpp"
+#include "analysis/training/stored_tensor.hpp"
 #include "fpemu/convert.hpp"
 #include "fpemu/random.hpp"
 #include "fpemu/spec.hpp"
-#include "grad_accumulation.hpp"
-#include "stored_tensor.hpp"
 
 using namespace fpemu;
 using namespace fpemu::training;

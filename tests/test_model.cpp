@@ -13,9 +13,9 @@
 #include <string>
 #include <vector>
 
+#include "analysis/training/model.hpp"
 #include "fpemu/convert.hpp"
 #include "fpemu/round_float.hpp"
-#include "model.hpp"
 
 using namespace fpemu;
 using namespace fpemu::training;

@@ -1,4 +1,4 @@
-// Optimizers under precision policies (analysis/optimizer.hpp): the golden sums of the issue
+// Optimizers under precision policies (analysis/training/optimizer.hpp): the golden sums of the issue
 // (1e-3 added 1000 times to 1.0), decoupled weight decay under Kahan and SR against the naive
 // order, the Zamirai formulation against optimi's bit for bit, seed 001's memory table, mixed
 // precision's model copy, trajectories against a binary64 implementation, and error paths.
@@ -10,9 +10,9 @@
 #include <string>
 #include <vector>
 
+#include "analysis/training/optimizer.hpp"
 #include "fpemu/random.hpp"
 #include "fpemu/round_float.hpp"
-#include "optimizer.hpp"
 
 using namespace fpemu;
 using namespace fpemu::training;

@@ -26,19 +26,19 @@
 #include <type_traits>
 #include <vector>
 
-#include "accumulation_experiment.hpp"
-#include "casgd.hpp"
-#include "datasets.hpp"
+#include "analysis/casgd/run.hpp"
+#include "analysis/reference/accumulation_experiment.hpp"
+#include "analysis/reference/gemm.hpp"
+#include "analysis/reference/summation.hpp"
+#include "analysis/training/datasets.hpp"
+#include "analysis/training/model.hpp"
+#include "analysis/training/optimizer.hpp"
+#include "analysis/training/train.hpp"
 #include "fpemu/array.hpp"
 #include "fpemu/convert.hpp"
 #include "fpemu/ops.hpp"
 #include "fpemu/random.hpp"
 #include "fpemu/spec.hpp"
-#include "gemm.hpp"
-#include "model.hpp"
-#include "optimizer.hpp"
-#include "summation.hpp"
-#include "training.hpp"
 
 using namespace fpemu;
 

@@ -1,4 +1,4 @@
-// Reference summation (analysis/summation.hpp): the measured error of every method against its
+// Reference summation (analysis/reference/summation.hpp): the measured error of every method against its
 // deterministic bound on random data (at least 10^4 cases per method), known values, the host
 // FPU as an oracle for binary32, stochastic rounding, error paths, flags and result formats.
 #include <doctest/doctest.h>
@@ -15,12 +15,12 @@
 #include <string>
 #include <vector>
 
+#include "analysis/reference/summation.hpp"
 #include "fpemu/convert.hpp"
 #include "fpemu/ops.hpp"
 #include "fpemu/presets.hpp"
 #include "fpemu/random.hpp"
 #include "fpemu/spec.hpp"
-#include "summation.hpp"
 
 using namespace fpemu;
 using namespace fpemu::analysis;

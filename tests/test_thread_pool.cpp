@@ -10,7 +10,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "thread_pool.hpp"
+#include "src/thread_pool.hpp"
 
 using fpemu::detail::parallel_chunks;
 

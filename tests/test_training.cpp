@@ -1,4 +1,4 @@
-// Training runs (analysis/training.hpp): the gradient-accumulation contract end to end (one
+// Training runs (analysis/training/train.hpp): the gradient-accumulation contract end to end (one
 // optimizer step per N micro-batches; N micro-batches of B rows follow the same trajectory as
 // batches of N*B rows), seed 000's Theorem 1 floor, the policies on heart_scale (Debian's
 // liblinear-tools) and a Fashion-MNIST subset (Debian's dataset-fashion-mnist), and error paths.
@@ -8,9 +8,9 @@
 #include <string>
 #include <vector>
 
-#include "datasets.hpp"
+#include "analysis/training/datasets.hpp"
+#include "analysis/training/train.hpp"
 #include "fpemu/random.hpp"
-#include "training.hpp"
 
 using namespace fpemu;
 using namespace fpemu::training;

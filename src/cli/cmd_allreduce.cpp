@@ -2,7 +2,7 @@
 //                 [--seed S] [--csv FILE] [--progress]
 //
 // The AllReduce constant C(P) of seed 003 (Assumption 5.4, Figure 2), measured on the simulated
-// collectives of analysis/allreduce.hpp: one row per P, algorithm and datatype, next to the
+// collectives of analysis/casgd/allreduce.hpp: one row per P, algorithm and datatype, next to the
 // paper's worst-case trace bound 2.4P and its empirical NCCL fit 4.62 P^0.56. --csv FILE writes
 // the same rows to FILE.tmp and renames it to FILE when complete.
 #include <CLI/CLI.hpp>
@@ -13,7 +13,7 @@
 #include <string>
 #include <vector>
 
-#include "allreduce.hpp"
+#include "analysis/casgd/allreduce.hpp"
 #include "common.hpp"
 #include "fpemu/spec.hpp"
 #include "workload.hpp"
@@ -147,7 +147,7 @@ command add_allreduce(CLI::App& parent) {
       "the algorithm (every addition rounded to nearest-even, in the algorithm's grouping) and\n"
       "compared, element by element, with the exact sum of the rounded vectors; C(P) is the largest\n"
       "|v_hat - v| / (u sum_p |v_p|) over all elements of all --trials (elements with sum |v_p| = 0\n"
-      "are skipped). Algorithms (analysis/allreduce.hpp):\n"
+      "are skipped). Algorithms (analysis/casgd/allreduce.hpp):\n"
       "  ring  reduce-scatter + all-gather: chunk c is summed from rank c round the ring (NCCL/MPICH)\n"
       "  rd    recursive doubling (butterfly), extra ranks folded in first\n"
       "  tree  binary tree in heap order, node p = (v_p + left subtree) + right subtree\n"

@@ -2,7 +2,7 @@
 //             [--slot NAME=PRECISION ...] --b B --s S --P P --eta ETA --outer H --seed S[,S..]
 //             [--allreduce ring|rd|tree|seq] [--bound] [--csv FILE] [--weights FILE]
 //
-// Runs CA-SGD (analysis/casgd.hpp, seed 003's Algorithm 1) for each recipe and seed on the same
+// Runs CA-SGD (analysis/casgd/run.hpp, seed 003's Algorithm 1) for each recipe and seed on the same
 // samples, and prints the final loss of each run with its relative gap |L - L_first| / |L_first|
 // to the first recipe listed (Table 5 uses --recipe A,C). --s 1 is mini-batch SGD.
 //
@@ -27,9 +27,9 @@
 #include <string>
 #include <vector>
 
-#include "allreduce.hpp"
-#include "allreduce_mpi.hpp"
-#include "casgd.hpp"
+#include "analysis/casgd/allreduce.hpp"
+#include "analysis/casgd/allreduce_mpi.hpp"
+#include "analysis/casgd/run.hpp"
 #include "common.hpp"
 #include "workload.hpp"
 

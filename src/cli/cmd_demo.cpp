@@ -23,7 +23,7 @@
 #include <string>
 #include <unistd.h>
 
-#include "accumulation_experiment.hpp"
+#include "analysis/reference/accumulation_experiment.hpp"
 #include "common.hpp"
 #include "fpemu/convert.hpp"
 #include "fpemu/ops.hpp"

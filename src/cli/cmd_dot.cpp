@@ -44,13 +44,13 @@
 #include <string>
 #include <vector>
 
-#include "bounds.hpp"
+#include "analysis/reference/bounds.hpp"
+#include "analysis/reference/gemm.hpp"
+#include "analysis/reference/summation.hpp"
 #include "common.hpp"
 #include "fpemu/convert.hpp"
 #include "fpemu/ops.hpp"
 #include "fpemu/spec.hpp"
-#include "gemm.hpp"
-#include "summation.hpp"
 #include "workload.hpp"
 
 namespace fpemu::cli {

@@ -24,12 +24,12 @@
 #include <thread>
 #include <vector>
 
+#include "analysis/reference/gemm.hpp"
+#include "analysis/reference/parallel_rows.hpp"
 #include "common.hpp"
 #include "fpemu/convert.hpp"
 #include "fpemu/ops.hpp"
 #include "fpemu/spec.hpp"
-#include "gemm.hpp"
-#include "parallel_rows.hpp"
 #include "workload.hpp"
 
 namespace fpemu::cli {

@@ -13,8 +13,8 @@
 #include <string>
 
 #include "common.hpp"
+#include "cuda/parity/parity.hpp"
 #include "fpemu/cuda.hpp"
-#include "parity.hpp"
 
 #ifndef FPEMU_TENSOR_CORE_VECTORS
 #define FPEMU_TENSOR_CORE_VECTORS "tests/data/tensor-core-vectors"

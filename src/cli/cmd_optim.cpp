@@ -1,5 +1,5 @@
 // fpemu optim --optimizer NAME [--policy P] [hyper-parameters] [--steps N] [--rows R --cols C]
-// [--seed S] [--csv | --json]: one optimizer (analysis/optimizer.hpp) under one precision policy
+// [--seed S] [--csv | --json]: one optimizer (analysis/training/optimizer.hpp) under one precision policy
 // on a fixed, seeded least-squares problem, and its trajectory. fpemu optim --memory: the
 // bytes-per-parameter table (training::bytes_per_parameter) instead.
 //
@@ -40,11 +40,11 @@
 #include <utility>
 #include <vector>
 
+#include "analysis/training/optimizer.hpp"
+#include "analysis/training/stored_tensor.hpp"
 #include "common.hpp"
 #include "fpemu/random.hpp"
 #include "fpemu/spec.hpp"
-#include "optimizer.hpp"
-#include "stored_tensor.hpp"
 #include "workload.hpp"
 
 namespace fpemu::cli {
@@ -484,7 +484,7 @@ command add_optim(CLI::App& parent) {
       "       [--dampening X] [--nesterov] [--weight-decay X] [--beta1 X] [--beta2 X] [--eps X]\n"
       "       [--steps N] [--rows R] [--cols C] [--seed S] [--csv | --json]\n"
       "       fpemu optim --memory [--optimizer NAME [hyper-parameters]] [--policy P] [--csv | --json]\n"
-      "Minimises 0.5/R ||A w - b||^2 (A: R x C) with one optimizer of analysis/optimizer.hpp, whose\n"
+      "Minimises 0.5/R ||A w - b||^2 (A: R x C) with one optimizer of analysis/training/optimizer.hpp, whose\n"
       "binary32 updates follow torch.optim's single-tensor implementations, under a precision policy:\n"
       "fp32; mixed (bf16 model copy of fp32 master weights and states), mixed-fp16; or FMT with\n"
       "weights, states and gradients in FMT and the update stored with nearest rounding, -kahan\n"

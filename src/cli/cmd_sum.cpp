@@ -1,6 +1,6 @@
 // fpemu sum --in FMT --n N [--method M|all] [--block B] [accumulator options] [workload options]:
 // sums random data with analysis::sum and prints, per method, the computed sum, the exact sum, the
-// error and every error bound of the method next to it (analysis/summation.hpp, bounds.hpp).
+// error and every error bound of the method next to it (analysis/reference/summation.hpp, bounds.hpp).
 //
 // Data: N values drawn from --dist (workload.hpp), each rounded into --in with round-to-nearest-
 // even, saturating at the largest finite value; --first X replaces the first value by X before
@@ -16,10 +16,10 @@
 #include <string>
 #include <vector>
 
+#include "analysis/reference/summation.hpp"
 #include "common.hpp"
 #include "fpemu/convert.hpp"
 #include "fpemu/spec.hpp"
-#include "summation.hpp"
 #include "workload.hpp"
 
 namespace fpemu::cli {

@@ -1,7 +1,7 @@
 // fpemu train --data fashion-mnist|heart_scale|quadratic [--model mlp|logreg|linreg]
 //             [--optimizer sgd|adam|adamw|lion] [--policy P[,P...]] [--epochs E] [--lr X] ...
 //
-// Trains a model under one or more precision policies (analysis/training.hpp) and prints one
+// Trains a model under one or more precision policies (analysis/training/train.hpp) and prints one
 // progress line per epoch (training loss, test loss and accuracy, seconds), then a summary per
 // policy over the seeds (--seeds N runs seeds S..S+N-1). --csv FILE writes the loss curves: one
 // row per optimizer step and one per epoch, written to FILE.tmp and renamed when complete.
@@ -21,10 +21,10 @@
 #include <string>
 #include <vector>
 
+#include "analysis/training/datasets.hpp"
+#include "analysis/training/train.hpp"
 #include "common.hpp"
-#include "datasets.hpp"
 #include "fpemu/spec.hpp"
-#include "training.hpp"
 #include "workload.hpp"
 
 namespace fpemu::cli {

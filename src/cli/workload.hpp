@@ -18,7 +18,7 @@
 #include <string_view>
 #include <vector>
 
-#include "gemm.hpp"
+#include "analysis/reference/gemm.hpp"
 #include "common.hpp"
 #include "fpemu/accumulator.hpp"
 #include "fpemu/exact_accumulator.hpp"

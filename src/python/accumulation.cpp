@@ -6,13 +6,13 @@
 #include <string>
 #include <vector>
 
-#include "accumulation_experiment.hpp"
+#include "analysis/reference/accumulation_experiment.hpp"
+#include "analysis/reference/gemm.hpp"
+#include "analysis/reference/summation.hpp"
 #include "bindings.hpp"
 #include "fpemu/convert.hpp"
 #include "fpemu/presets.hpp"
 #include "fpemu/spec.hpp"
-#include "gemm.hpp"
-#include "summation.hpp"
 
 namespace fpemu::python {
 namespace {

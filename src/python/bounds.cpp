@@ -1,6 +1,6 @@
-// Python bindings: the a-priori error bounds (analysis/bounds.hpp) as the submodule fpemu.bounds.
+// Python bindings: the a-priori error bounds (analysis/reference/bounds.hpp) as the submodule fpemu.bounds.
+#include "analysis/reference/bounds.hpp"
 #include "bindings.hpp"
-#include "bounds.hpp"
 
 namespace fpemu::python {
 

@@ -5,9 +5,9 @@
 #include <string>
 #include <vector>
 
-#include "allreduce.hpp"
+#include "analysis/casgd/allreduce.hpp"
+#include "analysis/casgd/run.hpp"
 #include "bindings.hpp"
-#include "casgd.hpp"
 
 namespace fpemu::python {
 namespace {

@@ -4,10 +4,10 @@
 #include <string>
 #include <vector>
 
+#include "analysis/training/datasets.hpp"
+#include "analysis/training/optimizer.hpp"
+#include "analysis/training/train.hpp"
 #include "bindings.hpp"
-#include "datasets.hpp"
-#include "optimizer.hpp"
-#include "training.hpp"
 
 namespace fpemu::python {
 namespace {

@@ -1,0 +1,249 @@
+// Reference GEMM and dot products over the accumulator models, block-scaling quantisation, and
+// the dispatch to the fast kernels of gemm_kernels.cpp (bitwise equal, tested against this path).
+#include "analysis/reference/gemm.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <numeric>
+#include <string>
+#include <thread>
+
+#include "analysis/reference/gemm_kernels.hpp"
+#include "analysis/reference/parallel_rows.hpp"
+#include "fpemu/convert.hpp"
+#include "fpemu/ops.hpp"
+#include "fpemu/spec.hpp"
+
+namespace fpemu::analysis {
+namespace {
+
+constexpr int kDeepSeekGroup = 128;
+constexpr int kMxGroup = 32;
+
+// Group size along K of a scaling, 0 when the scaling has no groups along K.
+int group_along_k(scaling s) {
+  switch (s) {
+    case scaling::tile_1x128:
+    case scaling::block_128: return kDeepSeekGroup;
+    case scaling::mx32: return kMxGroup;
+    default: return 0;
+  }
+}
+
+// Index of the scale of element (r, c) of a matrix whose K runs along columns (A) or rows (B).
+std::size_t scale_index(const scaled_matrix& m, int r, int c, bool along_k_is_cols) {
+  const int k = along_k_is_cols ? c : r, other = along_k_is_cols ? r : c;
+  const int k_len = along_k_is_cols ? m.cols : m.rows;
+  switch (m.scale_kind) {
+    case scaling::none:
+    case scaling::per_tensor: return 0;
+    case scaling::tile_1x128:
+      if (along_k_is_cols) return static_cast<std::size_t>(other) * ((k_len + 127) / 128) + k / 128;
+      [[fallthrough]];  // B uses 128 x 128 blocks (DeepSeek-V3 weights)
+    case scaling::block_128:
+      return static_cast<std::size_t>(other / 128) * ((k_len + 127) / 128) + k / 128;
+    case scaling::mx32: return static_cast<std::size_t>(other) * ((k_len + 31) / 32) + k / 32;
+  }
+  return 0;
+}
+
+double scale_value(const scaled_matrix& m, std::size_t index) {
+  if (m.scale_kind == scaling::none || m.scales.empty()) return 1.0;
+  return to_double(m.scale_format, m.scales[index]);
+}
+
+std::string shape(const scaled_matrix& m) { return std::to_string(m.rows) + "x" + std::to_string(m.cols); }
+
+// alpha * acc + beta * c, exact, then one rounding into `out`.
+std::uint32_t epilogue(const unpacked& acc, double alpha, double beta, const format& out, std::uint32_t c,
+                       const rounding& r, std::uint64_t random) {
+  if (alpha == 1.0 && beta == 0.0) return round(out, acc, r, random).code;
+  const unpacked bc = beta == 0.0 ? unpacked{} : exact_mul(unpack(beta), decode(out, c)).value;
+  return detail::finish(out, exact_fma(unpack(alpha), acc, bc, r.mode), r, random).code;
+}
+
+}  // namespace
+
+std::string_view to_string(scaling s) {
+  switch (s) {
+    case scaling::none: return "none";
+    case scaling::per_tensor: return "tensor";
+    case scaling::tile_1x128: return "tile128";
+    case scaling::block_128: return "block128";
+    case scaling::mx32: return "mx32";
+  }
+  return "none";
+}
+
+expected<scaling> parse_scaling(std::string_view name) {
+  for (scaling s : {scaling::none, scaling::per_tensor, scaling::tile_1x128, scaling::block_128, scaling::mx32})
+    if (to_string(s) == name) return s;
+  return error{"unknown scaling '" + std::string(name) + "': valid are none, tensor, tile128, block128, mx32"};
+}
+
+expected<scaled_matrix> quantise(std::span<const float> x, int rows, int cols, const format& fmt, scaling s,
+                                 bool along_k_is_cols, const rounding& r) {
+  if (rows < 1 || cols < 1 || static_cast<std::size_t>(rows) * static_cast<std::size_t>(cols) != x.size())
+    return error{"quantise: a " + std::to_string(rows) + "x" + std::to_string(cols) + " matrix needs " +
+                 std::to_string(static_cast<long long>(rows) * cols) + " values, got " + std::to_string(x.size())};
+  if (const auto bad = check(fmt)) return error{"quantise: " + *bad};
+  scaled_matrix m;
+  m.rows = rows;
+  m.cols = cols;
+  m.fmt = fmt;
+  m.scale_kind = s;
+  m.scale_format = s == scaling::mx32 ? formats::e8m0fnu : formats::fp32;
+  m.codes.resize(x.size());
+  const int k_len = along_k_is_cols ? cols : rows;
+  const int others = along_k_is_cols ? rows : cols;
+  std::size_t n_scales = 1;
+  if (s == scaling::tile_1x128 && along_k_is_cols) n_scales = static_cast<std::size_t>(others) * ((k_len + 127) / 128);
+  if (s == scaling::block_128 || (s == scaling::tile_1x128 && !along_k_is_cols))
+    n_scales = static_cast<std::size_t>((others + 127) / 128) * ((k_len + 127) / 128);
+  if (s == scaling::mx32) n_scales = static_cast<std::size_t>(others) * ((k_len + 31) / 32);
+
+  std::vector<double> amax(n_scales, 0.0);
+  auto at = [&](int i, int j) { return x[static_cast<std::size_t>(i) * cols + j]; };
+  for (int i = 0; i < rows; ++i)
+    for (int j = 0; j < cols; ++j) {
+      const double v = at(i, j);
+      if (!std::isfinite(v))
+        return error{"quantise: element (" + std::to_string(i) + ", " + std::to_string(j) + ") is " +
+                     (std::isnan(v) ? "NaN" : "infinite") + "; scaling needs finite inputs"};
+      double& a = amax[scale_index(m, i, j, along_k_is_cols)];
+      a = std::max(a, std::fabs(v));
+    }
+  m.scales.resize(n_scales);
+  std::vector<double> scale(n_scales, 1.0);
+  for (std::size_t g = 0; g < n_scales; ++g) {
+    if (s == scaling::none) {
+      m.scales[g] = from(formats::fp32, 1.0).code;
+      continue;
+    }
+    if (s == scaling::mx32) {
+      // OCP MX v1.0 section 6.3: X = 2^(floor(log2(amax)) - emax_elem); amax = 0 gives 2^0.
+      const int e = amax[g] > 0 ? std::ilogb(amax[g]) - emax(fmt) : 0;
+      m.scales[g] = from(formats::e8m0fnu, std::ldexp(1.0, std::clamp(e, -127, 127))).code;
+    } else {
+      // amax maps onto the largest finite value; the fp32 scale is rounded up so nothing overflows.
+      const double want = amax[g] > 0 ? amax[g] / max_finite(fmt) : 1.0;
+      m.scales[g] = from(formats::fp32, want, rounding{round_mode::toward_positive}).code;
+    }
+    scale[g] = to_double(m.scale_format, m.scales[g]);
+  }
+  rounding saturating = r;
+  saturating.overflow = overflow_policy::saturate;
+  for (int i = 0; i < rows; ++i)
+    for (int j = 0; j < cols; ++j) {
+      const std::size_t g = scale_index(m, i, j, along_k_is_cols);
+      // x / scale in double is exact for power-of-two scales; otherwise one rounding to 53 bits
+      // precedes the rounding into fmt (documented double rounding of the quantiser's input).
+      m.codes[static_cast<std::size_t>(i) * cols + j] =
+          from(fmt, static_cast<double>(at(i, j)) / scale[g], saturating,
+               random_bits(0, 0x5ca1e, static_cast<std::uint64_t>(i) * cols + j))
+              .code;
+    }
+  return m;
+}
+
+expected<std::vector<std::uint32_t>> gemm(const scaled_matrix& a, const scaled_matrix& b,
+                                          std::span<const std::uint32_t> c, const gemm_options& o) {
+  const int M = a.rows, K = a.cols, N = b.cols;
+  if (a.cols != b.rows)
+    return error{"gemm: A is " + shape(a) + " and B is " + shape(b) + ": A's columns must equal B's rows"};
+  if (M < 1 || N < 1 || K < 1) return error{"gemm: empty matrix (A " + shape(a) + ", B " + shape(b) + ")"};
+  const std::size_t MN = static_cast<std::size_t>(M) * N;
+  if (a.codes.size() != static_cast<std::size_t>(M) * K || b.codes.size() != static_cast<std::size_t>(K) * N)
+    return error{"gemm: code arrays do not match the shapes A " + shape(a) + ", B " + shape(b)};
+  if (!c.empty() && c.size() != MN)
+    return error{"gemm: C has " + std::to_string(c.size()) + " values, expected " + std::to_string(MN) + " (" +
+                 std::to_string(M) + "x" + std::to_string(N) + ")"};
+  if (c.empty() && o.beta != 0.0) return error{"gemm: beta = " + std::to_string(o.beta) + " needs a C matrix"};
+  if (!std::isfinite(o.alpha) || !std::isfinite(o.beta))
+    return error{"gemm: alpha and beta must be finite (got alpha = " + std::to_string(o.alpha) +
+                 ", beta = " + std::to_string(o.beta) + ")"};
+
+  std::vector<int> order = o.k_order;
+  if (order.empty()) {
+    order.resize(static_cast<std::size_t>(K));
+    std::iota(order.begin(), order.end(), 0);
+  } else {
+    std::vector<char> seen(static_cast<std::size_t>(K), 0);
+    bool ok = order.size() == static_cast<std::size_t>(K);
+    for (int k : order) ok = ok && k >= 0 && k < K && !seen[static_cast<std::size_t>(k)]++;
+    if (!ok) return error{"gemm: k_order must be a permutation of 0.." + std::to_string(K - 1)};
+  }
+  const bool identity_order = std::is_sorted(order.begin(), order.end());
+
+  // Group scaling: the partial of each group along K is scaled when it is promoted.
+  const int ga = group_along_k(a.scale_kind), gb = group_along_k(b.scale_kind);
+  if (ga && gb && ga != gb)
+    return error{std::string("gemm: A's scaling ") + std::string(to_string(a.scale_kind)) + " and B's " +
+                 std::string(to_string(b.scale_kind)) + " group K differently (" + std::to_string(ga) + " vs " +
+                 std::to_string(gb) + ")"};
+  const int group = std::max(ga, gb);
+  accumulator_model model = o.acc;
+  if (group) {
+    if (model.promote_every != 0 && model.promote_every != group)
+      return error{"gemm: block scaling groups K by " + std::to_string(group) + " but the promotion interval is " +
+                   std::to_string(model.promote_every) + "; they must be equal (or leave promotion unset)"};
+    if (!identity_order) return error{"gemm: block scaling needs K in its natural order (k_order must be 0..K-1)"};
+    model.promote_every = group;
+  }
+  const double tensor_scale = (a.scale_kind == scaling::per_tensor ? scale_value(a, 0) : 1.0) *
+                              (b.scale_kind == scaling::per_tensor ? scale_value(b, 0) : 1.0);
+  const double alpha = o.alpha * tensor_scale;
+
+  std::vector<std::uint32_t> d(MN);
+  const int threads = o.threads > 0 ? o.threads : static_cast<int>(std::thread::hardware_concurrency());
+
+  // Fast kernels compute the accumulator codes for whole rows, bitwise equal to the loop below.
+  std::vector<std::uint32_t> acc_codes;
+  format acc_format = formats::fp32;
+  if (o.fast_kernels && !group && identity_order) {
+    if (auto k = fast_accumulate(a.fmt, a.codes, b.fmt, b.codes, M, N, K, model, threads)) {
+      acc_codes = std::move(k->codes);
+      acc_format = k->fmt;
+    }
+  }
+
+  auto rows = [&](int r0, int r1) {
+    dot_accumulator acc(model, a.fmt, b.fmt);
+    for (int i = r0; i < r1; ++i)
+      for (int j = 0; j < N; ++j) {
+        const std::size_t ij = static_cast<std::size_t>(i) * N + j;
+        const sr_source sr{o.sr.seed, o.sr.stream, o.sr.first_index + (static_cast<std::uint64_t>(ij) << 32)};
+        unpacked value;
+        if (!acc_codes.empty()) {
+          value = decode(acc_format, acc_codes[ij]);
+        } else {
+          acc.reset(formats::fp32, 0, sr);
+          for (std::size_t p = 0; p < order.size(); ++p) {
+            const int k = order[p];
+            if (group && p % static_cast<std::size_t>(group) == 0) {
+              const double s = scale_value(a, scale_index(a, i, k, true)) * scale_value(b, scale_index(b, k, j, false));
+              acc.set_group_scale(formats::fp32, from(formats::fp32, s).code);
+            }
+            acc.add_product(a.codes[static_cast<std::size_t>(i) * K + k], b.codes[static_cast<std::size_t>(k) * N + j]);
+          }
+          value = acc.value();
+        }
+        d[ij] = epilogue(value, alpha, o.beta, o.out, c.empty() ? 0 : c[ij], o.out_rounding,
+                         random_bits(o.sr.seed, o.sr.stream, sr.first_index + 0xffffffffu));
+      }
+  };
+  parallel_rows(M, threads, rows);
+  return d;
+}
+
+expected<std::uint32_t> dot(const scaled_matrix& a, const scaled_matrix& b, const gemm_options& options) {
+  if (a.rows != 1 || b.cols != 1)
+    return error{"dot: expects a 1xK row and a Kx1 column, got " + shape(a) + " and " + shape(b)};
+  gemm_options o = options;
+  o.threads = 1;
+  const expected<std::vector<std::uint32_t>> d = gemm(a, b, {}, o);
+  if (!d) return error{d.message()};
+  return d->front();
+}
+
+}  // namespace fpemu::analysis
