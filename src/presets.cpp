@@ -129,6 +129,66 @@ expected<tensor_core_preset> find_preset(std::string_view name) {
   return error{"unknown tensor-core preset '" + std::string(name) + "': valid presets are " + names};
 }
 
+expected<accumulator_choice> parse_accumulator(std::string_view name) {
+  accumulator_choice c;
+  if (expected<tensor_core_preset> p = find_preset(name)) {
+    c.model = p->model;
+    c.preset = *p;
+  } else if (name == "exact") {
+    c.model.kind = accumulator_kind::exact;
+  } else if (expected<format> f = parse_format(name)) {
+    c.model.kind = accumulator_kind::format;
+    c.model.acc = *f;
+  } else {
+    std::string presets;
+    for (const tensor_core_preset& q : tensor_core_presets()) presets += (presets.empty() ? "" : ", ") + q.name;
+    return error{"'" + std::string(name) + "' is neither 'exact', a tensor-core preset (" + presets +
+                 ") nor a format: " + f.message()};
+  }
+  return c;
+}
+
+expected<accumulator_choice> with_rounding(accumulator_choice c, const rounding& r) {
+  if (c.preset)
+    return error{"the preset " + c.preset->name + " fixes its own rounding; a rounding applies to a format accumulator"};
+  if (auto why = check(c.model.acc, r)) return error{*why};
+  c.model.acc_rounding = r;
+  return c;
+}
+
+expected<accumulator_choice> with_promotion(accumulator_choice c, int every) {
+  if (every < 1 || every > max_promote)
+    return error{"promotion every " + std::to_string(every) + " products is out of range (1..2^30)"};
+  c.model.promote_every = every;
+  c.model.promoted = formats::fp32;
+  c.model.promoted_rounding = rounding{};
+  return c;
+}
+
+std::string describe(const accumulator_choice& c) {
+  const accumulator_model& m = c.model;
+  std::string s;
+  switch (m.kind) {
+    case accumulator_kind::format:
+      s = to_string(m.acc) + " " + std::string(to_string(m.acc_rounding.mode));
+      if (m.acc_rounding.mode == round_mode::stochastic) s += " (" + std::to_string(m.acc_rounding.sr_bits) + " bits)";
+      break;
+    case accumulator_kind::block_fma: {
+      const block_fma_model& b = m.block;
+      s = "block-FMA: blocks of " + std::to_string(b.block_size) + ", F=" + std::to_string(b.frac_bits) + ", " +
+          to_string(b.acc) + " " + std::string(to_string(b.acc_rounding.mode));
+      break;
+    }
+    case accumulator_kind::exact:
+      s = "exact, rounded once into " + to_string(m.acc) + " " + std::string(to_string(m.acc_rounding.mode));
+      break;
+  }
+  if (m.promote_every > 0)
+    s += "; promoted every " + std::to_string(m.promote_every) + " into " + to_string(m.promoted) + " " +
+         std::string(to_string(m.promoted_rounding.mode));
+  return c.preset ? "preset " + c.preset->name + " (" + s + ")" : s;
+}
+
 expected<tensor_core_preset> with_inputs(tensor_core_preset p, const format& a, const format& b) {
   if (a == p.a && b == p.b) return p;
   auto fp8 = [](const format& f) { return f == formats::e4m3fn || f == formats::e5m2; };

@@ -331,3 +331,57 @@ TEST_CASE("subnormal inputs and outputs can be flushed; NaN and infinity rules")
   CHECK(std::isnan(step(m, formats::fp16, {one}, {one}, std::nan(""))));        // NaN in C
   CHECK(step(m, formats::fp16, {ninf}, {one}, 1.0) == -INFINITY);
 }
+
+TEST_CASE("parse_accumulator: one grammar for formats, 'exact' and every preset; roundings and promotion checked") {
+  int cases = 0;
+  for (const named_format& n : named_formats()) {
+    const expected<accumulator_choice> c = parse_accumulator(n.name);
+    REQUIRE(c);
+    CHECK(c->model.kind == accumulator_kind::format);
+    CHECK(c->model.acc == n.fmt);
+    CHECK(c->model.acc_rounding == rounding{});
+    CHECK(!c->preset);
+    ++cases;
+  }
+  for (const tensor_core_preset& p : tensor_core_presets()) {
+    const expected<accumulator_choice> c = parse_accumulator(p.name);
+    REQUIRE(c);
+    CHECK(c->preset->name == p.name);
+    CHECK(c->model.kind == p.model.kind);
+    CHECK(c->model.promote_every == p.model.promote_every);
+    CHECK(describe(*c).rfind("preset " + p.name + " (", 0) == 0);
+    // A preset fixes its rounding; a format's rounding is checked against the format.
+    const expected<accumulator_choice> r = with_rounding(*c, rounding{round_mode::toward_zero});
+    REQUIRE(!r);
+    CHECK(r.message() == "the preset " + p.name + " fixes its own rounding; a rounding applies to a format accumulator");
+    ++cases;
+  }
+  CHECK(cases == static_cast<int>(named_formats().size() + tensor_core_presets().size()));
+
+  const expected<accumulator_choice> exact = parse_accumulator("exact");
+  REQUIRE(exact);
+  CHECK(exact->model.kind == accumulator_kind::exact);
+  CHECK(describe(*exact) == "exact, rounded once into fp32 rne");
+  const expected<accumulator_choice> custom = parse_accumulator("e5m3:fn");
+  REQUIRE(custom);
+  CHECK(custom->model.acc == format{5, 3, 15, true, nonfinite::fn});
+
+  const expected<accumulator_choice> unknown = parse_accumulator("fp99");
+  REQUIRE(!unknown);
+  CHECK(unknown.message().rfind("'fp99' is neither 'exact', a tensor-core preset (v100-fp16, ", 0) == 0);
+  CHECK(unknown.message().find(") nor a format: unknown format 'fp99'") != std::string::npos);
+
+  const accumulator_choice bf16 = *parse_accumulator("bf16");
+  const expected<accumulator_choice> sr = with_rounding(bf16, rounding{round_mode::stochastic, overflow_policy::ieee, 8});
+  REQUIRE(sr);
+  CHECK(describe(*sr) == "bf16 sr (8 bits)");
+  CHECK(!with_rounding(bf16, rounding{round_mode::stochastic, overflow_policy::ieee, 33}));
+  CHECK(!with_rounding(*parse_accumulator("e2m1fn"), rounding{round_mode::nearest_even, overflow_policy::nan}));  // no NaN
+
+  const expected<accumulator_choice> promoted = with_promotion(bf16, 128);
+  REQUIRE(promoted);
+  CHECK(describe(*promoted) == "bf16 rne; promoted every 128 into fp32 rne");
+  CHECK(!with_promotion(bf16, 0));
+  CHECK(with_promotion(bf16, max_promote));
+  CHECK(with_promotion(bf16, max_promote + 1).message() == "promotion every 1073741825 products is out of range (1..2^30)");
+}

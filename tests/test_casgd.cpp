@@ -112,7 +112,7 @@ TEST_CASE("round_to and fma_in agree with the core, fast paths included") {
       // Operands in the format (as the engine's are), then the fused operation.
       const double fa = round_to(p, a), fb = round_to(p, b), fc = round_to(p, a * b);
       CHECK(fa == to_double(f, from(f, a).code));
-      const double expect = to_double(f, detail::finish(f, exact_fma(unpack(fa), unpack(fb), unpack(fc), round_mode::nearest_even), {}, 0).code);
+      const double expect = to_double(f, round_exact(f, exact_fma(unpack(fa), unpack(fb), unpack(fc), round_mode::nearest_even), {}, 0).code);
       const double got = fma_in(p, fa, fb, fc);
       if (!(got == expect || (std::isnan(got) && std::isnan(expect)))) {
         FAIL_CHECK(fpemu::to_string(f) << " fma(" << fa << ", " << fb << ", " << fc << ") = " << got << ", core " << expect);
@@ -206,7 +206,7 @@ TEST_CASE("one Recipe C outer iteration equals an independent float implementati
       float t = 0;
       for (int c = 0; c < j * b; ++c) t = std::fma(G[static_cast<std::size_t>(k * sb + c)], delta[static_cast<std::size_t>(c)], t);
       // z + alpha t with alpha a double: exact, then one rounding to fp32.
-      z = static_cast<float>(to_double(formats::fp32, detail::finish(formats::fp32, exact_fma(unpack(alpha), unpack(t), unpack(z), round_mode::nearest_even), {}, 0).code));
+      z = static_cast<float>(to_double(formats::fp32, round_exact(formats::fp32, exact_fma(unpack(alpha), unpack(t), unpack(z), round_mode::nearest_even), {}, 0).code));
     }
     delta[static_cast<std::size_t>(k)] = static_cast<float>(residual(loss_kind::logistic, z, d.y[static_cast<std::size_t>(rows[static_cast<std::size_t>(k)])]));
   }
@@ -215,7 +215,7 @@ TEST_CASE("one Recipe C outer iteration equals an independent float implementati
   for (int c = 0; c < n; ++c) {
     float g = 0;
     for (int k = 0; k < sb; ++k) g = std::fma(Y[static_cast<std::size_t>(k * n + c)], bf16(delta[static_cast<std::size_t>(k)]), g);
-    const double want = to_double(formats::fp32, detail::finish(formats::fp32, exact_fma(unpack(alpha), unpack(g), unpack(x[0][static_cast<std::size_t>(c)]), round_mode::nearest_even), {}, 0).code);
+    const double want = to_double(formats::fp32, round_exact(formats::fp32, exact_fma(unpack(alpha), unpack(g), unpack(x[0][static_cast<std::size_t>(c)]), round_mode::nearest_even), {}, 0).code);
     same += got.x[0][static_cast<std::size_t>(c)] == want;
   }
   CHECK(same == n);

@@ -49,7 +49,7 @@ double fma_in(const precision& p, double a, double b, double c, std::uint64_t ra
   if (p.is_host_fp32() && is_float(a) && is_float(b) && is_float(c))
     return std::fma(static_cast<float>(a), static_cast<float>(b), static_cast<float>(c));
   const exact_result e = exact_fma(unpack(a), unpack(b), unpack(c), p.r.mode);
-  return to_double(*p.fmt, detail::finish(*p.fmt, e, p.r, random).code);
+  return to_double(*p.fmt, round_exact(*p.fmt, e, p.r, random).code);
 }
 
 void add_into(const precision& p, std::span<double> acc, std::span<const double> v) {

@@ -59,7 +59,7 @@ std::uint32_t epilogue(const unpacked& acc, double alpha, double beta, const for
                        const rounding& r, std::uint64_t random) {
   if (alpha == 1.0 && beta == 0.0) return round(out, acc, r, random).code;
   const unpacked bc = beta == 0.0 ? unpacked{} : exact_mul(unpack(beta), decode(out, c)).value;
-  return detail::finish(out, exact_fma(unpack(alpha), acc, bc, r.mode), r, random).code;
+  return round_exact(out, exact_fma(unpack(alpha), acc, bc, r.mode), r, random).code;
 }
 
 }  // namespace
@@ -212,7 +212,7 @@ expected<std::vector<std::uint32_t>> gemm(const scaled_matrix& a, const scaled_m
     for (int i = r0; i < r1; ++i)
       for (int j = 0; j < N; ++j) {
         const std::size_t ij = static_cast<std::size_t>(i) * N + j;
-        const sr_source sr{o.sr.seed, o.sr.stream, o.sr.first_index + (static_cast<std::uint64_t>(ij) << 32)};
+        const sr_stream sr{o.sr.seed, o.sr.stream, o.sr.first_index + (static_cast<std::uint64_t>(ij) << 32)};
         unpacked value;
         if (!acc_codes.empty()) {
           value = decode(acc_format, acc_codes[ij]);

@@ -58,7 +58,7 @@ struct gemm_options {
   double alpha = 1.0, beta = 0.0;
   std::vector<int> k_order;    // empty: 0..K-1
   int threads = 0;             // 0: std::thread::hardware_concurrency()
-  sr_source sr{};
+  sr_stream sr{};
   bool fast_kernels = true;    // false: always the reference loop (the fast kernels' oracle)
 };
 

@@ -121,7 +121,7 @@ struct term {
 
 class engine {
  public:
-  engine(const format& f, const rounding& r, const sr_source& sr) : f_(f), r_(r), sr_(sr) {}
+  engine(const format& f, const rounding& r, const sr_stream& sr) : f_(f), r_(r), sr_(sr) {}
 
   term input(const format& fin, std::uint32_t code) const { return term{decode(fin, code), 0, false}; }
   static term zero() { return term{unpacked{value_class::zero, false}, 0, false}; }
@@ -139,14 +139,14 @@ class engine {
     const bool sr = is_stochastic(r_.mode);
     const std::uint64_t bits = sr ? random_bits(sr_.seed, sr_.stream, sr_.first_index + count_) : 0;
     ++count_;
-    const rounded r = detail::finish(f_, e, r_, bits);
+    const rounded r = round_exact(f_, e, r_, bits);
     flags_ |= r.flags;
     return term{decode(f_, r.code), r.code, true};
   }
 
   format f_;
   rounding r_;
-  sr_source sr_;
+  sr_stream sr_;
   std::uint64_t count_ = 0;
   std::uint8_t flags_ = 0;
 };
@@ -226,7 +226,7 @@ computed run_engine(std::span<const std::uint32_t> x, const sum_options& o) {
 // ---- dot_accumulator for recursive, stochastic and promoted ---------------------------------------
 
 computed run_accumulator(std::span<const std::uint32_t> x, const format& fin, const accumulator_model& m,
-                         const sr_source& sr, const format& out, const rounding& out_r) {
+                         const sr_stream& sr, const format& out, const rounding& out_r) {
   dot_accumulator acc(m, fin, formats::fp32, sr);
   std::size_t first = 0;
   const bool starts_with_x0 = m.promote_every == 0 && m.kind != accumulator_kind::block_fma && !x.empty();

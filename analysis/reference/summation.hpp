@@ -50,7 +50,7 @@ struct sum_options {
   int block = 32;                 // blocked: b; promoted: Nc
   format high = formats::fp32;    // promoted: the high-precision register
   rounding high_rounding{};       // its rounding (nearest-even)
-  sr_source sr{};                 // stochastic rounding bits
+  sr_stream sr{};                 // stochastic rounding bits
   double lambda = 3.0;            // probabilistic bounds: lambda (probability reported with it)
 };
 

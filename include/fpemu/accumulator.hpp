@@ -39,17 +39,11 @@ struct accumulator_model {
   rounding promoted_rounding{};  // nearest-even
 };
 
-// Random bits for stochastic rounding of the k-th rounding made by an accumulator.
-struct sr_source {
-  std::uint64_t seed = 0;
-  std::uint32_t stream = 0;
-  std::uint64_t first_index = 0;
-};
 
 // C + sum a_i * b_i accumulated in order under a model. Not thread-safe; cheap to copy.
 class dot_accumulator {
  public:
-  dot_accumulator(const accumulator_model& m, const format& fa, const format& fb, sr_source sr = {})
+  dot_accumulator(const accumulator_model& m, const format& fa, const format& fb, sr_stream sr = {})
       : m_(m), fa_(fa), fb_(fb), sr_(sr) {
     if (m_.kind == accumulator_kind::block_fma) {
       a_.reserve(static_cast<std::size_t>(m_.block.block_size));
@@ -60,7 +54,7 @@ class dot_accumulator {
 
   // Starts a new sum at C (a code of format fc). With promotion C starts the promoted register.
   // The k-th rounding of this sum takes random_bits(seed, stream, first_index + k).
-  void reset(const format& fc, std::uint32_t c, sr_source sr) {
+  void reset(const format& fc, std::uint32_t c, sr_stream sr) {
     sr_ = sr;
     reset(fc, c);
   }
@@ -94,7 +88,7 @@ class dot_accumulator {
       case accumulator_kind::format: {
         const exact_result e =
             exact_fma(decode(fa_, a), decode(fb_, b), decode(partial_format_, partial_), m_.acc_rounding.mode);
-        const rounded r = detail::finish(m_.acc, e, m_.acc_rounding, next_random());
+        const rounded r = round_exact(m_.acc, e, m_.acc_rounding, next_random());
         partial_ = r.code;
         partial_format_ = m_.acc;
         flags_ |= r.flags;
@@ -157,7 +151,7 @@ class dot_accumulator {
     flush_block();
     unpacked p = m_.kind == accumulator_kind::exact ? exact_.value() : decode(partial_format_, partial_);
     const exact_result e = exact_fma(p, decode(scale_format_, scale_), decode(m_.promoted, promoted_), m_.promoted_rounding.mode);
-    const rounded r = detail::finish(m_.promoted, e, m_.promoted_rounding, next_random());
+    const rounded r = round_exact(m_.promoted, e, m_.promoted_rounding, next_random());
     promoted_ = r.code;
     flags_ |= r.flags;
     partial_format_ = partial_format();
@@ -168,7 +162,7 @@ class dot_accumulator {
 
   accumulator_model m_;
   format fa_, fb_;
-  sr_source sr_;
+  sr_stream sr_;
   std::vector<std::uint32_t> a_, b_;  // the block being filled
   exact_accumulator exact_;
   format partial_format_ = formats::fp32;

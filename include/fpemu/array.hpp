@@ -13,15 +13,10 @@
 
 #include "fpemu/expected.hpp"
 #include "fpemu/format.hpp"
+#include "fpemu/random.hpp"
 #include "fpemu/rounding.hpp"
 
 namespace fpemu {
-
-struct sr_stream {
-  std::uint64_t seed = 0;
-  std::uint32_t stream = 0;
-  std::uint64_t first_index = 0;
-};
 
 // Threads for arrays of 65536 elements or more; 0 (the default) means all hardware threads.
 // Results never depend on it.

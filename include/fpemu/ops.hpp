@@ -165,8 +165,12 @@ FPEMU_HD constexpr exact_result exact_sqrt(const unpacked& a) {
 
 // ---- Operations on codes of one format ------------------------------------------------------
 
-namespace detail {
-FPEMU_HD constexpr rounded finish(const format& f, const exact_result& e, const rounding& r, std::uint64_t random) {
+// Rounds the result of an exact operation (exact_add, exact_mul, exact_fma, exact_div,
+// exact_sqrt) once into f, with the operation's own flags (invalid, divide-by-zero) added: the
+// one step every operation below ends with, public for code that composes exact operations
+// itself (an fma by a scale, an accumulator's step).
+FPEMU_HD constexpr rounded round_exact(const format& f, const exact_result& e, const rounding& r,
+                                       std::uint64_t random = 0) {
   rounded out = round(f, e.value, r, random);
   // x / 0 in a format without infinity: the infinite exact result is already signalled by
   // divide-by-zero; storing it as NaN or the largest finite is not a second, invalid, exception.
@@ -174,30 +178,29 @@ FPEMU_HD constexpr rounded finish(const format& f, const exact_result& e, const 
   out.flags |= e.flags;
   return out;
 }
-}  // namespace detail
 
 FPEMU_HD constexpr rounded add(const format& f, std::uint32_t a, std::uint32_t b, const rounding& r,
                                std::uint64_t random = 0) {
-  return detail::finish(f, exact_add(decode(f, a), decode(f, b), r.mode), r, random);
+  return round_exact(f, exact_add(decode(f, a), decode(f, b), r.mode), r, random);
 }
 FPEMU_HD constexpr rounded sub(const format& f, std::uint32_t a, std::uint32_t b, const rounding& r,
                                std::uint64_t random = 0) {
-  return detail::finish(f, exact_add(decode(f, a), negate(decode(f, b)), r.mode), r, random);
+  return round_exact(f, exact_add(decode(f, a), negate(decode(f, b)), r.mode), r, random);
 }
 FPEMU_HD constexpr rounded mul(const format& f, std::uint32_t a, std::uint32_t b, const rounding& r,
                                std::uint64_t random = 0) {
-  return detail::finish(f, exact_mul(decode(f, a), decode(f, b)), r, random);
+  return round_exact(f, exact_mul(decode(f, a), decode(f, b)), r, random);
 }
 FPEMU_HD constexpr rounded div(const format& f, std::uint32_t a, std::uint32_t b, const rounding& r,
                                std::uint64_t random = 0) {
-  return detail::finish(f, exact_div(decode(f, a), decode(f, b)), r, random);
+  return round_exact(f, exact_div(decode(f, a), decode(f, b)), r, random);
 }
 FPEMU_HD constexpr rounded fma(const format& f, std::uint32_t a, std::uint32_t b, std::uint32_t c,
                                const rounding& r, std::uint64_t random = 0) {
-  return detail::finish(f, exact_fma(decode(f, a), decode(f, b), decode(f, c), r.mode), r, random);
+  return round_exact(f, exact_fma(decode(f, a), decode(f, b), decode(f, c), r.mode), r, random);
 }
 FPEMU_HD constexpr rounded sqrt(const format& f, std::uint32_t a, const rounding& r, std::uint64_t random = 0) {
-  return detail::finish(f, exact_sqrt(decode(f, a)), r, random);
+  return round_exact(f, exact_sqrt(decode(f, a)), r, random);
 }
 
 }  // namespace fpemu

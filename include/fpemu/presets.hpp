@@ -38,6 +38,29 @@ struct tensor_core_preset {
 const std::vector<tensor_core_preset>& tensor_core_presets();
 expected<tensor_core_preset> find_preset(std::string_view name);
 
+// The accumulator a front end names: one grammar for the command line (--acc, --preset) and
+// Python (acc=), so that both accept the same names with the same meaning. A name is
+//   a format spec  every addition is rounded into that format (nearest-even unless
+//                  with_rounding says otherwise);
+//   "exact"        the exact sum, rounded once at the end (into fp32 by the rounding given, unless
+//                  the caller rounds it into its own output format);
+//   a preset name  that tensor core's model (find_preset), which fixes its own rounding.
+// Each step's error names its own value, so that a front end can name the option it came from.
+struct accumulator_choice {
+  accumulator_model model;
+  std::optional<tensor_core_preset> preset;  // set when the name is a preset
+};
+expected<accumulator_choice> parse_accumulator(std::string_view name);
+// The rounding of a format or exact accumulator; a preset's is fixed, so giving one is an error.
+expected<accumulator_choice> with_rounding(accumulator_choice c, const rounding& r);
+// Promotion of the partial sum into an fp32 register (nearest-even) every `every` products,
+// 1..max_promote.
+inline constexpr int max_promote = 1 << 30;
+expected<accumulator_choice> with_promotion(accumulator_choice c, int every);
+// One line: "bf16 rne", "exact, rounded once into fp32 rne", "block-FMA: blocks of 32, F=13,
+// e8m13 rz; promoted every 128 into fp32 rne"; a preset's description starts with its name.
+std::string describe(const accumulator_choice& c);
+
 // The preset with its inputs replaced (for mixed e4m3fn x e5m2); an error names the allowed set.
 expected<tensor_core_preset> with_inputs(tensor_core_preset p, const format& a, const format& b);
 

@@ -13,6 +13,15 @@
 
 namespace fpemu {
 
+// The key of a stochastic rounding's random bits: element (or rounding) k of a call draws the
+// bits of index first_index + k in stream `stream` under `seed`. Arrays draw them from
+// keystream_bits, accumulators (one rounding after another) from random_bits.
+struct sr_stream {
+  std::uint64_t seed = 0;
+  std::uint32_t stream = 0;
+  std::uint64_t first_index = 0;
+};
+
 using philox_counter = std::array<std::uint32_t, 4>;
 using philox_key = std::array<std::uint32_t, 2>;
 

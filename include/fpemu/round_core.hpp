@@ -1,6 +1,18 @@
-// The rounding core: the only place in fpemu where a rounding decision is made.
+// The rounding core: the one definition of every rounding decision in fpemu.
 //
 // round(format, exact value, rounding, random bits) -> code, IEEE flags, error direction.
+// A few fast paths make the same decisions for the cases they cover, each with a written
+// argument at its top and tests that compare it bit for bit with this routine:
+//  - round_float (round_float.hpp): binary32 inputs; test_round_float, and every binary32 input
+//    for the 8- and 16-bit formats in the opt-in suite exhaustive-core (exhaustive_fp32_inputs);
+//  - the SIMD array kernels (src/array_simd.cpp): test_array_simd on every SIMD target, every
+//    binary32 input in the opt-in suite exhaustive (exhaustive_array_paths);
+//  - the fast GEMM kernels (analysis/reference/gemm_kernels.hpp): hardware binary32 FMA where it
+//    is exact or one nearest-even rounding; test_gemm;
+//  - the GPU's conversion instructions (cuda/convert.hpp: used only once proven on every binary32
+//    input on the device at hand) and the fused optimizer's element steps
+//    (cuda/fused_optimizer.hpp): test_cuda_convert and test_cuda_optimizer on the host, and
+//    fpemu gpu-check on the device.
 // Integer-only and constexpr so that the same code runs at compile time, on the host and on a
 // GPU. Conventions (documented in the README):
 //  - underflow is signalled when the result is tiny *after* rounding (to the format's precision

@@ -229,7 +229,7 @@ sample_result run_sample(const dot_setup& s, const workload& w, std::uint64_t se
   go.out = s.out;
   go.out_rounding = s.out_rounding;
   go.threads = 1;
-  go.sr = sr_source{seed, 0, 0};
+  go.sr = sr_stream{seed, 0, 0};
   const std::uint32_t code = value_or_fail(analysis::dot(a, b, go), "dot");
 
   // The exact dot products, of the quantised values (scales applied) and of the float data.
@@ -264,7 +264,7 @@ sample_result run_sample(const dot_setup& s, const workload& w, std::uint64_t se
   bool scale_rounded = false;
   {
     const int group = scaling_group(s.scale_kind);
-    const sr_source sr{seed, 0, 0};
+    const sr_stream sr{seed, 0, 0};
     dot_accumulator acc(s.model, s.fa, s.fb, sr);
     acc.reset(formats::fp32, 0, sr);
     for (std::size_t i = 0; i < K; ++i) {
@@ -281,7 +281,7 @@ sample_result run_sample(const dot_setup& s, const workload& w, std::uint64_t se
     const double alpha = (s.scale_kind == scaling::per_tensor ? sa[0] * sb[0] : 1.0);
     const std::uint64_t random = random_bits(seed, 0, 0xffffffffu);
     const rounded fin = alpha == 1.0 ? fpemu::round(s.out, v, s.out_rounding, random)
-                                     : detail::finish(s.out, exact_fma(unpack(alpha), v, unpacked{}, s.out_rounding.mode),
+                                     : round_exact(s.out, exact_fma(unpack(alpha), v, unpacked{}, s.out_rounding.mode),
                                                       s.out_rounding, random);
     r.flags = static_cast<std::uint8_t>(acc.flags() | fin.flags);
     if (broken.empty()) broken = flags_problem(r.flags);
@@ -405,7 +405,7 @@ void print_bound(const char* key, const bound_result& b) {
 void run_dot(const dot_cli_options& o) {
   const workload w = resolve_workload(o.work);
   dot_setup s;
-  s.acc = resolve_accumulator(o.acc, "", "h100-e4m3");
+  s.acc = resolve_accumulator(o.acc, "h100-e4m3");
   s.fa = o.a_format.empty() ? (s.acc.preset ? s.acc.preset->a : formats::e4m3fn)
                             : value_or_fail(parse_format(o.a_format), "--a-format");
   s.fb = o.b_format.empty() ? (s.acc.preset ? s.acc.preset->b : formats::e4m3fn)
@@ -440,7 +440,7 @@ void run_dot(const dot_cli_options& o) {
                  "bound_violations,exact_original,error_original,rel_error_original,bound_original_absolute,"
                  "bound_original_valid,bound_original_violations\n";
     std::cout << csv_field(to_string(s.fa)) << ',' << csv_field(to_string(s.fb)) << ',' << s.k << ','
-              << csv_field(s.acc.description) << ',' << analysis::to_string(s.scale_kind) << ','
+              << csv_field(describe(s.acc)) << ',' << analysis::to_string(s.scale_kind) << ','
               << csv_field(to_string(s.out)) << ',' << w.samples << ',' << r.seed << ',' << exact_num(r.value) << ','
               << exact_num(r.exact) << ',' << exact_num(r.error) << ',' << num(r.rel, 9) << ',' << num(mean, 9) << ','
               << num(sum.max_rel, 9) << ',' << csv_field(r.bound.name) << ',' << exact_num(r.bound.coefficient) << ','
@@ -454,7 +454,7 @@ void run_dot(const dot_cli_options& o) {
 
   std::cout << "fpemu dot: K = " << s.k << ", A " << to_string(s.fa) << ", B " << to_string(s.fb) << ", scaling "
             << analysis::to_string(s.scale_kind) << "; data " << w.describe() << ", " << w.seeds() << '\n'
-            << "accumulator: " << s.acc.description;
+            << "accumulator: " << describe(s.acc);
   if (s.model.promote_every != s.acc.model.promote_every)
     std::cout << "; promoted every " << s.model.promote_every << " into fp32 by the group scaling";
   std::cout << "\nresult in " << to_string(s.out) << ' ' << to_string(s.out_rounding.mode) << '\n';
@@ -500,7 +500,7 @@ command add_dot(CLI::App& parent) {
   add_accumulator_options(*app, o->acc, "default: --preset h100-e4m3");
   add_workload_options(*app, o->work);
   app->footer(
-      "Usage: fpemu dot [--a-format FMT] [--b-format FMT] [--k K] [--acc FMT|exact [--acc-round MODE]\n"
+      "Usage: fpemu dot [--a-format FMT] [--b-format FMT] [--k K] [--acc FMT|exact|PRESET [--acc-round MODE]\n"
       "       [--sr-bits K] | --preset NAME] [--promote N] [--scaling S] [--dist D --mu X --sigma X\n"
       "       --scale X] [--seed S] [--samples N] [--csv] [--progress]\n"
       "Draws a and b (K values each), quantises them (analysis::quantise: nearest-even, saturating),\n"

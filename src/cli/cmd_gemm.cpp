@@ -62,7 +62,7 @@ double parse_scalar(const std::string& text, const char* option) {
 
 void run_gemm(const gemm_cli_options& o) {
   const workload w = resolve_workload(o.work);
-  const accumulator_choice acc = resolve_accumulator(o.acc, "fp32", "");
+  const accumulator_choice acc = resolve_accumulator(o.acc, "fp32");
   const format fa = o.a_format.empty() ? (acc.preset ? acc.preset->a : formats::bf16)
                                        : value_or_fail(parse_format(o.a_format), "--a-format");
   const format fb = o.b_format.empty() ? (acc.preset ? acc.preset->b : formats::bf16)
@@ -123,7 +123,7 @@ void run_gemm(const gemm_cli_options& o) {
     go.alpha = alpha;
     go.beta = beta;
     go.threads = threads;
-    go.sr = sr_source{seed, 0, 0};
+    go.sr = sr_stream{seed, 0, 0};
     const auto t0 = std::chrono::steady_clock::now();
     const expected<std::vector<std::uint32_t>> d = analysis::gemm(a, b, c, go);
     elapsed += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
@@ -184,7 +184,7 @@ void run_gemm(const gemm_cli_options& o) {
     std::cout << "m,n,k,a_format,b_format,scaling,accumulator,out,alpha,beta,threads,samples,seed,max_rel_error,"
                  "mean_rel_error,checksum,elapsed_s,products_per_s\n"
               << M << ',' << N << ',' << K << ',' << csv_field(to_string(fa)) << ',' << csv_field(to_string(fb)) << ','
-              << analysis::to_string(scale_kind) << ',' << csv_field(acc.description) << ',' << csv_field(out_text)
+              << analysis::to_string(scale_kind) << ',' << csv_field(describe(acc)) << ',' << csv_field(out_text)
               << ',' << exact_num(alpha) << ',' << exact_num(beta) << ',' << threads << ',' << w.samples << ',' << w.seed
               << ',' << num(max_rel, 9) << ',' << num(mean_rel, 9) << ',' << sum_text << ',' << num(elapsed, 6)
               << ',' << num(rate, 6) << '\n';
@@ -193,7 +193,7 @@ void run_gemm(const gemm_cli_options& o) {
   std::cout << "fpemu gemm: D = alpha*A*B + beta*C, M = " << M << ", N = " << N << ", K = " << K << "; A "
             << to_string(fa) << ", B " << to_string(fb) << ", scaling " << analysis::to_string(scale_kind) << "; data "
             << w.describe() << ", " << w.seeds() << '\n'
-            << "accumulator: " << acc.description;
+            << "accumulator: " << describe(acc);
   if (model.promote_every != acc.model.promote_every)
     std::cout << "; promoted every " << model.promote_every << " into fp32 by the group scaling";
   std::cout << "\nout " << out_text << ", alpha " << exact_num(alpha) << ", beta " << exact_num(beta) << ", threads "
@@ -235,7 +235,7 @@ command add_gemm(CLI::App& parent) {
   add_accumulator_options(*app, o->acc, "default: --acc fp32");
   add_workload_options(*app, o->work);
   app->footer(
-      "Usage: fpemu gemm [--m M] [--n N] [--k K] [--a-format FMT] [--b-format FMT] [--acc FMT|exact\n"
+      "Usage: fpemu gemm [--m M] [--n N] [--k K] [--a-format FMT] [--b-format FMT] [--acc FMT|exact|PRESET\n"
       "       [--acc-round MODE] [--sr-bits K] | --preset NAME] [--promote N] [--scaling S] [--out FMT]\n"
       "       [--out-round MODE] [--alpha X] [--beta X] [--threads T] [--dist D --mu X --sigma X\n"
       "       --scale X] [--seed S] [--samples N] [--csv] [--progress]\n"

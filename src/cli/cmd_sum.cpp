@@ -117,7 +117,7 @@ void print_bound(const analysis::bound_line& b) {
 
 void run_sum(const sum_cli_options& o) {
   const workload w = resolve_workload(o.work);
-  const accumulator_choice acc = resolve_accumulator(o.acc, "bf16", "");
+  const accumulator_choice acc = resolve_accumulator(o.acc, "bf16");
   const format in = o.in.empty() ? (acc.preset ? acc.preset->a : formats::bf16) : value_or_fail(parse_format(o.in), "--in");
   const auto n = static_cast<std::size_t>(parse_integer(o.n, "--n", 1, kMaxN));
   const int block = static_cast<int>(parse_integer(o.block, "--block", 1, kMaxBlock));
@@ -149,7 +149,7 @@ void run_sum(const sum_cli_options& o) {
       x[i] = from(in, i == 0 && has_first ? first : v, to_input).code;
     }
     for (method_run& r : runs) {
-      r.options.sr = sr_source{seed, 0, 0};
+      r.options.sr = sr_stream{seed, 0, 0};
       const expected<analysis::sum_result> result = analysis::sum(x, r.options);
       if (!result) fail("sum: " + result.message());
       r.add(*result, seed);
@@ -165,7 +165,7 @@ void run_sum(const sum_cli_options& o) {
       const analysis::bound_line none{};
       const analysis::bound_line& d = b.bounds.empty() ? none : b.bounds.front();
       std::cout << analysis::to_string(r.options.method) << ',' << n << ',' << csv_field(to_string(in)) << ','
-                << csv_field(acc.description) << ',' << w.samples << ',' << r.worst_seed << ',' << exact_num(b.value)
+                << csv_field(describe(acc)) << ',' << w.samples << ',' << r.worst_seed << ',' << exact_num(b.value)
                 << ',' << exact_num(b.exact) << ',' << exact_num(b.error) << ',' << num(b.relative_error, 9) << ','
                 << num(r.sum_rel / static_cast<double>(w.samples), 9) << ',' << num(r.max_rel, 9) << ','
                 << csv_field(d.name) << ',' << exact_num(d.coefficient) << ',' << exact_num(d.absolute) << ','
@@ -177,7 +177,7 @@ void run_sum(const sum_cli_options& o) {
 
   std::cout << "fpemu sum: " << n << ' ' << to_string(in) << " values from " << w.describe() << ", " << w.seeds();
   if (has_first) std::cout << ", x_0 = " << exact_num(first);
-  std::cout << "\naccumulator: " << acc.description << '\n';
+  std::cout << "\naccumulator: " << describe(acc) << '\n';
   for (const method_run& r : runs) {
     const analysis::sum_result& b = r.worst;
     std::cout << "\nmethod " << analysis::to_string(r.options.method);
@@ -229,7 +229,7 @@ command add_sum(CLI::App& parent) {
   add_accumulator_options(*app, o->acc, "default: --acc bf16");
   add_workload_options(*app, o->work);
   app->footer(
-      "Usage: fpemu sum [--in FMT] [--n N] [--method M|all] [--block B] [--acc FMT|exact [--acc-round MODE]\n"
+      "Usage: fpemu sum [--in FMT] [--n N] [--method M|all] [--block B] [--acc FMT|exact|PRESET [--acc-round MODE]\n"
       "       [--sr-bits K] | --preset NAME] [--promote N] [--dist D --mu X --sigma X --scale X] [--seed S]\n"
       "       [--samples N] [--first X] [--csv] [--progress]\n"
       "Draws N values (--dist), rounds each into --in (nearest-even, saturating) and sums them by each\n"

@@ -24,7 +24,6 @@ namespace fpemu::cli {
 
 namespace {
 constexpr double kInf = std::numeric_limits<double>::infinity();
-constexpr std::int64_t kMaxPromote = std::int64_t{1} << 30;
 }  // namespace
 
 // ---- Numeric options ----------------------------------------------------------------------------
@@ -157,9 +156,9 @@ double sampler::operator()() {
 
 void add_accumulator_options(CLI::App& app, accumulator_options& o, const std::string& defaults) {
   app.add_option("--acc", o.acc,
-                 "Accumulator format (every addition rounded into it), or 'exact' (rounded once, at "
-                 "the end); " + defaults)
-      ->type_name("FMT|exact")
+                 "Accumulator format (every addition rounded into it), 'exact' (rounded once, at "
+                 "the end) or a tensor-core preset as --preset; " + defaults)
+      ->type_name("FMT|exact|PRESET")
       ->group("Accumulator");
   app.add_option("--acc-round", o.acc_round, "Rounding of --acc: rne|rna|rz|ru|rd|rto|sr|sr-exact (default rne)")
       ->type_name("MODE")
@@ -178,74 +177,32 @@ void add_accumulator_options(CLI::App& app, accumulator_options& o, const std::s
       ->group("Accumulator");
 }
 
-std::string describe_model(const accumulator_model& m) {
-  std::string s;
-  switch (m.kind) {
-    case accumulator_kind::format:
-      s = to_string(m.acc) + " " + std::string(to_string(m.acc_rounding.mode));
-      if (m.acc_rounding.mode == round_mode::stochastic) s += " (" + std::to_string(m.acc_rounding.sr_bits) + " bits)";
-      break;
-    case accumulator_kind::block_fma: {
-      const block_fma_model& b = m.block;
-      s = "block-FMA: blocks of " + std::to_string(b.block_size) + ", F=" + std::to_string(b.frac_bits) + ", " +
-          to_string(b.acc) + " " + std::string(to_string(b.acc_rounding.mode));
-      break;
-    }
-    case accumulator_kind::exact:
-      s = "exact, rounded once into " + to_string(m.acc) + " " + std::string(to_string(m.acc_rounding.mode));
-      break;
-  }
-  if (m.promote_every > 0)
-    s += "; promoted every " + std::to_string(m.promote_every) + " into " + to_string(m.promoted) + " " +
-         std::string(to_string(m.promoted_rounding.mode));
-  return s;
-}
-
-accumulator_choice resolve_accumulator(const accumulator_options& o, const std::string& default_acc,
-                                       const std::string& default_preset) {
+accumulator_choice resolve_accumulator(const accumulator_options& o, const std::string& default_name) {
   if (!o.acc.empty() && !o.preset.empty())
     fail("--acc " + quote(o.acc) + " and --preset " + quote(o.preset) +
          " both choose the accumulator: give one of them");
-  std::string acc = o.acc, preset = o.preset;
-  if (acc.empty() && preset.empty()) {
-    acc = default_acc;
-    preset = default_preset;
-  }
+  const std::string& name = !o.preset.empty() ? o.preset : !o.acc.empty() ? o.acc : default_name;
+  // The option that named it (a default counts as the option the default stands for).
+  const std::string option = !o.acc.empty() ? "--acc" : !o.preset.empty() ? "--preset"
+                             : find_preset(default_name) ? "--preset" : "--acc";
   // --sr-bits is checked whenever it is given, as in round and op.
-  int sr_bits = 16;
-  if (!o.sr_bits.empty()) sr_bits = static_cast<int>(parse_integer(o.sr_bits, "--sr-bits", 1, 32));
-
-  accumulator_choice c;
-  if (!preset.empty()) {
+  rounding r;
+  if (!o.sr_bits.empty()) r.sr_bits = static_cast<int>(parse_integer(o.sr_bits, "--sr-bits", 1, 32));
+  accumulator_choice c = value_or_fail(parse_accumulator(name), option);
+  if (c.preset) {
     if (!o.acc_round.empty())
-      fail("--acc-round " + quote(o.acc_round) + " applies to --acc FORMAT, not to --preset " + quote(preset) +
+      fail("--acc-round " + quote(o.acc_round) + " applies to --acc FORMAT, not to " + option + " " + quote(name) +
            " (the preset fixes its rounding)");
     if (!o.sr_bits.empty())
-      fail("--sr-bits " + quote(o.sr_bits) + " applies to --acc FORMAT with --acc-round sr, not to --preset " +
-           quote(preset));
-    c.preset = value_or_fail(find_preset(preset), "--preset");
-    c.model = c.preset->model;
+      fail("--sr-bits " + quote(o.sr_bits) + " applies to --acc FORMAT with --acc-round sr, not to " + option + " " +
+           quote(name));
   } else {
-    rounding r;
     if (!o.acc_round.empty()) r.mode = value_or_fail(parse_round_mode(o.acc_round), "--acc-round");
-    r.sr_bits = sr_bits;
-    if (acc == "exact") {
-      c.model.kind = accumulator_kind::exact;
-      c.model.acc = formats::fp32;
-    } else {
-      c.model.kind = accumulator_kind::format;
-      c.model.acc = value_or_fail(parse_format(acc), "--acc");
-    }
-    if (auto why = check(c.model.acc, r)) fail("--acc-round: " + *why);
-    c.model.acc_rounding = r;
+    c = value_or_fail(with_rounding(c, r), "--acc-round");
   }
-  if (!o.promote.empty()) {
-    c.model.promote_every = static_cast<int>(parse_integer(o.promote, "--promote", 1, kMaxPromote));
-    c.model.promoted = formats::fp32;
-    c.model.promoted_rounding = rounding{};
-  }
-  c.description = (c.preset ? "preset " + c.preset->name + " (" : std::string()) + describe_model(c.model) +
-                  (c.preset ? ")" : "");
+  if (!o.promote.empty())
+    c = value_or_fail(with_promotion(c, static_cast<int>(parse_integer(o.promote, "--promote", 1, max_promote))),
+                      "--promote");
   return c;
 }
 

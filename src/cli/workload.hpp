@@ -93,16 +93,10 @@ struct accumulator_options {
 // `defaults` completes the help text, e.g. "default: --acc bf16".
 void add_accumulator_options(CLI::App& app, accumulator_options& o, const std::string& defaults);
 
-struct accumulator_choice {
-  accumulator_model model;
-  std::optional<tensor_core_preset> preset;
-  std::string description;  // e.g. "bf16 rne", "preset h100-e4m3 (...)", "exact (...)"
-};
-// Without --acc and --preset the defaults apply (one of them empty). --acc with --preset, and
-// --acc-round or --sr-bits with --preset, are errors naming both options.
-accumulator_choice resolve_accumulator(const accumulator_options& o, const std::string& default_acc,
-                                       const std::string& default_preset);
-std::string describe_model(const accumulator_model& m);
+// The accumulator the options name (parse_accumulator's grammar: --acc FORMAT|exact|PRESET, or
+// --preset PRESET). Without --acc and --preset the default name applies. --acc with --preset,
+// and --acc-round or --sr-bits with a preset, are errors naming both options.
+accumulator_choice resolve_accumulator(const accumulator_options& o, const std::string& default_name);
 
 // --scaling NAME (analysis::parse_scaling) and its group size along K (0: no groups).
 analysis::scaling require_scaling(const std::string& name);

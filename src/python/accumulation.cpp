@@ -44,7 +44,7 @@ py::dict sum_impl(const py::array& x, const py::object& fmt, const std::string& 
   if (block < 1) throw py::value_error("block = " + std::to_string(block) + " (valid: >= 1)");
   o.block = o.method == analysis::sum_method::promoted && o.acc.promote_every > 0 ? o.acc.promote_every : block;
   o.high = to_format(high);
-  o.sr = sr_source{seed, stream, 0};
+  o.sr = sr_stream{seed, stream, 0};
   if (!(lam > 0) || !std::isfinite(lam)) throw py::value_error("lam = " + number(lam) + " (valid: > 0, finite)");
   o.lambda = lam;
   const std::vector<std::uint32_t> codes = to_codes(o.input, x, "x");
@@ -89,7 +89,7 @@ analysis::gemm_options gemm_options_from(const std::string& acc, const std::stri
   if (k_order) o.k_order = *k_order;
   if (threads < 0) throw py::value_error("threads = " + std::to_string(threads) + " (valid: 0 for all cores, or >= 1)");
   o.threads = threads;
-  o.sr = sr_source{seed, 0, 0};
+  o.sr = sr_stream{seed, 0, 0};
   return o;
 }
 

@@ -142,34 +142,22 @@ std::pair<int, int> matrix_shape(const py::array& a, const std::string& name) {
 }
 
 accumulator_model to_accumulator(const std::string& acc, const std::string& acc_mode, int sr_bits, int promote) {
-  accumulator_model m;
-  if (auto preset = find_preset(acc)) {
-    if (acc_mode != "rne")
-      throw py::value_error("acc_mode = '" + acc_mode + "' applies to a format accumulator, not to the preset '" + acc +
-                            "' (the preset fixes its rounding)");
-    m = preset->model;
-  } else if (acc == "exact") {
-    if (acc_mode != "rne")
+  if (promote < 0 || promote > max_promote)
+    throw py::value_error("promote = " + std::to_string(promote) + " (valid: 0 for the default, or 1..2^30 products)");
+  expected<accumulator_choice> c = parse_accumulator(acc);
+  if (!c) throw py::value_error("acc = " + c.message());
+  if (acc_mode != "rne") {
+    if (c->model.kind == accumulator_kind::exact)
       throw py::value_error("acc_mode = '" + acc_mode + "' applies to a format accumulator; 'exact' keeps the exact " +
                             "sum (the output rounding is out_mode)");
-    m.kind = accumulator_kind::exact;
-  } else {
-    const expected<format> f = parse_format(acc);
-    if (!f)
-      throw py::value_error("acc = '" + acc + "' is neither 'exact', a tensor-core preset (fpemu.presets()) nor a format: " +
-                            f.message());
-    m.kind = accumulator_kind::format;
-    m.acc = *f;
-    m.acc_rounding = to_rounding(*f, acc_mode, "ieee", sr_bits);
+    if (c->preset)
+      throw py::value_error("acc_mode = '" + acc_mode + "' applies to a format accumulator, not to the preset '" + acc +
+                            "' (the preset fixes its rounding)");
   }
-  if (promote < 0 || promote > (1 << 30))
-    throw py::value_error("promote = " + std::to_string(promote) + " (valid: 0 for the default, or 1..2^30 products)");
-  if (promote > 0) {
-    m.promote_every = promote;
-    m.promoted = formats::fp32;
-    m.promoted_rounding = rounding{};
-  }
-  return m;
+  if (c->model.kind == accumulator_kind::format)
+    c = with_rounding(*c, to_rounding(c->model.acc, acc_mode, "ieee", sr_bits));
+  if (c && promote > 0) c = with_promotion(*c, promote);
+  return value_or_raise(std::move(c)).model;
 }
 
 }  // namespace fpemu::python

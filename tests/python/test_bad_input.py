@@ -49,6 +49,12 @@ def unknown_format(spec):
             "[:nozero]" % (spec, ", ".join(fpemu.formats())))
 
 
+def unknown_accumulator(name):
+    """The accumulator grammar's message (fpemu/presets.hpp), shared with the command line's --acc."""
+    return "acc = '%s' is neither 'exact', a tensor-core preset (%s) nor a format: %s" % (
+        name, PRESETS, unknown_format(name))
+
+
 def unknown_policy(name):
     return ("unknown policy '%s' (valid: fp32, mixed, mixed-fp16, or FMT[-kahan|-zamirai|-sr[K]][-ops] with FMT such "
             "as bf16 or fp16; %s)" % (name, unknown_format(name)))
@@ -135,7 +141,7 @@ ROWS += [
     # Accumulation.
     v("unknown format", "sum(c, 'bogus')", unknown_format("bogus")),
     v("unknown format", "sum(c, 'e4m3fn', acc='fp99')",
-      "acc = 'fp99' is neither 'exact', a tensor-core preset (fpemu.presets()) nor a format: " + unknown_format("fp99")),
+      unknown_accumulator("fp99")),
     v("unknown format", "sum(c, 'e4m3fn', method='promoted', high='bogus')", unknown_format("bogus")),
     v("unknown name", "sum(c, 'e4m3fn', method='fast')",
       "unknown summation method 'fast': expected one of recursive, pairwise, blocked, kahan, neumaier, promoted, "
@@ -154,7 +160,7 @@ ROWS += [
     v("unknown format", "gemm(m, mt, a_fmt='bf16', b_fmt='bogus')", unknown_format("bogus")),
     v("unknown format", "gemm(m, mt, a_fmt='bf16', out='bogus')", unknown_format("bogus")),
     v("unknown format", "gemm(m, mt, a_fmt='bf16', acc='fp99')",
-      "acc = 'fp99' is neither 'exact', a tensor-core preset (fpemu.presets()) nor a format: " + unknown_format("fp99")),
+      unknown_accumulator("fp99")),
     v("unknown name", "gemm(m, mt, a_fmt='bf16', out_mode='up')", MODE),
     v("out of range", "gemm(m, mt, a_fmt='bf16', acc='exact', acc_mode='rz')",
       "acc_mode = 'rz' applies to a format accumulator; 'exact' keeps the exact sum (the output rounding is out_mode)"),
@@ -174,8 +180,7 @@ ROWS += [
     v("wrong dtype", "gemm(m, mt, np.zeros((2, 2)), a_fmt='bf16')", CODES_DTYPE % "C"),
     v("unknown format", "dot(m[0], m[1], a_fmt='bogus')", unknown_format("bogus")),
     v("unknown format", "dot(m[0], m[1], a_fmt='bf16', acc='bogus')",
-      "acc = 'bogus' is neither 'exact', a tensor-core preset (fpemu.presets()) nor a format: "
-      + unknown_format("bogus")),
+      unknown_accumulator("bogus")),
     v("unknown name", "dot(m[0], m[1], a_fmt='bf16', out_mode='up')", MODE),
     v("out of range", "dot(m[0], m[1], a_fmt='bf16', promote=-2)",
       "promote = -2 (valid: 0 for the default, or 1..2^30 products)"),
