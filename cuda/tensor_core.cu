@@ -3,7 +3,7 @@
 // or, with promotion, every promote_every products the partial folded into an fp32 register,
 // R = fma(partial, a_scale*b_scale, R) in round-to-nearest-even, and the chain restarted at
 // zero (DeepSeek-V3, arXiv 2412.19437 3.3.2). These kernels measure the hardware; their results
-// are compared with the emulator's presets (ARCHITECTURE.md section 5), they do not emulate.
+// are compared with the emulator's presets (docs/architecture.md), they do not emulate.
 //
 // The fragment maps, the shared-memory layout and the promotion step live in tensor_core.hpp
 // (tested on the host); the PTX is in arch/sm80_mma.cuh and arch/sm90_wgmma.cuh. This file has

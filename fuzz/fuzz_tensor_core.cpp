@@ -7,8 +7,8 @@
 //
 // Checks:
 //  1. The preset's own entry point, tensor_core_dot, gives D bit for bit as the chain of
-//     block_fma_step calls below; the chain is the same composition (ARCHITECTURE.md section 5)
-//     done block by block, so that every block's C is seen.
+//     block_fma_step calls below; the chain is the same composition (docs/architecture.md, the
+//     tensor-core model) done block by block, so that every block's C is seen.
 //  2. NaN and infinity (block_fma.hpp step 1): with a NaN input, inf * 0, or +inf and -inf terms,
 //     D is NaN; else with an infinite term D is that infinity (unless a block overflowed first).
 //  3. The documented truncation bound: |D - X| <= c * S, X = C + sum a_i b_i and

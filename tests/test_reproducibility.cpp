@@ -1,4 +1,4 @@
-// Reproducibility of every random feature (ARCHITECTURE.md, house style 3): the same seed gives
+// Reproducibility of every random feature (docs/architecture.md, house rule 3): the same seed gives
 // the same bits on a rerun, for 1, 2 and 3 threads where the feature takes a thread count, and on
 // every SIMD target the CPU has where the feature runs vector code (each forced with
 // hwy::SetSupportedTargetsForTest); another seed gives other bits, so every check can fail.

@@ -1,6 +1,7 @@
 // Tensor-core presets: the block-FMA parameters of real GPUs, named after the GPU and the input
-// format (ARCHITECTURE.md section 5). Each preset that has published hardware outputs is tested
-// against them bit for bit (tests/test_block_fma.cpp, tests/data/tensor-core-vectors).
+// format (docs/architecture.md, the tensor-core model). Each preset that has published hardware
+// outputs is tested against them bit for bit (tests/test_block_fma.cpp,
+// tests/data/tensor-core-vectors).
 #pragma once
 
 #include <cstdint>

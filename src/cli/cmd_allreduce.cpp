@@ -21,14 +21,12 @@
 namespace fpemu::cli {
 namespace {
 
-using casgd::allreduce_algorithm;
-using casgd::precision;
 
 constexpr std::int64_t kMaxP = 4096;
 constexpr std::int64_t kMaxLength = std::int64_t{1} << 24;
 constexpr std::int64_t kMaxTrials = 1'000'000;
 // P x length doubles are held at once (and copied once for the reduction): 2^27 is 1 GiB.
-constexpr std::int64_t kMaxElements = std::int64_t{1} << 27;
+constexpr std::int64_t kMaxAllreduceElements = std::int64_t{1} << 27;
 
 struct allreduce_cli_options {
   std::string P = "4,8,16,32,64,128,256";
@@ -41,16 +39,8 @@ struct allreduce_cli_options {
   bool progress = false;
 };
 
-// printf-style formatting into std::cout (main() unsyncs stdio, so printf would interleave).
-template <class... Args>
-void print(const char* fmt, Args... args) {
-  char buf[256];
-  std::snprintf(buf, sizeof buf, fmt, args...);
-  std::cout << buf;
-}
-
-precision require_datatype(const std::string& spec) {
-  const expected<precision> p = casgd::parse_precision(spec);
+casgd::precision require_datatype(const std::string& spec) {
+  const expected<casgd::precision> p = casgd::parse_precision(spec);
   if (!p) fail("--datatype " + quote(spec) + ": " + p.message() + " (or fp64)");
   return *p;
 }
@@ -61,19 +51,19 @@ void run_allreduce(const allreduce_cli_options& o) {
   std::vector<int> Ps;
   for (const std::string& s : split_list(o.P, "--P"))
     Ps.push_back(static_cast<int>(parse_integer(s, "--P", 1, kMaxP)));
-  std::vector<allreduce_algorithm> algorithms;
+  std::vector<casgd::allreduce_algorithm> algorithms;
   for (const std::string& s : split_list(o.algorithm, "--algorithm"))
     algorithms.push_back(value_or_fail(casgd::parse_allreduce(s), "--algorithm"));
-  std::vector<precision> datatypes;
+  std::vector<casgd::precision> datatypes;
   for (const std::string& s : split_list(o.datatype, "--datatype")) datatypes.push_back(require_datatype(s));
   const int length = static_cast<int>(parse_integer(o.length, "--length", 1, kMaxLength));
   const int trials = static_cast<int>(parse_integer(o.trials, "--trials", 1, kMaxTrials));
   const std::uint64_t seed = parse_unsigned(o.seed, "--seed", ~std::uint64_t{0});
   for (const int P : Ps)
-    if (std::int64_t{P} * length > kMaxElements)
+    if (std::int64_t{P} * length > kMaxAllreduceElements)
       fail("--P " + std::to_string(P) + " with --length " + std::to_string(length) + " holds " +
            std::to_string(std::int64_t{P} * length) + " elements: valid P x length <= " +
-           std::to_string(kMaxElements));
+           std::to_string(kMaxAllreduceElements));
 
   std::unique_ptr<atomic_file> csv;
   if (!o.csv.empty()) {
@@ -92,8 +82,8 @@ void run_allreduce(const allreduce_cli_options& o) {
   progress_meter progress(o.progress, rows);
   std::uint64_t row = 0;
   for (const int P : Ps) {
-    for (const allreduce_algorithm a : algorithms) {
-      for (const precision& d : datatypes) {
+    for (const casgd::allreduce_algorithm a : algorithms) {
+      for (const casgd::precision& d : datatypes) {
         progress.update(++row, "P = " + std::to_string(P) + " " + std::string(casgd::to_string(a)) + " " + d.name());
         const casgd::cp_measurement m = casgd::measure_cp(P, a, d, length, trials, seed);
         const double u = d.unit_roundoff();

@@ -59,7 +59,6 @@ namespace {
 using analysis::scaling;
 
 constexpr std::int64_t kMaxK = 100'000'000;
-constexpr double kInf = std::numeric_limits<double>::infinity();
 
 struct dot_cli_options {
   std::string a_format, b_format;  // empty: e4m3fn, or the preset's
@@ -368,7 +367,7 @@ sample_result run_sample(const dot_setup& s, const workload& w, std::uint64_t se
 }
 
 // Summary over the samples.
-struct summary {
+struct dot_summary {
   double sum_rel = 0, max_rel = -1;
   bool have = false;
   sample_result worst;
@@ -424,7 +423,7 @@ void run_dot(const dot_cli_options& o) {
     s.out_rounding = s.model.acc_rounding;
   }
 
-  summary sum;
+  dot_summary sum;
   progress_meter progress(w.progress, w.samples);
   for (std::uint64_t i = 0; i < w.samples; ++i) {
     progress.update(i + 1);

@@ -30,15 +30,6 @@ std::string g6(double v) {
 // The exact decimal of sig * 2^exp.
 std::string exact(std::uint64_t sig, int exp) { return to_decimal(make_finite(false, sig, exp)); }
 
-std::string json_string(std::string_view s) {
-  std::string out = "\"";
-  for (const char c : s) {
-    if (c == '"' || c == '\\') out += '\\';
-    out += c;
-  }
-  return out + "\"";
-}
-
 void print_json(std::ostream& out) {
   out << "[\n";
   bool first = true;

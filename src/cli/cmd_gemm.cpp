@@ -37,8 +37,8 @@ namespace {
 
 using analysis::scaling;
 
-constexpr std::int64_t kMaxDim = 65536;
-constexpr std::int64_t kMaxElements = std::int64_t{1} << 24;
+constexpr std::int64_t kMaxGemmDim = 65536;
+constexpr std::int64_t kMaxGemmElements = std::int64_t{1} << 24;
 constexpr double kMinScalar = 0x1p-100, kMaxScalar = 0x1p100;
 
 struct gemm_cli_options {
@@ -67,13 +67,13 @@ void run_gemm(const gemm_cli_options& o) {
                                        : value_or_fail(parse_format(o.a_format), "--a-format");
   const format fb = o.b_format.empty() ? (acc.preset ? acc.preset->b : formats::bf16)
                                        : value_or_fail(parse_format(o.b_format), "--b-format");
-  const int M = static_cast<int>(parse_integer(o.m, "--m", 1, kMaxDim));
-  const int N = static_cast<int>(parse_integer(o.n, "--n", 1, kMaxDim));
-  const int K = static_cast<int>(parse_integer(o.k, "--k", 1, kMaxDim));
+  const int M = static_cast<int>(parse_integer(o.m, "--m", 1, kMaxGemmDim));
+  const int N = static_cast<int>(parse_integer(o.n, "--n", 1, kMaxGemmDim));
+  const int K = static_cast<int>(parse_integer(o.k, "--k", 1, kMaxGemmDim));
   auto check_size = [](const char* what, const char* dims, std::int64_t count) {
-    if (count > kMaxElements)
+    if (count > kMaxGemmElements)
       fail(std::string(what) + " would have " + dims + " = " + std::to_string(count) + " elements: at most " +
-           std::to_string(kMaxElements) + " (2^24) per matrix");
+           std::to_string(kMaxGemmElements) + " (2^24) per matrix");
   };
   check_size("A", "--m x --k", std::int64_t{M} * K);
   check_size("B", "--k x --n", std::int64_t{K} * N);

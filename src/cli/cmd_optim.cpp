@@ -53,7 +53,7 @@ namespace {
 using training::optimizer_kind;
 
 constexpr std::int64_t kMaxSteps = 10'000'000;
-constexpr std::int64_t kMaxDim = 10'000;
+constexpr std::int64_t kMaxOptimDim = 10'000;
 constexpr std::size_t kShownWeights = 4;  // weights in the default table
 
 // The policies of the memory table (seed 001's columns and their Kahan / SR variants).
@@ -70,23 +70,6 @@ struct optim_options {
 };
 
 // ---- Output helpers ---------------------------------------------------------------------------
-
-std::string json_string(std::string_view s) {
-  std::string out = "\"";
-  for (const char c : s) {
-    if (c == '"' || c == '\\') {
-      out += '\\';
-      out += c;
-    } else if (static_cast<unsigned char>(c) < 0x20) {
-      char buf[8];
-      std::snprintf(buf, sizeof buf, "\\u%04x", static_cast<unsigned>(static_cast<unsigned char>(c)));
-      out += buf;
-    } else {
-      out += c;
-    }
-  }
-  return out + "\"";
-}
 
 // Exact for doubles and for binary32 values widened to double; null when not finite.
 std::string json_num(double x) { return std::isfinite(x) ? exact_num(x) : "null"; }
@@ -232,8 +215,8 @@ void run_trajectory(const optim_options& o) {
   const training::precision_policy policy = require_policy(o.policy.empty() ? "fp32" : o.policy);
   const training::hyperparameters h = resolve_hyper(k, o);
   const auto steps = o.steps.empty() ? 100 : parse_integer(o.steps, "--steps", 1, kMaxSteps);
-  const auto rows = static_cast<std::size_t>(o.rows.empty() ? 32 : parse_integer(o.rows, "--rows", 1, kMaxDim));
-  const auto cols = static_cast<std::size_t>(o.cols.empty() ? 16 : parse_integer(o.cols, "--cols", 1, kMaxDim));
+  const auto rows = static_cast<std::size_t>(o.rows.empty() ? 32 : parse_integer(o.rows, "--rows", 1, kMaxOptimDim));
+  const auto cols = static_cast<std::size_t>(o.cols.empty() ? 16 : parse_integer(o.cols, "--cols", 1, kMaxOptimDim));
   const std::uint64_t seed = o.seed.empty() ? 0 : parse_unsigned(o.seed, "--seed", ~std::uint64_t{0});
 
   const problem prob = make_problem(rows, cols, seed);

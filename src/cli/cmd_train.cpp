@@ -48,14 +48,6 @@ struct train_cli_options {
   std::string csv;
 };
 
-// printf-style formatting into std::cout (main() unsyncs stdio, so printf would interleave).
-template <class... Args>
-void print(const char* fmt, Args... args) {
-  char buf[256];
-  std::snprintf(buf, sizeof buf, fmt, args...);
-  std::cout << buf;
-}
-
 
 hyperparameters resolve_hyper(const train_cli_options& o, optimizer_kind k) {
   hyperparameters h;

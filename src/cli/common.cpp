@@ -27,6 +27,23 @@ std::string one_line(std::string_view message) {
 
 std::string quote(std::string_view s) { return "'" + std::string(s) + "'"; }
 
+std::string json_string(std::string_view s) {
+  std::string out = "\"";
+  for (const char c : s) {
+    if (c == '"' || c == '\\') {
+      out += '\\';
+      out += c;
+    } else if (static_cast<unsigned char>(c) < 0x20) {
+      char buf[8];
+      std::snprintf(buf, sizeof buf, "\\u%04x", static_cast<unsigned>(static_cast<unsigned char>(c)));
+      out += buf;
+    } else {
+      out += c;
+    }
+  }
+  return out + "\"";
+}
+
 void no_trailing(std::string_view subcommand, const std::vector<std::string>& after_dashes) {
   if (!after_dashes.empty())
     fail(std::string(subcommand) + " takes no arguments after '--': got " + quote(after_dashes.front()));

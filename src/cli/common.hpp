@@ -1,7 +1,7 @@
 // Shared pieces of the fpemu command: the error channel, option parsing helpers and the
 // registration functions of the subcommands (one .cpp file each).
 //
-// Error channel (ARCHITECTURE.md 3.7): the library returns fpemu::expected for bad external
+// Error channel (docs/architecture.md, house rule 7): the library returns fpemu::expected for bad external
 // input; the command turns every such error, and every bad argument, into a cli::usage_error.
 // main() catches it, prints ONE line "fpemu: <message>" to stderr and exits with status 2.
 // Commands that stream (round from stdin, op) print each result as soon as it is computed, so
@@ -9,8 +9,10 @@
 #pragma once
 
 #include <cstdint>
+#include <cstdio>
 #include <fstream>
 #include <functional>
+#include <iostream>
 #include <memory>
 #include <stdexcept>
 #include <string>
@@ -54,6 +56,16 @@ T value_or_fail(expected<T> e, const std::string& context = {}) {
 }
 
 std::string quote(std::string_view s);
+// s as a JSON string: quotes and backslashes escaped, control bytes as \u00XX.
+std::string json_string(std::string_view s);
+
+// printf-style formatting into std::cout (main() unsyncs stdio, so printf would interleave).
+template <class... Args>
+void print(const char* fmt, Args... args) {
+  char buf[256];
+  std::snprintf(buf, sizeof buf, fmt, args...);
+  std::cout << buf;
+}
 
 // A registered subcommand: its CLI11 node and what to run when it was selected. main() takes
 // the arguments after a "--" away from CLI11 and passes them to `run`: only round accepts them

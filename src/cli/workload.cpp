@@ -22,10 +22,6 @@
 
 namespace fpemu::cli {
 
-namespace {
-constexpr double kInf = std::numeric_limits<double>::infinity();
-}  // namespace
-
 // ---- Numeric options ----------------------------------------------------------------------------
 
 double parse_real(const std::string& text, std::string_view option) {

@@ -12,6 +12,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <limits>
 #include <optional>
 #include <random>
 #include <string>
@@ -25,6 +26,9 @@
 #include "fpemu/presets.hpp"
 
 namespace fpemu::cli {
+
+// The bound of a quantity that has none (an invalid bound, a ratio to zero).
+inline constexpr double kInf = std::numeric_limits<double>::infinity();
 
 // ---- Numeric options ----------------------------------------------------------------------------
 

@@ -506,7 +506,7 @@ def op_stochastic_reproducible():
 
 VECTORS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "data", "tensor-core-vectors")
 
-# The presets of include/fpemu/presets.hpp, as ARCHITECTURE.md section 5 names them.
+# The presets of include/fpemu/presets.hpp (docs/architecture.md, the tensor-core model).
 PRESETS = ["v100-fp16", "a100-fp16", "a100-bf16", "a100-tf32", "ada-fp16", "ada-bf16", "ada-tf32", "ada-e4m3",
            "ada-e5m2", "h100-fp16", "h100-bf16", "h100-tf32", "h100-e4m3", "h100-e5m2", "h100-e4m3-fastaccum",
            "h100-e4m3-deepseek"]
