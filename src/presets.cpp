@@ -120,13 +120,18 @@ const std::vector<tensor_core_preset>& tensor_core_presets() {
   return presets;
 }
 
-expected<tensor_core_preset> find_preset(std::string_view name) {
+namespace {
+std::string preset_names() {
   std::string names;
-  for (const tensor_core_preset& p : tensor_core_presets()) {
+  for (const tensor_core_preset& p : tensor_core_presets()) names += (names.empty() ? "" : ", ") + p.name;
+  return names;
+}
+}  // namespace
+
+expected<tensor_core_preset> find_preset(std::string_view name) {
+  for (const tensor_core_preset& p : tensor_core_presets())
     if (p.name == name) return p;
-    names += (names.empty() ? "" : ", ") + p.name;
-  }
-  return error{"unknown tensor-core preset '" + std::string(name) + "': valid presets are " + names};
+  return error{"unknown tensor-core preset '" + std::string(name) + "': valid presets are " + preset_names()};
 }
 
 expected<accumulator_choice> parse_accumulator(std::string_view name) {
@@ -140,9 +145,7 @@ expected<accumulator_choice> parse_accumulator(std::string_view name) {
     c.model.kind = accumulator_kind::format;
     c.model.acc = *f;
   } else {
-    std::string presets;
-    for (const tensor_core_preset& q : tensor_core_presets()) presets += (presets.empty() ? "" : ", ") + q.name;
-    return error{"'" + std::string(name) + "' is neither 'exact', a tensor-core preset (" + presets +
+    return error{"'" + std::string(name) + "' is neither 'exact', a tensor-core preset (" + preset_names() +
                  ") nor a format: " + f.message()};
   }
   return c;
