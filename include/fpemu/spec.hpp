@@ -19,14 +19,8 @@
 
 namespace fpemu {
 
-struct named_format {
-  std::string_view name;
-  format fmt;
-  std::string_view description;
-};
-
-// The named formats, in display order.
-std::span<const named_format> named_formats();
+// The named formats (format.hpp's table), in its order.
+inline std::span<const named_format> named_formats() { return named_format_table; }
 
 // Checks that a format is one fpemu supports; the message names the field and its valid range.
 std::optional<std::string> check(const format& f);
