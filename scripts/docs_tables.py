@@ -103,7 +103,7 @@ def presets_table(exe):
         rows.append(cells)
     if not rows:
         raise SystemExit("docs_tables: no presets in `fpemu mma --list`")
-    return table([n.lower() for n in names], rows)
+    return table([n if len(n) == 1 else n.lower() for n in names], rows)
 
 
 TABLES = {
