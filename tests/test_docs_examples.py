@@ -133,8 +133,9 @@ def run_console(block, fpemu):
     return failures
 
 
-def run_program(argv, block, cwd):
-    p = subprocess.run(argv, cwd=cwd, stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=TIMEOUT)
+def run_program(argv, block, cwd, env=None):
+    p = subprocess.run(argv, cwd=cwd, env=env, stdin=subprocess.DEVNULL, capture_output=True, text=True,
+                       timeout=TIMEOUT)
     if p.returncode != 0:
         return ["exit status %d\n%s" % (p.returncode, p.stderr[-3000:])]
     if block.expected is not None and not matches(block.expected, p.stdout):
@@ -143,8 +144,11 @@ def run_program(argv, block, cwd):
 
 
 def run_python(block):
+    # The example runs in an empty directory, so a relative PYTHONPATH is made absolute here.
+    path = os.pathsep.join(os.path.abspath(p) for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p)
+    env = dict(os.environ, PYTHONPATH=path)
     with tempfile.TemporaryDirectory(prefix="fpemu-docs-") as cwd:
-        return run_program([sys.executable, "-c", block.body], block, cwd)
+        return run_program([sys.executable, "-c", block.body], block, cwd, env)
 
 
 def run_cpp(block, compile_cmd, link):
