@@ -17,6 +17,8 @@ The convention, by the info string of a fenced block:
   sh       commands for the reader's own shell (installing, building, mpirun): never run, so
            each must be marked as below.
 
+A fence without one of these names fails the test, so that no example escapes it.
+
 A line `...` in an expected output stands for any number of lines (kept for output that
 legitimately varies, or to show a part of a long output). The line
 `<!-- not run: REASON -->` right before a fence marks that block as not run; the reason is
@@ -187,6 +189,12 @@ def main():
     ran = failed = not_run = 0
     for page in pages():
         for block in blocks(page):
+            if block.lang not in ("console", "python", "cpp", "text", "sh"):
+                if lang == "console":  # reported once, by the console test
+                    print("FAIL %s: a fence names one of console, python, cpp, text or sh, not %r"
+                          % (block.where(), block.lang))
+                    failed += 1
+                continue
             if block.lang == "sh":
                 if lang != "console":  # reported once, by the console test
                     continue
