@@ -275,7 +275,7 @@ void bind_accumulation(py::module_& m) {
       "N(0, 0.5^2) accumulated in e4m3fn, on the H100 tensor core without promotion, with DeepSeek-V3\n"
       "promotion every 128 (before and after its bf16 epilogue) and in fp32; one dict per method and K\n"
       "with the mean and max relative error, the max error over sum |a_i b_i| and the bounds. The default\n"
-      "seed is that of `fpemu demo` and the README's table.");
+      "seed is that of `fpemu demo` and the table of docs/accumulation.md.");
 
   m.def(
       "effective_unit_roundoff",
