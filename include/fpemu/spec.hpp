@@ -1,6 +1,6 @@
 // Names and text specs of formats, rounding modes and overflow policies.
 //
-// Format spec grammar (also in the README):
+// Format spec grammar (each option explained in docs/formats.md):
 //   spec    := NAME | "e" EXP "m" FRAC { ":" option }
 //   option  := "bias=" INT | "nosub" | "ieee" | "fn" | "fnuz" | "finite" | "unsigned" | "nozero"
 // NAME is one of the named formats (e4m3fn, bf16, ...). Defaults for eXmY: IEEE encoding,
