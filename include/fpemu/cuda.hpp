@@ -49,7 +49,7 @@ enum class source_type : std::uint8_t { f32, bf16, fp16 };
 struct convert_options {
   format to = formats::bf16;
   rounding r{};
-  sr_stream sr{};          // stochastic rounding: element i takes random_bits(seed, stream, first_index + i)
+  sr_stream sr{};          // stochastic rounding: element i takes the array layout's bits (random.hpp)
   bool hardware = true;    // use a hardware conversion instruction where one gives the same bits
 };
 

@@ -3,6 +3,17 @@
 //
 // The bits for element i of stream s under seed k are a pure function of (k, s, i): the result
 // of a stochastic rounding never depends on thread count, vector width, or CPU versus GPU.
+//
+// One stream, two layouts. Under (seed, stream) the stream is the sequence of 128-bit Philox
+// blocks b = 0, 1, 2, ... (philox_block). Who reads it, and how:
+//  - one rounding after another (accumulators, optimizers, GEMM epilogues, the fused CUDA
+//    optimizer): rounding i reads random_bits(seed, stream, i), the low 64 bits of block i;
+//  - arrays (round_array and the array functions, the SIMD kernels, the CUDA conversion
+//    kernel): element i reads keystream_bits(seed, stream, i, width), `width` bits packed
+//    128 / width to a block, so that a vector unit spends one Philox evaluation on 8 elements.
+// Both are keyed by sr_stream {seed, stream, first_index}: the k-th rounding or element of a
+// call reads index first_index + k. The layouts are fixed: recorded results (tests, notebooks,
+// GPU checks) depend on them.
 #pragma once
 
 #include <array>
@@ -14,8 +25,8 @@
 namespace fpemu {
 
 // The key of a stochastic rounding's random bits: element (or rounding) k of a call draws the
-// bits of index first_index + k in stream `stream` under `seed`. Arrays draw them from
-// keystream_bits, accumulators (one rounding after another) from random_bits.
+// bits of index first_index + k in stream `stream` under `seed`, in the layout of its reader
+// (above).
 struct sr_stream {
   std::uint64_t seed = 0;
   std::uint32_t stream = 0;
