@@ -463,8 +463,8 @@ command add_optim(CLI::App& parent) {
       ->group("Hyper-parameters");
   hyper("--weight-decay", o->weight_decay, "sgd, adam: L2 added to the gradient; adamw, lion: decoupled",
         real_check(0, kInf), "0");
-  hyper("--beta1", o->beta1, "adam, adamw, lion: beta1, below 1", real_check(0, 1), "0.9");
-  hyper("--beta2", o->beta2, "adam, adamw, lion: beta2, below 1", real_check(0, 1), "0.999, lion 0.99");
+  hyper("--beta1", o->beta1, "adam, adamw, lion: beta1", real_check(0, 1, false, true), "0.9");
+  hyper("--beta2", o->beta2, "adam, adamw, lion: beta2", real_check(0, 1, false, true), "0.999, lion 0.99");
   hyper("--eps", o->eps, "adam, adamw: epsilon", real_check(0, kInf, true), "1e-8");
   app->add_option("--steps", o->steps, "Steps")
       ->transform(integer_check(1, kMaxSteps))

@@ -316,9 +316,9 @@ command add_train(CLI::App& parent) {
   a.add_option("--weight-decay", o->weight_decay, "L2 (sgd, adam) or decoupled (adamw, lion) weight decay")
       ->transform(real_check(0, kInf))
       ->capture_default_str();
-  a.add_option("--beta1", o->beta1, "adam, adamw, lion: beta1, below 1")->transform(real_check(0, 1))->capture_default_str();
-  a.add_option("--beta2", o->beta2, "adam, adamw, lion: beta2, below 1")
-      ->transform(real_check(0, 1))
+  a.add_option("--beta1", o->beta1, "adam, adamw, lion: beta1")->transform(real_check(0, 1, false, true))->capture_default_str();
+  a.add_option("--beta2", o->beta2, "adam, adamw, lion: beta2")
+      ->transform(real_check(0, 1, false, true))
       ->default_str("0.999, lion 0.99");
   a.add_option("--eps", o->eps, "adam, adamw: epsilon")->transform(real_check(0, kInf, true))->capture_default_str();
   a.add_option("--batch", o->batch, "Rows per micro-batch")
@@ -334,8 +334,8 @@ command add_train(CLI::App& parent) {
   a.add_option("--seeds", o->seeds, "Seeds per policy: S, S+1, ...")->transform(integer_check(1, 1000))->capture_default_str();
   a.add_option("--hidden", o->hidden, "mlp hidden units")->transform(integer_check(1, 1 << 16))->capture_default_str();
   add_threads_option(a, o->threads, "Threads of the matmuls");
-  a.add_option("--test-fraction", o->test_fraction, "Held-out fraction of a LIBSVM dataset, below 1")
-      ->transform(real_check(0, 1, true))
+  a.add_option("--test-fraction", o->test_fraction, "Held-out fraction of a LIBSVM dataset")
+      ->transform(real_check(0, 1, true, true))
       ->capture_default_str();
   add_format_option(a, o->format, "--data quadratic: the low-precision format")->capture_default_str();
   add_output_options(a, o->output);
@@ -345,7 +345,6 @@ command add_train(CLI::App& parent) {
     o->epochs_given = a.count("--epochs") != 0;
     o->batch_given = a.count("--batch") != 0;
     o->beta2_given = a.count("--beta2") != 0;
-    if (o->test_fraction >= 1) fail("--test-fraction " + shortest(o->test_fraction) + " is out of range: valid > 0 and < 1");
     if (o->data == "quadratic")
       run_quadratic(*o);
     else

@@ -244,18 +244,19 @@ CLI::Validator unsigned_check(std::uint64_t max) {
       "in 0.." + std::to_string(max));
 }
 
-CLI::Validator real_check(double lo, double hi, bool lo_open) {
+CLI::Validator real_check(double lo, double hi, bool lo_open, bool hi_open) {
   const std::string valid = (lo_open ? "> " + shortest(lo) : ">= " + shortest(lo)) +
-                            (std::isinf(hi) ? std::string(" and finite") : " and <= " + shortest(hi));
+                            (std::isinf(hi) ? std::string(" and finite") : (hi_open ? " and < " : " and <= ") + shortest(hi));
   return CLI::Validator(
-      [lo, hi, lo_open, valid](std::string& in) -> std::string {
+      [lo, hi, lo_open, hi_open, valid](std::string& in) -> std::string {
         const char* begin = in.c_str();
         char* end = nullptr;
         const bool blank = in.empty() || std::isspace(static_cast<unsigned char>(in.front()));
         const double v = blank ? 0.0 : std::strtod(begin, &end);
         if (blank || end != begin + in.size())
           return quote(in) + " is not a number: expected a finite decimal such as 0.5 or 1e-3, " + valid;
-        if (!std::isfinite(v) || v < lo || (lo_open && v == lo) || v > hi)
+        if (!std::isfinite(v)) return quote(in) + " is not finite: valid " + valid;
+        if (v < lo || (lo_open && v == lo) || v > hi || (hi_open && v == hi))
           return quote(in) + " is out of range: valid " + valid;
         in = shortest(v);
         return {};

@@ -160,8 +160,8 @@ class atomic_file {
 CLI::Validator integer_check(std::int64_t lo, std::int64_t hi);
 // An unsigned integer in 0..max, decimal or 0x hex (seeds, Philox streams).
 CLI::Validator unsigned_check(std::uint64_t max);
-// A finite real in [lo, hi] (or (lo, hi] when lo_open), decimal or C99 hex float.
-CLI::Validator real_check(double lo, double hi, bool lo_open = false);
+// A finite real in [lo, hi], decimal or C99 hex float; lo_open / hi_open leave the bound out.
+CLI::Validator real_check(double lo, double hi, bool lo_open = false, bool hi_open = false);
 // One of `valid`; the message lists them.
 CLI::Validator choice_check(std::vector<std::string> valid);
 // A comma-separated list whose every item passes `item` (a choice_check, integer_check, ...);

@@ -90,6 +90,8 @@ int run(int argc, char** argv) {
     app.parse(static_cast<int>(head.size()), head.data());
   } catch (const CLI::ParseError& e) {
     if (e.get_exit_code() == 0) return app.exit(e);  // --help, --help-all, --version
+    // A bad value: the option's check names the option, the value and what is valid.
+    if (dynamic_cast<const CLI::ValidationError*>(&e) != nullptr) return report(e.what());
     // Point to the help of the subcommand that was being parsed, or list the subcommands.
     const auto selected = app.get_subcommands();
     if (!selected.empty())
