@@ -183,8 +183,8 @@ CASES = [
     case("mma", FORMAT, "`--a-format fp16` with an FP8 preset", ["mma", "--preset", "h100-e4m3", "--a-format", "fp16"],
          "fpemu: preset h100-e4m3 takes inputs e4m3fn or e5m2 for each operand, not fp16 x e4m3fn",
          stdin=b"3f800000 ; 3f800000 ; 00000000\n"),
-    case("mma", FORMAT, "`--out fp64`", ["mma", "--preset", "v100-fp16", "--out", "fp64"],
-         "fpemu: --out: 'fp64' is not valid: expected fp32|fp16", stdin=b"3f800000 ; 3f800000 ; 00000000\n"),
+    case("mma", FORMAT, "`--out-format fp64`", ["mma", "--preset", "v100-fp16", "--out-format", "fp64"],
+         "fpemu: --out-format: 'fp64' is not valid: expected fp32|fp16", stdin=b"3f800000 ; 3f800000 ; 00000000\n"),
     case("mma", NUMBER, "C `0000000g`", ["mma", "--preset", "v100-fp16"],
          "fpemu: line 1: C '0000000g' is not valid: expected 8 hex digits of a binary32 bit pattern (optional 0x), "
          "e.g. 3f800000 for 1.0", stdin=b"3f800000 ; 3f800000 ; 0000000g\n"),

@@ -559,7 +559,7 @@ def mma_hardware_vectors():
     ]
     for gpu, fmt, out, preset, c_zero in sets:
         cases = hardware_cases(gpu, fmt, out, 20, c_zero)
-        rc, got, err = run("mma", "--preset", preset, "--out", out, stdin=mma_stdin(cases))
+        rc, got, err = run("mma", "--preset", preset, "--out-format", out, stdin=mma_stdin(cases))
         want = [w for _, _, _, w in cases]
         lines = got.splitlines()
         check(rc == 0 and err == "" and len(lines) == len(want),
@@ -660,11 +660,11 @@ def mma_errors():
         (["--preset", "v100-fp16"], "# comment\n\n3f800001 ; 3f800000 ; 00000000\n", ["line 3", "A_0", "fp16"]),
         (["--preset", "h100-e4m3"], "3f800000 ; 43e80000 ; 00000000\n", ["B_0", "e4m3fn"]),  # 464 > 448
         (["--preset", "v100-fpx"], good + "\n", ["v100-fpx", "v100-fp16"]),
-        (["--preset", "v100-fp16", "--out", "fp64"], good + "\n", ["'fp64'", "fp32", "fp16"]),
-        (["--preset", "a100-bf16", "--out", "fp16"], good + "\n", ["a100-bf16", "fp16"]),
+        (["--preset", "v100-fp16", "--out-format", "fp64"], good + "\n", ["'fp64'", "fp32", "fp16"]),
+        (["--preset", "a100-bf16", "--out-format", "fp16"], good + "\n", ["a100-bf16", "fp16"]),
         (["--preset", "h100-e4m3", "--a-format", "e4m3fx"], good + "\n", ["e4m3fx"]),
         (["--preset", "a100-bf16", "--a-format", "e4m3fn"], good + "\n", ["a100-bf16", "e4m3fn"]),
-        (["--out", "fp32"], good + "\n", ["--preset"]),
+        (["--out-format", "fp32"], good + "\n", ["--preset"]),
         (["--preset"], good + "\n", ["--preset"]),
         (["--preset", "v100-fp16", "--bogus"], good + "\n", ["--bogus"]),
         (["--preset", "v100-fp16"], "3f800000 ; zz", ["line 1", "';'"]),  # no final newline
@@ -1173,7 +1173,7 @@ def train_errors():
         (["train", "--data", "heart_scale", "--model", "svm"], "'svm'"),
         (["train", "--data", "heart_scale", "--policy", "fp32,bf17"], "'bf17'"),
         (["train", "--data", "heart_scale", "--lr", "nan"], "nan"),
-        (["train", "--data", "heart_scale", "--optimizer", "adam", "--beta2", "1"], "beta2 1"),
+        (["train", "--data", "heart_scale", "--optimizer", "adam", "--beta2", "1"], "--beta2: '1' is out of range"),
         (["train", "--data", "heart_scale", "--epochs", "0"], "0"),
         (["train", "--data", "heart_scale", "--grad-accum", "0"], "0"),
         (["train", "--data", "heart_scale", "--clip", "-1"], "-1"),
