@@ -3,8 +3,8 @@
 //
 // The AllReduce constant C(P) of seed 003 (Assumption 5.4, Figure 2), measured on the simulated
 // collectives of analysis/casgd/allreduce.hpp: one row per P, algorithm and datatype, next to the
-// paper's worst-case trace bound 2.4P and its empirical NCCL fit 4.62 P^0.56. --csv FILE writes
-// the same rows to FILE.tmp and renames it to FILE when complete.
+// paper's worst-case trace bound 2.4P and its empirical NCCL fit 4.62 P^0.56. --csv FILE and
+// --json FILE write the same rows to FILE.tmp and rename it to FILE when complete.
 #include <CLI/CLI.hpp>
 #include <cmath>
 #include <cstdio>

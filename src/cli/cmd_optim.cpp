@@ -447,7 +447,7 @@ command add_optim(CLI::App& parent) {
             const auto p = training::parse_policy(in);
             return p ? std::string{} : p.message();
           },
-          "POLICY"))
+          ""))
       ->default_str("fp32 (--memory: the table's eight)")
       ->type_name("P");
   // The hyper-parameters stay text, empty when not given: an option the optimizer does not use

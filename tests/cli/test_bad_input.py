@@ -196,7 +196,7 @@ CASES = [
          stdin=b"3f800000 ; 3f800000 3f800000 ; 00000000\n"),
     not_applicable("mma", "the operands are hex values on stdin"),
 
-    case("sum", FORMAT, "`--in e99m2`", ["sum", "--in", "e99m2"],
+    case("sum", FORMAT, "`--format e99m2`", ["sum", "--format", "e99m2"],
          "fpemu: --in: format 'e99m2': exponent bits 99 out of range: valid 1..11"),
     case("sum", NAME, "`--method fastest`", ["sum", "--method", "fastest"],
          "fpemu: --method: unknown summation method 'fastest': expected one of recursive, pairwise, blocked, kahan, "
@@ -223,7 +223,7 @@ CASES = [
          "(give --promote 128 or leave --promote out)"),
     not_applicable("dot", "the data are random, of one length K"),
 
-    case("gemm", FORMAT, "`--out e4m3:foo`", ["gemm", "--out", "e4m3:foo"],
+    case("gemm", FORMAT, "`--out-format e4m3:foo`", ["gemm", "--out-format", "e4m3:foo"],
          "fpemu: --out: format 'e4m3:foo': unknown option 'foo': valid bias=N, nosub, ieee, fn, fnuz, finite, "
          "unsigned, nozero"),
     case("gemm", NUMBER, "`--m x`", ["gemm", "--m", "x"], "fpemu: --m 'x' is not an integer: valid 1..65536"),
