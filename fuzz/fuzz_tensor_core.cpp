@@ -15,8 +15,8 @@
 //     S = |C| + sum |a_i b_i| computed exactly (MPFR), c = bounds::truncating_block_dot (the
 //     truncating tensor-core model, analysis/reference/bounds.hpp) for K products in blocks of n with F
 //     fraction bits and the accumulator's u (2u for round toward zero); with promotion composed
-//     as `fpemu dot` does (src/cli/cmd_dot.cpp: (1 + c_chunk)(1 + gamma_q(u_fp32)) - 1 over
-//     q = ceil(K / 128) groups), and (1 + u_out) for an inexact final rounding into the output.
+//     as `fpemu dot` does (analysis::accumulation_bound: (1 + c_chunk)(1 + gamma_q(u_fp32)) - 1
+//     over q = ceil(K / 128) groups), and (1 + u_out) for a final rounding into a narrower output.
 //     Checked where the bound's premises hold: finite inputs; no overflow, underflow or invalid
 //     flag; every block's largest exponent E met by a term of magnitude >= 2^E (bounds.cpp's
 //     derivation; a subnormal input or a subnormal C can break it); truncating alignment.
@@ -33,7 +33,7 @@
 #include <vector>
 
 #include "analysis/reference/bounds.hpp"
-#include "analysis/reference/summation.hpp"
+#include "analysis/reference/dot_analysis.hpp"
 #include "fpemu/accumulator.hpp"
 #include "fpemu/block_fma.hpp"
 #include "fpemu/convert.hpp"
@@ -48,7 +48,6 @@ using fpemu::format;
 using fpemu::rounded;
 using fpemu::unpacked;
 using fpemu::value_class;
-using fpemu::detail::u128;
 
 constexpr int kMaxK = 320;
 
@@ -62,34 +61,6 @@ std::uint32_t shape_code(const format& f, std::uint32_t raw, int window) {
   const int moved =
       std::clamp(f.bias + field % (2 * window + 1) - window, 0, static_cast<int>(fpemu::exp_field_max(f)));
   return (raw & ~field_mask) | (static_cast<std::uint32_t>(moved) << f.frac_bits);
-}
-
-// Premise of the truncation bound for one block: its reference exponent E (the largest lead, or
-// the model's clamp) belongs to a term of magnitude >= 2^E. Products are not normalised (lead
-// e_a + e_b), so a product of subnormal inputs, or a subnormal C, can lie below its lead.
-bool block_premise(const fpemu::block_fma_model& m, const format& fa, const std::uint32_t* a, const format& fb,
-                   const std::uint32_t* b, int n, const format& fc, std::uint32_t c) {
-  int E = m.min_reference_exp;
-  bool any = false, reached = false;
-  auto term = [&](int lead, bool at_least_lead) {
-    if (!any || lead > E) {
-      reached = lead >= E && at_least_lead;
-      E = std::max(E, lead);
-    } else if (lead == E) {
-      reached = reached || at_least_lead;
-    }
-    any = true;
-  };
-  const unpacked uc = fpemu::decode(fc, c);
-  if (uc.cls == value_class::finite) term(uc.exp + fc.frac_bits, uc.sig >= (u128{1} << fc.frac_bits));
-  for (int i = 0; i < n; ++i) {
-    const unpacked ua = fpemu::decode(fa, a[i]), ub = fpemu::decode(fb, b[i]);
-    if (!m.input_subnormals && (fpemu::detail::is_subnormal(fa, ua) || fpemu::detail::is_subnormal(fb, ub)))
-      return false;  // read as zero: the whole product is lost
-    if (ua.cls != value_class::finite || ub.cls != value_class::finite) continue;
-    term(ua.exp + fa.frac_bits + ub.exp + fb.frac_bits, ua.sig * ub.sig >= (u128{1} << (fa.frac_bits + fb.frac_bits)));
-  }
-  return !any || reached;
 }
 
 struct dot_case {
@@ -106,7 +77,6 @@ struct chain_result {
   std::uint32_t d = 0;
   std::uint8_t flags = 0;
   bool premise = true;
-  bool final_inexact = false;  // the last rounding into the output format
 };
 
 // The preset's dot product block by block (tensor_core_dot's composition).
@@ -119,7 +89,7 @@ chain_result run_chain(const dot_case& k) {
   auto blocks = [&](std::size_t lo, std::size_t hi, format fc, std::uint32_t c) {
     for (std::size_t i = lo; i < hi; i += static_cast<std::size_t>(m.block_size)) {
       const int n = static_cast<int>(std::min(hi - i, static_cast<std::size_t>(m.block_size)));
-      out.premise = out.premise && block_premise(m, fa, &k.a[i], fb, &k.b[i], n, fc, c);
+      out.premise = out.premise && fpemu::analysis::block_premise(m, fa, &k.a[i], fb, &k.b[i], n, fc, c).empty();
       const rounded r = fpemu::block_fma_step(m, fa, &k.a[i], fb, &k.b[i], n, fc, c);
       out.flags |= r.flags;
       c = r.code;
@@ -149,7 +119,6 @@ chain_result run_chain(const dot_case& k) {
   }
   out.d = final_rounding.code;
   out.flags |= final_rounding.flags;
-  out.final_inexact = (final_rounding.flags & fpemu::flag::inexact) != 0;
   return out;
 }
 
@@ -216,9 +185,9 @@ bool check_specials(const dot_case& k, const chain_result& r) {
 constexpr mpfr_prec_t kExactBits = 1200;
 
 struct exact_values {
-  mpfr_t x, s, t, err, bound, coef, one_plus;
-  exact_values() { mpfr_inits2(kExactBits, x, s, t, err, bound, coef, one_plus, static_cast<mpfr_ptr>(nullptr)); }
-  ~exact_values() { mpfr_clears(x, s, t, err, bound, coef, one_plus, static_cast<mpfr_ptr>(nullptr)); }
+  mpfr_t x, s, t, err, bound, coef;
+  exact_values() { mpfr_inits2(kExactBits, x, s, t, err, bound, coef, static_cast<mpfr_ptr>(nullptr)); }
+  ~exact_values() { mpfr_clears(x, s, t, err, bound, coef, static_cast<mpfr_ptr>(nullptr)); }
 };
 
 void exact(int ternary) {
@@ -230,26 +199,18 @@ void check_bound(const dot_case& k, const chain_result& r) {
   if (!r.premise || k.block.alignment != fpemu::alignment_rounding::truncate) return;
   if (r.flags & (fpemu::flag::overflow | fpemu::flag::underflow | fpemu::flag::invalid)) return;
 
-  const fpemu::accumulator_model& model = k.preset.model;
-  const auto K = static_cast<std::uint64_t>(k.a.size());
-  const auto n = static_cast<std::uint64_t>(k.block.block_size);
-  const double u_acc = fpemu::analysis::effective_unit_roundoff(k.block.acc, k.block.acc_rounding.mode);
-  std::vector<fpemu::bounds::coefficient> factors;  // c = prod (1 + c_i) - 1
-  if (k.fp16 || model.promote_every == 0) {
-    factors.push_back(fpemu::bounds::truncating_block_dot(K, n, k.block.frac_bits, u_acc));
-  } else {
-    const auto group = static_cast<std::uint64_t>(model.promote_every);
-    const std::uint64_t len = std::min(K, group);
-    factors.push_back(fpemu::bounds::truncating_block_dot(len, n, k.block.frac_bits, u_acc));
-    factors.push_back(fpemu::bounds::gamma((K + len - 1) / len, fpemu::analysis::effective_unit_roundoff(
-                                                                       model.promoted, model.promoted_rounding.mode)));
-  }
-  if (r.final_inexact) {
-    const double u_out = fpemu::analysis::effective_unit_roundoff(r.out, k.preset.output_rounding.mode);
-    factors.push_back({u_out, true, "", "u_out"});
-  }
-  for (const auto& f : factors)
-    if (!f.valid) return;
+  // The bound `fpemu dot` reports (analysis::accumulation_bound), for this chain.
+  fpemu::analysis::dot_problem p;
+  p.a_format = k.preset.a;
+  p.b_format = k.preset.b;
+  p.k = k.a.size();
+  p.model = k.preset.model;
+  p.model.block = k.block;
+  if (k.fp16) p.model.promote_every = 0;
+  p.out = r.out;
+  p.out_rounding = k.preset.output_rounding;
+  const fpemu::bounds::coefficient c = fpemu::analysis::accumulation_bound(p, false);
+  if (!c.valid) return;
 
   static exact_values v;
   mpfr_set_d(v.x, fpemu::to_double(k.fc, k.c), MPFR_RNDN);  // every value is a binary64 value
@@ -264,14 +225,9 @@ void check_bound(const dot_case& k, const chain_result& r) {
   exact(mpfr_set_d(v.err, fpemu::to_double(r.out, r.d), MPFR_RNDN));
   exact(mpfr_sub(v.err, v.err, v.x, MPFR_RNDN));
   mpfr_abs(v.err, v.err, MPFR_RNDN);
-  // c * S rounded up: the check never blames the model for the harness's rounding.
-  mpfr_set_ui(v.coef, 1, MPFR_RNDU);
-  for (const auto& f : factors) {
-    mpfr_set_d(v.one_plus, f.value, MPFR_RNDU);
-    mpfr_add_ui(v.one_plus, v.one_plus, 1, MPFR_RNDU);
-    mpfr_mul(v.coef, v.coef, v.one_plus, MPFR_RNDU);
-  }
-  mpfr_sub_ui(v.coef, v.coef, 1, MPFR_RNDU);
+  // c * S rounded up (c is rounded up already): the check never blames the model for the
+  // harness's rounding.
+  mpfr_set_d(v.coef, c.value, MPFR_RNDU);
   mpfr_mul(v.bound, v.coef, v.s, MPFR_RNDU);
   if (mpfr_cmp(v.err, v.bound) > 0) {
     char buf[160];

@@ -373,11 +373,22 @@ TEST_CASE("the composite bounds reduce to the formulas they are built from") {
   CHECK(tc.value >= fb::gamma(4, w).value + fb::gamma(4, v).value);
   CHECK_FALSE(fb::truncating_block_dot(64, 16, 4, v).valid);  // 17/16 >= 1
   // Report lines scale the coefficient, rounding up; invalid ones carry +inf.
-  const auto line = fb::make_report_line(fb::recursive_sum(10, 0x1p-8), 100.0);
+  const auto line = fb::make_bound_line(fb::recursive_sum(10, 0x1p-8), 100.0);
   CHECK(line.valid);
-  CHECK(line.bound_abs >= line.coefficient * 100.0);
+  CHECK(line.absolute >= line.coefficient * 100.0);
   CHECK(line.name == "gamma_{n-1}(u)");
-  CHECK(std::isinf(fb::make_report_line(fb::recursive_sum(1000, 0x1p-8), 1.0).bound_abs));
+  CHECK(std::isinf(fb::make_bound_line(fb::recursive_sum(1000, 0x1p-8), 1.0).absolute));
+  // Voiding a line keeps the reason next to the condition.
+  auto voided = line;
+  fb::invalidate(voided, "an input is NaN");
+  CHECK_FALSE(voided.valid);
+  CHECK(std::isinf(voided.absolute));
+  CHECK(voided.condition == line.condition + "; not valid here: an input is NaN");
+  // The outward operations bound the exact results where round-to-nearest falls below them.
+  CHECK(fb::add_up(1.0, 0x1p-60) == 1.0 + 0x1p-52);
+  CHECK(fb::add_up(0.5, 0.25) == 0.75);
+  CHECK(fb::mul_up(1.0 + 0x1p-52, 1.0 + 0x1p-52) == 1.0 + 0x1p-51 + 0x1p-52);  // exact: 1 + 2^-51 + 2^-104
+  CHECK(fb::compose_up(0.5, 0.5) == 1.25);
 }
 
 // ---- Probabilistic bounds -------------------------------------------------------------------

@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "analysis/reference/dot_analysis.hpp"
 #include "analysis/reference/gemm.hpp"
 #include "analysis/reference/gemm_kernels.hpp"
 #include "fpemu/convert.hpp"
@@ -251,6 +252,144 @@ TEST_CASE("a preset GEMM equals the validated instruction model output by output
         REQUIRE(want.has_value());
         CHECK(d[i * N + j] == *want);
       }
+  }
+}
+
+// N(0, sigma) floats, the "original" data of a quantised GEMM.
+std::vector<float> normal_floats(std::size_t n, std::mt19937_64& rng, float sigma = 1.0f) {
+  std::normal_distribution<float> normal(0.0f, sigma);
+  std::vector<float> x(n);
+  for (float& v : x) v = normal(rng);
+  return x;
+}
+
+TEST_CASE("gemm_elements: gemm's codes, with the flags of every output, for every model and scaling") {
+  std::mt19937_64 rng(21);
+  struct setup {
+    const char* preset;
+    scaling s;
+    double alpha, beta;
+  };
+  for (const setup& t : {setup{"h100-e4m3", scaling::none, 1, 0}, setup{"h100-e4m3-deepseek", scaling::tile_1x128, 1, 0},
+                         setup{"a100-bf16", scaling::none, 0.5, 0}, setup{"h100-fp16", scaling::block_128, 1, 0},
+                         setup{"v100-fp16", scaling::none, 2, -1}}) {
+    CAPTURE(std::string(t.preset));
+    const tensor_core_preset p = find_preset(t.preset).value();
+    const int M = 3, N = 5, K = 300;
+    const scaled_matrix a = quantise(normal_floats(M * K, rng), M, K, p.a, t.s, true).value();
+    const scaled_matrix b = quantise(normal_floats(K * N, rng), K, N, p.b, t.s, false).value();
+    std::vector<std::uint32_t> c(static_cast<std::size_t>(M) * N);
+    for (std::uint32_t& code : c) code = from(formats::fp32, normal_floats(1, rng)[0]).code;
+    gemm_options o;
+    o.acc = p.model;
+    o.alpha = t.alpha;
+    o.beta = t.beta;
+    o.sr = sr_stream{7, 1, 0};
+    const auto d = gemm(a, b, t.beta != 0 ? std::span<const std::uint32_t>(c) : std::span<const std::uint32_t>(), o);
+    const auto e = gemm_elements(a, b, t.beta != 0 ? std::span<const std::uint32_t>(c) : std::span<const std::uint32_t>(), o);
+    REQUIRE(d.has_value());
+    REQUIRE(e.has_value());
+    for (std::size_t ij = 0; ij < d->size(); ++ij) {
+      CHECK((*e)[ij].code == (*d)[ij]);
+      CHECK(((*e)[ij].flags & (flag::overflow | flag::invalid)) == 0);
+    }
+  }
+  // An fp16 accumulator overflows on the largest fp16 inputs: the element says so.
+  scaled_matrix a, b;
+  a.rows = 1, a.cols = b.rows = 4, b.cols = 1;
+  a.fmt = b.fmt = formats::fp16;
+  a.codes.assign(4, max_finite_magnitude(formats::fp16));
+  b.codes.assign(4, 0x3c00);  // 1.0
+  gemm_options o;
+  o.acc.acc = formats::fp16;
+  o.out = formats::fp16;
+  const auto e = gemm_elements(a, b, {}, o);
+  REQUIRE(e.has_value());
+  CHECK(((*e)[0].flags & flag::overflow) != 0);
+}
+
+TEST_CASE("analyse_gemm: the normwise error, computed exactly, stays within its bound; broken models void it") {
+  std::mt19937_64 rng(22);
+  struct setup {
+    const char* acc;  // a preset, or a format
+    scaling s;
+    double alpha, beta;
+  };
+  for (const setup& t : {setup{"h100-e4m3", scaling::none, 1, 0}, setup{"h100-e4m3-deepseek", scaling::tile_1x128, 1, 0},
+                         setup{"ada-e5m2", scaling::mx32, 1, 0}, setup{"h100-e5m2", scaling::per_tensor, 0.5, 0},
+                         setup{"a100-bf16", scaling::none, 0.5, 0}, setup{"fp32", scaling::none, 1, 0},
+                         setup{"fp16", scaling::none, 2, -1}}) {
+    CAPTURE(std::string(t.acc));
+    const auto preset = find_preset(t.acc);
+    const format in = preset ? preset->a : formats::bf16;
+    gemm_options o;
+    if (preset) {
+      o.acc = preset->model;
+      o.out = preset->output;
+      o.out_rounding = preset->output_rounding;
+    } else {
+      o.acc.acc = parse_format(t.acc).value();
+      o.out = o.acc.acc;
+    }
+    o.alpha = t.alpha;
+    o.beta = t.beta;
+    const int M = 4, N = 6, K = 512;
+    const scaled_matrix a = quantise(normal_floats(M * K, rng), M, K, in, t.s, true).value();
+    const scaled_matrix b = quantise(normal_floats(K * N, rng), K, N, preset ? preset->b : in, t.s, false).value();
+    std::vector<std::uint32_t> c(static_cast<std::size_t>(M) * N);
+    for (std::uint32_t& code : c) code = from(o.out, normal_floats(1, rng)[0]).code;
+    const std::span<const std::uint32_t> cs = t.beta != 0 ? std::span<const std::uint32_t>(c) : std::span<const std::uint32_t>();
+    const auto d = gemm(a, b, cs, o);
+    REQUIRE(d.has_value());
+    const gemm_report r = analyse_gemm(a, b, cs, o, *d);
+    INFO(r.normwise_bound.condition);
+    CHECK(r.normwise_bound.valid);
+    CHECK(r.normwise > 0);
+    CHECK(r.normwise <= r.normwise_bound_relative);
+    CHECK(r.error_norm <= r.normwise_bound.absolute);
+  }
+  // A 1 x K by K x 1 GEMM has the bound of the same dot product.
+  {
+    const tensor_core_preset p = find_preset("h100-e4m3-deepseek").value();
+    const int K = 300;
+    const std::vector<float> xa = normal_floats(K, rng), xb = normal_floats(K, rng);
+    const scaled_matrix a = quantise(xa, 1, K, p.a, scaling::tile_1x128, true).value();
+    const scaled_matrix b = quantise(xb, K, 1, p.b, scaling::tile_1x128, false).value();
+    gemm_options o;
+    o.acc = p.model;
+    o.out = p.output;
+    o.out_rounding = p.output_rounding;
+    const std::uint32_t code = dot(a, b, o).value();
+    dot_problem q;
+    q.a_format = p.a;
+    q.b_format = p.b;
+    q.k = K;
+    q.scale_kind = scaling::tile_1x128;
+    q.model = p.model;
+    q.out = p.output;
+    q.out_rounding = p.output_rounding;
+    const dot_report dr = analyse_dot(q, xa, xb, a, b, code, o.sr);
+    const gemm_report gr = analyse_gemm(a, b, {}, o, std::vector<std::uint32_t>{code});
+    CHECK(dr.bound.valid);
+    CHECK(dr.bound.coefficient == gr.normwise_bound.coefficient);
+    CHECK(std::fabs(dr.error) <= dr.bound.absolute);
+    CHECK(std::fabs(dr.error_original) <= dr.bound_original.absolute);
+    CHECK(std::fabs(dr.error) == gr.error_norm);
+  }
+  // Overflow in the accumulator voids the bound, with the reason.
+  {
+    scaled_matrix a, b;
+    a.rows = 1, a.cols = b.rows = 4, b.cols = 1;
+    a.fmt = b.fmt = formats::fp16;
+    a.codes.assign(4, max_finite_magnitude(formats::fp16));
+    b.codes.assign(4, 0x3c00);
+    gemm_options o;
+    o.acc.acc = formats::fp16;
+    o.out = formats::fp16;
+    const auto d = gemm(a, b, {}, o).value();
+    const gemm_report r = analyse_gemm(a, b, {}, o, d);
+    CHECK_FALSE(r.normwise_bound.valid);
+    CHECK(r.normwise_bound.condition.find("overflowed") != std::string::npos);
   }
 }
 

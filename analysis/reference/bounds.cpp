@@ -27,7 +27,6 @@ constexpr double kInf = std::numeric_limits<double>::infinity();
 // Below this the FMA-based error terms may themselves underflow; there we just step outward.
 constexpr double kTiny = 0x1p-900;
 
-double next_up(double x) { return std::nextafter(x, kInf); }
 double next_down(double x) { return std::nextafter(x, -kInf); }
 
 // ---- Directed arithmetic from round-to-nearest plus the exact error ---------------------------
@@ -455,15 +454,29 @@ coefficient truncating_block_dot(std::uint64_t n, std::uint64_t b, int frac_bits
   return make_valid(name, compose(g1.value, g2.value), cond);
 }
 
-report_line make_report_line(const coefficient& c, double scale) {
-  report_line line{c.name, c.value, c.valid, kInf, c.condition};
+bound_line make_bound_line(const coefficient& c, double scale, double probability) {
+  bound_line line{c.name, c.value, kInf, c.valid, c.condition, probability};
   if (!(scale >= 0)) {
     line.valid = false;
     line.condition = "scale = " + num(scale) + " is not >= 0";
     return line;
   }
-  if (c.valid) line.bound_abs = mul_ru(c.value, scale);
+  if (c.valid) line.absolute = mul_ru(c.value, scale);
   return line;
 }
+
+void invalidate(bound_line& line, const std::string& why) {
+  if (!line.valid) return;
+  line.valid = false;
+  line.absolute = kInf;
+  line.condition += "; not valid here: " + why;
+}
+
+double next_up(double x) { return std::nextafter(x, kInf); }
+double add_up(double a, double b) { return add_ru(a, b); }
+double sub_down(double a, double b) { return sub_rd(a, b); }
+double mul_up(double a, double b) { return mul_ru(a, b); }
+double div_up(double a, double b) { return div_ru(a, b); }
+double compose_up(double a, double b) { return compose(a, b); }
 
 }  // namespace fpemu::bounds

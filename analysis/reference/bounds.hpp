@@ -118,16 +118,31 @@ coefficient block_fma_dot(std::uint64_t n, std::uint64_t b, double u_int, double
 // (1 + gamma_{ceil(n/b)}(w)) (1 + gamma_{ceil(n/b)}(u_acc)) - 1.
 coefficient truncating_block_dot(std::uint64_t n, std::uint64_t b, int frac_bits, double u_acc);
 
-// ---- Reports --------------------------------------------------------------------------------
+// ---- Bounds next to measured errors --------------------------------------------------------------
 
-// A measured error next to a bound: bound_abs = coefficient * S (rounded up; +inf if invalid).
-struct report_line {
+// One bound next to a measured error: absolute = coefficient * S, rounded up (+inf when not
+// valid), S the sum of magnitudes the coefficient multiplies.
+struct bound_line {
   std::string name;
   double coefficient = 0;
+  double absolute = 0;
   bool valid = false;
-  double bound_abs = 0;
   std::string condition;
+  double probability = 1.0;  // < 1 for probabilistic bounds
 };
-report_line make_report_line(const coefficient& c, double scale);
+bound_line make_bound_line(const coefficient& c, double scale, double probability = 1.0);
+// Voids a valid line where the data break its model: "; not valid here: <why>" is appended.
+void invalidate(bound_line& line, const std::string& why);
+
+// ---- Outward-rounded arithmetic on nonnegative doubles -------------------------------------------
+// For callers that compose bounds of their own: each result is the exact value rounded up
+// (down for *_down), computed from the nearest result and its exact error, without touching the
+// rounding mode.
+double next_up(double x);
+double add_up(double a, double b);
+double sub_down(double a, double b);
+double mul_up(double a, double b);
+double div_up(double a, double b);
+double compose_up(double a, double b);  // (1 + a)(1 + b) - 1
 
 }  // namespace fpemu::bounds

@@ -20,7 +20,44 @@ namespace {
 constexpr int kDeepSeekGroup = 128;
 constexpr int kMxGroup = 32;
 
-// Group size along K of a scaling, 0 when the scaling has no groups along K.
+double scale_value(const scaled_matrix& m, std::size_t index) {
+  if (m.scale_kind == scaling::none || m.scales.empty()) return 1.0;
+  return to_double(m.scale_format, m.scales[index]);
+}
+
+std::string shape(const scaled_matrix& m) { return std::to_string(m.rows) + "x" + std::to_string(m.cols); }
+
+// alpha * acc + beta * c, exact, then one rounding into `out`.
+rounded epilogue(const unpacked& acc, double alpha, double beta, const format& out, std::uint32_t c,
+                 const rounding& r, std::uint64_t random) {
+  if (alpha == 1.0 && beta == 0.0) return round(out, acc, r, random);
+  const unpacked bc = beta == 0.0 ? unpacked{} : exact_mul(unpack(beta), decode(out, c)).value;
+  return round_exact(out, exact_fma(unpack(alpha), acc, bc, r.mode), r, random);
+}
+
+// What gemm() computes, checked once: the K order, the model (a group scaling promotes every
+// group) and alpha with the per-tensor scales folded in.
+struct plan {
+  int M = 0, N = 0, K = 0;
+  std::vector<int> order;
+  bool identity_order = true;
+  int group = 0;
+  accumulator_model model{};
+  double alpha = 1.0;
+};
+
+expected<plan> make_plan(const scaled_matrix& a, const scaled_matrix& b, std::span<const std::uint32_t> c,
+                         const gemm_options& o);
+
+// Output (i, j) by the reference loop: the accumulator chain over K in the plan's order, group
+// scales set at each group's first product, then the epilogue. The k-th rounding of output ij's
+// chain takes the stochastic bits of index first_index + ij * 2^32 + k, its epilogue those of
+// first_index + ij * 2^32 + 2^32 - 1.
+gemm_element reference_element(const plan& p, dot_accumulator& acc, const scaled_matrix& a, const scaled_matrix& b,
+                               std::span<const std::uint32_t> c, const gemm_options& o, int i, int j);
+
+}  // namespace
+
 int group_along_k(scaling s) {
   switch (s) {
     case scaling::tile_1x128:
@@ -30,7 +67,6 @@ int group_along_k(scaling s) {
   }
 }
 
-// Index of the scale of element (r, c) of a matrix whose K runs along columns (A) or rows (B).
 std::size_t scale_index(const scaled_matrix& m, int r, int c, bool along_k_is_cols) {
   const int k = along_k_is_cols ? c : r, other = along_k_is_cols ? r : c;
   const int k_len = along_k_is_cols ? m.cols : m.rows;
@@ -47,22 +83,9 @@ std::size_t scale_index(const scaled_matrix& m, int r, int c, bool along_k_is_co
   return 0;
 }
 
-double scale_value(const scaled_matrix& m, std::size_t index) {
-  if (m.scale_kind == scaling::none || m.scales.empty()) return 1.0;
-  return to_double(m.scale_format, m.scales[index]);
+double scale_of(const scaled_matrix& m, int r, int c, bool along_k_is_cols) {
+  return scale_value(m, scale_index(m, r, c, along_k_is_cols));
 }
-
-std::string shape(const scaled_matrix& m) { return std::to_string(m.rows) + "x" + std::to_string(m.cols); }
-
-// alpha * acc + beta * c, exact, then one rounding into `out`.
-std::uint32_t epilogue(const unpacked& acc, double alpha, double beta, const format& out, std::uint32_t c,
-                       const rounding& r, std::uint64_t random) {
-  if (alpha == 1.0 && beta == 0.0) return round(out, acc, r, random).code;
-  const unpacked bc = beta == 0.0 ? unpacked{} : exact_mul(unpack(beta), decode(out, c)).value;
-  return round_exact(out, exact_fma(unpack(alpha), acc, bc, r.mode), r, random).code;
-}
-
-}  // namespace
 
 std::string_view to_string(scaling s) {
   switch (s) {
@@ -146,8 +169,10 @@ expected<scaled_matrix> quantise(std::span<const float> x, int rows, int cols, c
   return m;
 }
 
-expected<std::vector<std::uint32_t>> gemm(const scaled_matrix& a, const scaled_matrix& b,
-                                          std::span<const std::uint32_t> c, const gemm_options& o) {
+namespace {
+
+expected<plan> make_plan(const scaled_matrix& a, const scaled_matrix& b, std::span<const std::uint32_t> c,
+                         const gemm_options& o) {
   const int M = a.rows, K = a.cols, N = b.cols;
   if (a.cols != b.rows)
     return error{"gemm: A is " + shape(a) + " and B is " + shape(b) + ": A's columns must equal B's rows"};
@@ -163,7 +188,12 @@ expected<std::vector<std::uint32_t>> gemm(const scaled_matrix& a, const scaled_m
     return error{"gemm: alpha and beta must be finite (got alpha = " + std::to_string(o.alpha) +
                  ", beta = " + std::to_string(o.beta) + ")"};
 
-  std::vector<int> order = o.k_order;
+  plan p;
+  p.M = M;
+  p.N = N;
+  p.K = K;
+  std::vector<int>& order = p.order;
+  order = o.k_order;
   if (order.empty()) {
     order.resize(static_cast<std::size_t>(K));
     std::iota(order.begin(), order.end(), 0);
@@ -173,7 +203,7 @@ expected<std::vector<std::uint32_t>> gemm(const scaled_matrix& a, const scaled_m
     for (int k : order) ok = ok && k >= 0 && k < K && !seen[static_cast<std::size_t>(k)]++;
     if (!ok) return error{"gemm: k_order must be a permutation of 0.." + std::to_string(K - 1)};
   }
-  const bool identity_order = std::is_sorted(order.begin(), order.end());
+  p.identity_order = std::is_sorted(order.begin(), order.end());
 
   // Group scaling: the partial of each group along K is scaled when it is promoted.
   const int ga = group_along_k(a.scale_kind), gb = group_along_k(b.scale_kind);
@@ -181,58 +211,99 @@ expected<std::vector<std::uint32_t>> gemm(const scaled_matrix& a, const scaled_m
     return error{std::string("gemm: A's scaling ") + std::string(to_string(a.scale_kind)) + " and B's " +
                  std::string(to_string(b.scale_kind)) + " group K differently (" + std::to_string(ga) + " vs " +
                  std::to_string(gb) + ")"};
-  const int group = std::max(ga, gb);
-  accumulator_model model = o.acc;
+  const int group = p.group = std::max(ga, gb);
+  accumulator_model& model = p.model;
+  model = o.acc;
   if (group) {
     if (model.promote_every != 0 && model.promote_every != group)
       return error{"gemm: block scaling groups K by " + std::to_string(group) + " but the promotion interval is " +
                    std::to_string(model.promote_every) + "; they must be equal (or leave promotion unset)"};
-    if (!identity_order) return error{"gemm: block scaling needs K in its natural order (k_order must be 0..K-1)"};
+    if (!p.identity_order)
+      return error{"gemm: block scaling needs K in its natural order (k_order must be 0..K-1)"};
     model.promote_every = group;
   }
   const double tensor_scale = (a.scale_kind == scaling::per_tensor ? scale_value(a, 0) : 1.0) *
                               (b.scale_kind == scaling::per_tensor ? scale_value(b, 0) : 1.0);
-  const double alpha = o.alpha * tensor_scale;
+  p.alpha = o.alpha * tensor_scale;
+  return p;
+}
 
+
+gemm_element reference_element(const plan& p, dot_accumulator& acc, const scaled_matrix& a, const scaled_matrix& b,
+                               std::span<const std::uint32_t> c, const gemm_options& o, int i, int j) {
+  const std::size_t ij = static_cast<std::size_t>(i) * p.N + j;
+  const sr_stream sr{o.sr.seed, o.sr.stream, o.sr.first_index + (static_cast<std::uint64_t>(ij) << 32)};
+  gemm_element e;
+  acc.reset(formats::fp32, 0, sr);
+  for (std::size_t q = 0; q < p.order.size(); ++q) {
+    const int k = p.order[q];
+    if (p.group && q % static_cast<std::size_t>(p.group) == 0) {
+      const rounded s = from(formats::fp32, scale_of(a, i, k, true) * scale_of(b, k, j, false));
+      e.scale_flags |= s.flags;
+      acc.set_group_scale(formats::fp32, s.code);
+    }
+    acc.add_product(a.codes[static_cast<std::size_t>(i) * p.K + k], b.codes[static_cast<std::size_t>(k) * p.N + j]);
+  }
+  const rounded d = epilogue(acc.value(), p.alpha, o.beta, o.out, c.empty() ? 0 : c[ij], o.out_rounding,
+                             random_bits(o.sr.seed, o.sr.stream, sr.first_index + 0xffffffffu));
+  e.code = d.code;
+  e.flags = static_cast<std::uint8_t>(acc.flags() | d.flags);
+  return e;
+}
+
+}  // namespace
+
+expected<std::vector<std::uint32_t>> gemm(const scaled_matrix& a, const scaled_matrix& b,
+                                          std::span<const std::uint32_t> c, const gemm_options& o) {
+  const expected<plan> planned = make_plan(a, b, c, o);
+  if (!planned) return error{planned.message()};
+  const plan& p = *planned;
+  const int M = p.M, N = p.N, K = p.K;
+  const std::size_t MN = static_cast<std::size_t>(M) * N;
   std::vector<std::uint32_t> d(MN);
   const int threads = o.threads > 0 ? o.threads : static_cast<int>(std::thread::hardware_concurrency());
 
-  // Fast kernels compute the accumulator codes for whole rows, bitwise equal to the loop below.
+  // Fast kernels compute the accumulator codes for whole rows, bitwise equal to the reference loop.
   std::vector<std::uint32_t> acc_codes;
   format acc_format = formats::fp32;
-  if (o.fast_kernels && !group && identity_order) {
-    if (auto k = fast_accumulate(a.fmt, a.codes, b.fmt, b.codes, M, N, K, model, threads)) {
+  if (o.fast_kernels && !p.group && p.identity_order) {
+    if (auto k = fast_accumulate(a.fmt, a.codes, b.fmt, b.codes, M, N, K, p.model, threads)) {
       acc_codes = std::move(k->codes);
       acc_format = k->fmt;
     }
   }
 
   auto rows = [&](int r0, int r1) {
-    dot_accumulator acc(model, a.fmt, b.fmt);
+    dot_accumulator acc(p.model, a.fmt, b.fmt);
     for (int i = r0; i < r1; ++i)
       for (int j = 0; j < N; ++j) {
         const std::size_t ij = static_cast<std::size_t>(i) * N + j;
-        const sr_stream sr{o.sr.seed, o.sr.stream, o.sr.first_index + (static_cast<std::uint64_t>(ij) << 32)};
-        unpacked value;
-        if (!acc_codes.empty()) {
-          value = decode(acc_format, acc_codes[ij]);
-        } else {
-          acc.reset(formats::fp32, 0, sr);
-          for (std::size_t p = 0; p < order.size(); ++p) {
-            const int k = order[p];
-            if (group && p % static_cast<std::size_t>(group) == 0) {
-              const double s = scale_value(a, scale_index(a, i, k, true)) * scale_value(b, scale_index(b, k, j, false));
-              acc.set_group_scale(formats::fp32, from(formats::fp32, s).code);
-            }
-            acc.add_product(a.codes[static_cast<std::size_t>(i) * K + k], b.codes[static_cast<std::size_t>(k) * N + j]);
-          }
-          value = acc.value();
+        if (acc_codes.empty()) {
+          d[ij] = reference_element(p, acc, a, b, c, o, i, j).code;
+          continue;
         }
-        d[ij] = epilogue(value, alpha, o.beta, o.out, c.empty() ? 0 : c[ij], o.out_rounding,
-                         random_bits(o.sr.seed, o.sr.stream, sr.first_index + 0xffffffffu));
+        const std::uint64_t first = o.sr.first_index + (static_cast<std::uint64_t>(ij) << 32);
+        d[ij] = epilogue(decode(acc_format, acc_codes[ij]), p.alpha, o.beta, o.out, c.empty() ? 0 : c[ij],
+                         o.out_rounding, random_bits(o.sr.seed, o.sr.stream, first + 0xffffffffu))
+                    .code;
       }
   };
   parallel_rows(M, threads, rows);
+  return d;
+}
+
+expected<std::vector<gemm_element>> gemm_elements(const scaled_matrix& a, const scaled_matrix& b,
+                                                  std::span<const std::uint32_t> c, const gemm_options& o) {
+  const expected<plan> planned = make_plan(a, b, c, o);
+  if (!planned) return error{planned.message()};
+  const plan& p = *planned;
+  std::vector<gemm_element> d(static_cast<std::size_t>(p.M) * p.N);
+  const int threads = o.threads > 0 ? o.threads : static_cast<int>(std::thread::hardware_concurrency());
+  parallel_rows(p.M, threads, [&](int r0, int r1) {
+    dot_accumulator acc(p.model, a.fmt, b.fmt);
+    for (int i = r0; i < r1; ++i)
+      for (int j = 0; j < p.N; ++j) d[static_cast<std::size_t>(i) * p.N + j] = reference_element(p, acc, a, b, c, o, i, j);
+  });
   return d;
 }
 

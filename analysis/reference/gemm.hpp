@@ -33,6 +33,10 @@ enum class scaling : std::uint8_t {
 std::string_view to_string(scaling s);
 expected<scaling> parse_scaling(std::string_view name);  // none tensor tile128 block128 mx32
 
+// The group size along K of a scaling (tile128 and block128: 128; mx32: 32), 0 without groups.
+// gemm() folds each group into the promoted register, so it is also the promotion interval.
+int group_along_k(scaling s);
+
 // A matrix of codes with its scales. rows x cols, row-major. `scales` layout: per_tensor 1;
 // tile_1x128/block_128/mx32: see scale_index(). Scale codes are fp32, or e8m0fnu for mx32.
 struct scaled_matrix {
@@ -43,6 +47,13 @@ struct scaled_matrix {
   format scale_format = formats::fp32;
   std::vector<std::uint32_t> scales;
 };
+
+// The index in `scales` of element (r, c)'s scale, K running along columns (A) or rows (B):
+// tile_1x128 gives A one scale per row per 128 columns and B one per 128 x 128 block, as
+// DeepSeek-V3 scales activations and weights.
+std::size_t scale_index(const scaled_matrix& m, int r, int c, bool along_k_is_cols);
+// The value of element (r, c)'s scale (1 for scaling none); exact in double.
+double scale_of(const scaled_matrix& m, int r, int c, bool along_k_is_cols);
 
 // Quantises a row-major float matrix: for each scaling group, scale = amax / max_finite(fmt)
 // (rounded up to a power of two for mx32, as an e8m0 code, per the OCP MX spec 6.3), then each
@@ -67,6 +78,17 @@ struct gemm_options {
 // permutation of 0..K-1, or a group scaling whose group size disagrees with acc.promote_every.
 expected<std::vector<std::uint32_t>> gemm(const scaled_matrix& a, const scaled_matrix& b,
                                           std::span<const std::uint32_t> c, const gemm_options& options);
+
+// One output of gemm() computed by its reference loop, with what a bound needs to know of it.
+struct gemm_element {
+  std::uint32_t code = 0;
+  std::uint8_t flags = 0;        // IEEE flags of the accumulator chain and the final rounding
+  std::uint8_t scale_flags = 0;  // of rounding the group scales' products s_a s_b into fp32
+};
+// gemm() with every output computed by the reference loop (never the fast kernels, which keep
+// no flags); the codes equal gemm()'s.
+expected<std::vector<gemm_element>> gemm_elements(const scaled_matrix& a, const scaled_matrix& b,
+                                                  std::span<const std::uint32_t> c, const gemm_options& options);
 
 // A dot product is a 1 x K by K x 1 GEMM.
 expected<std::uint32_t> dot(const scaled_matrix& a, const scaled_matrix& b, const gemm_options& options);

@@ -25,6 +25,7 @@
 #include <string>
 #include <utility>
 
+#include "analysis/reference/measured_error.hpp"
 #include "fpemu/convert.hpp"
 #include "fpemu/exact_accumulator.hpp"
 #include "fpemu/ops.hpp"
@@ -58,13 +59,9 @@ std::string_view kind_name(accumulator_kind k) {
 
 bool is_nearest(round_mode m) { return m == round_mode::nearest_even || m == round_mode::nearest_away; }
 
-// ---- Outward rounding for the few coefficients composed here ------------------------------------
-// a + b and a * b (a, b >= 0) are within half an ulp of the real result, so one step up bounds it.
-double up(double x) { return std::isfinite(x) ? std::nextafter(x, kInf) : x; }
-double down(double x) { return std::isfinite(x) ? std::nextafter(x, -kInf) : x; }
-double add_up(double a, double b) { return up(a + b); }
-double mul_up(double a, double b) { return a == 0 || b == 0 ? 0.0 : up(a * b); }
-double compose_up(double a, double b) { return add_up(add_up(a, b), mul_up(a, b)); }  // (1+a)(1+b)-1
+using bounds::add_up;
+using bounds::compose_up;
+using bounds::mul_up;
 
 std::string num(double x) {
   char buf[40];
@@ -303,9 +300,7 @@ std::string data_breaks_model(std::span<const std::uint32_t> x, const format& fi
     if (u.cls == value_class::nan || u.cls == value_class::infinite)
       return "input " + std::to_string(i) + " is not finite";
   }
-  if (flags & flag::invalid) return "an invalid operation was raised";
-  if (flags & flag::overflow) return "the accumulator overflowed";
-  if (flags & flag::underflow) return "a rounding underflowed (the relative error model does not hold)";
+  if (std::string why = flags_break_model(flags); !why.empty()) return why;
   const unpacked r = decode(out, code);
   if (r.cls == value_class::nan || r.cls == value_class::infinite) return "the computed sum is not finite";
   return {};
@@ -360,34 +355,22 @@ bounds::coefficient model_coefficient(const accumulator_model& m, std::uint64_t 
   return valid_coefficient(name, compose_up(chunk.value, high.value), cond);
 }
 
-bound_line make_line(const bounds::coefficient& c, double s_up, double probability = 1.0) {
-  const bounds::report_line r = bounds::make_report_line(c, s_up);
-  bound_line b;
-  b.name = r.name;
-  b.coefficient = r.coefficient;
-  b.absolute = r.valid ? r.bound_abs : kInf;
-  b.valid = r.valid;
-  b.condition = r.condition;
-  b.probability = probability;
-  return b;
-}
-
 // A Higham-Mary bound gamma~_k(lambda) that must hold for `events` term products at once.
 bound_line union_line(const bounds::probabilistic& p, std::uint64_t events, const std::string& name, double s_up) {
   bounds::coefficient c = p.c;
   c.name = name;
   double prob = p.probability;
   if (c.valid && c.value > 0 && events > 1) {
-    const double fail = mul_up(static_cast<double>(events), up(1.0 - p.probability));
-    prob = std::max(0.0, down(1.0 - fail));
+    const double fail = mul_up(static_cast<double>(events), bounds::next_up(1.0 - p.probability));
+    prob = std::max(0.0, bounds::sub_down(1.0, fail));
     if (!(prob > 0)) {
-      c = bounds::coefficient{kInf, false, "probability bound " + num(down(1.0 - fail)) + " <= 0 (increase lambda)", name};
+      c = bounds::coefficient{kInf, false, "probability bound " + num(bounds::sub_down(1.0, fail)) + " <= 0 (increase lambda)", name};
     } else {
       c.condition = "independent mean-zero rounding errors (Higham-Mary model), " + std::to_string(events) +
                     " products at once; holds with probability >= " + num(prob);
     }
   }
-  return make_line(c, s_up, prob);
+  return bounds::make_bound_line(c, s_up, prob);
 }
 
 std::vector<bound_line> make_bounds(const sum_options& o, const accumulator_model& m, std::uint64_t n, bool wide,
@@ -399,16 +382,16 @@ std::vector<bound_line> make_bounds(const sum_options& o, const accumulator_mode
   switch (o.method) {
     case sum_method::recursive:
     case sum_method::promoted:
-      out.push_back(make_line(model_coefficient(m, n, wide), s_up));
+      out.push_back(bounds::make_bound_line(model_coefficient(m, n, wide), s_up));
       if (m.kind == accumulator_kind::format && m.promote_every == 0 && nearest) {
         const bounds::probabilistic p = bounds::recursive_sum_probabilistic(n1, u, o.lambda);
-        out.push_back(make_line(p.c, s_up, p.probability));
+        out.push_back(bounds::make_bound_line(p.c, s_up, p.probability));
       }
       break;
     case sum_method::stochastic: {
       const double u0 = unit_roundoff(m.acc);
       bounds::coefficient det = bounds::stochastic_sum_deterministic(n1, u0);
-      out.push_back(make_line(det, s_up));
+      out.push_back(bounds::make_bound_line(det, s_up));
       // Connolly-Higham-Mary for unbiased SR, plus the bias of k-bit SR: each rounding's mean
       // error is below 2^-k ulp <= 2^-k 2u |s_{i-1} + x_i|, and these add up to at most
       // 2^-k gamma_{n-1}(2u) S (the martingale part keeps its |d| <= ulp).
@@ -422,11 +405,11 @@ std::vector<bound_line> make_bounds(const sum_options& o, const accumulator_mode
       } else if (c.valid) {
         c = bounds::coefficient{kInf, false, det.condition + " (needed for the bias of k-bit SR)", c.name};
       }
-      out.push_back(make_line(c, s_up, c.valid ? p.probability : 0.0));
+      out.push_back(bounds::make_bound_line(c, s_up, c.valid ? p.probability : 0.0));
       break;
     }
     case sum_method::pairwise: {
-      out.push_back(make_line(bounds::pairwise_sum(n1, u), s_up));
+      out.push_back(bounds::make_bound_line(bounds::pairwise_sum(n1, u), s_up));
       if (nearest && n1 >= 2) {
         const auto depth = static_cast<std::uint64_t>(std::bit_width(n1 - 1));
         out.push_back(union_line(bounds::gamma_probabilistic(depth, u, o.lambda), n, "gamma~_{ceil(log2 n)}(lambda)",
@@ -436,7 +419,7 @@ std::vector<bound_line> make_bounds(const sum_options& o, const accumulator_mode
     }
     case sum_method::blocked: {
       const auto b = static_cast<std::uint64_t>(o.block);
-      out.push_back(make_line(bounds::blocked_sum(n1, b, u), s_up));
+      out.push_back(bounds::make_bound_line(bounds::blocked_sum(n1, b, u), s_up));
       if (nearest && n1 >= 2) {
         const std::uint64_t be = std::min(b, n1);
         const std::uint64_t k = be - 1 + (n1 / be + (n1 % be != 0 ? 1 : 0)) - 1;
@@ -450,7 +433,7 @@ std::vector<bound_line> make_bounds(const sum_options& o, const accumulator_mode
       // step is exact and this is the algorithm on the n terms.
       bounds::coefficient c = bounds::kahan_sum(wide ? n + 1 : n, u);
       if (wide) c.condition += "; inputs do not all fit the accumulator: bound for n+1 terms (0, x_1, ..., x_n)";
-      out.push_back(make_line(c, s_up));
+      out.push_back(bounds::make_bound_line(c, s_up));
       break;
     }
     case sum_method::neumaier: {
@@ -466,7 +449,7 @@ std::vector<bound_line> make_bounds(const sum_options& o, const accumulator_mode
                                 "transformations do not hold",
                                 c.name};
       }
-      out.push_back(make_line(c, s_up));
+      out.push_back(bounds::make_bound_line(c, s_up));
       break;
     }
   }
@@ -558,23 +541,10 @@ expected<sum_result> sum(std::span<const std::uint32_t> x, const sum_options& o)
   r.value = to_double(out_format, c.code);
   r.flags = c.flags;
   r.exact = exact.to_double();
-  exact_accumulator diff = exact;
-  diff.subtract(decode(out_format, c.code));
-  r.error = -diff.to_double();  // exact - computed, negated (exact)
-  if (r.error == 0) r.error = 0.0;
-  if (r.exact != 0 || std::isnan(r.exact)) {
-    r.relative_error = std::fabs(r.error) / std::fabs(r.exact);
-  } else {
-    r.relative_error = r.error == 0 ? 0.0 : kInf;
-  }
+  r.error = measured_error(exact, decode(out_format, c.code));
+  r.relative_error = relative_error(r.error, r.exact);
   r.abs_sum = abs_sum.to_double();
-  // sum |x_i| rounded up, so that coefficient * S bounds the real product.
-  double s_up = r.abs_sum;
-  if (std::isfinite(s_up)) {
-    exact_accumulator rest = abs_sum;
-    rest.subtract(unpack(s_up));
-    if (!rest.is_zero() && !rest.value().negative) s_up = up(s_up);
-  }
+  const double s_up = upper_double(abs_sum);  // so that coefficient * S bounds the real product
 
   // The bounds, voided where the data break their model.
   bool wide = false;
@@ -582,14 +552,8 @@ expected<sum_result> sum(std::span<const std::uint32_t> x, const sum_options& o)
   r.bounds = make_bounds(eff, m, x.size(), wide, s_up);
   std::string broken = data_breaks_model(x, o.input, c.flags, out_format, c.code);
   if (broken.empty() && m.kind == accumulator_kind::block_fma) broken = block_fma_premise(x, o.input, m);
-  if (!broken.empty()) {
-    for (bound_line& b : r.bounds) {
-      if (!b.valid) continue;
-      b.valid = false;
-      b.absolute = kInf;
-      b.condition += "; not valid here: " + broken;
-    }
-  }
+  if (!broken.empty())
+    for (bound_line& b : r.bounds) bounds::invalidate(b, broken);
   return r;
 }
 

@@ -54,15 +54,7 @@ struct sum_options {
   double lambda = 3.0;            // probabilistic bounds: lambda (probability reported with it)
 };
 
-// One bound next to the measured error: coefficient * sum|x_i| (or invalid, with the reason).
-struct bound_line {
-  std::string name;
-  double coefficient = 0;
-  double absolute = 0;       // coefficient * sum |x_i|
-  bool valid = false;
-  std::string condition;
-  double probability = 1.0;  // < 1 for probabilistic bounds
-};
+using bounds::bound_line;  // one bound next to the measured error
 
 struct sum_result {
   format result_format;    // the format `code` is in

@@ -24,8 +24,8 @@
 #include <thread>
 #include <vector>
 
+#include "analysis/reference/dot_analysis.hpp"
 #include "analysis/reference/gemm.hpp"
-#include "analysis/reference/parallel_rows.hpp"
 #include "common.hpp"
 #include "fpemu/convert.hpp"
 #include "fpemu/ops.hpp"
@@ -99,8 +99,9 @@ void run_gemm(const gemm_cli_options& o) {
   bool have = false;
   double elapsed = 0;
   std::uint64_t checksum = 0xcbf29ce484222325ull;  // FNV-1a offset basis
-  std::vector<double> rel(MN);
-  std::vector<unpacked> at(MK), bt(KN);  // alpha s_a a (row-major) and s_b b (transposed: N x K)
+  analysis::gemm_report worst;  // the sample with the largest normwise error
+  bool have_normwise = false;
+  std::uint64_t worst_seed = w.seed;
 
   progress_meter progress(w.progress, w.samples);
   for (std::uint64_t s = 0; s < w.samples; ++s) {
@@ -129,34 +130,16 @@ void run_gemm(const gemm_cli_options& o) {
     elapsed += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     if (!d) fail(d.message());
 
-    // The exact GEMM of the quantised inputs.
+    // The exact GEMM of the quantised inputs, the errors and the normwise bound.
     progress.update(s + 1, "exact reference");
-    const unpacked ua = unpack(alpha), ub = unpack(beta);
-    for (int i = 0; i < M; ++i)
-      for (int k = 0; k < K; ++k) {
-        const std::size_t ik = static_cast<std::size_t>(i) * K + k;
-        const unpacked sa = unpack(element_scale(a, i, k, true));
-        at[ik] = exact_mul(ua, exact_mul(decode(fa, a.codes[ik]), sa).value).value;
-      }
-    for (int k = 0; k < K; ++k)
-      for (int j = 0; j < N; ++j) {
-        const std::size_t kj = static_cast<std::size_t>(k) * N + j;
-        const unpacked sb = unpack(element_scale(b, k, j, false));
-        bt[static_cast<std::size_t>(j) * K + k] = exact_mul(decode(fb, b.codes[kj]), sb).value;
-      }
-    analysis::parallel_rows(M, threads, [&](int r0, int r1) {
-      exact_accumulator e;
-      for (int i = r0; i < r1; ++i)
-        for (int j = 0; j < N; ++j) {
-          e.clear();
-          const unpacked* ai = &at[static_cast<std::size_t>(i) * K];
-          const unpacked* bj = &bt[static_cast<std::size_t>(j) * K];
-          for (int k = 0; k < K; ++k) e.add_product(ai[k], bj[k]);
-          const std::size_t ij = static_cast<std::size_t>(i) * N + j;
-          if (beta != 0) e.add_product(ub, decode(out, c[ij]));
-          rel[ij] = relative(exact_error(e, decode(out, (*d)[ij])), e.to_double());
-        }
-    });
+    const analysis::gemm_report report = analysis::analyse_gemm(a, b, c, go, *d);
+    const std::vector<double>& rel = report.relative;
+    if (!have_normwise || report.normwise > worst.normwise || (std::isnan(report.normwise) && !std::isnan(worst.normwise))) {
+      have_normwise = true;
+      worst = report;
+      worst.relative.clear();
+      worst_seed = seed;
+    }
     for (std::size_t ij = 0; ij < MN; ++ij) {
       const double r = rel[ij];
       sum_rel += r;
@@ -182,11 +165,13 @@ void run_gemm(const gemm_cli_options& o) {
 
   if (w.csv) {
     std::cout << "m,n,k,a_format,b_format,scaling,accumulator,out,alpha,beta,threads,samples,seed,max_rel_error,"
-                 "mean_rel_error,checksum,elapsed_s,products_per_s\n"
+                 "mean_rel_error,normwise_error,normwise_bound,normwise_bound_valid,checksum,elapsed_s,products_per_s\n"
               << M << ',' << N << ',' << K << ',' << csv_field(to_string(fa)) << ',' << csv_field(to_string(fb)) << ','
               << analysis::to_string(scale_kind) << ',' << csv_field(describe(acc)) << ',' << csv_field(out_text)
               << ',' << exact_num(alpha) << ',' << exact_num(beta) << ',' << threads << ',' << w.samples << ',' << w.seed
-              << ',' << num(max_rel, 9) << ',' << num(mean_rel, 9) << ',' << sum_text << ',' << num(elapsed, 6)
+              << ',' << num(max_rel, 9) << ',' << num(mean_rel, 9) << ',' << num(worst.normwise, 9) << ','
+              << num(worst.normwise_bound_relative, 9) << ',' << (worst.normwise_bound.valid ? "yes" : "no") << ','
+              << sum_text << ',' << num(elapsed, 6)
               << ',' << num(rate, 6) << '\n';
     return;
   }
@@ -201,6 +186,11 @@ void run_gemm(const gemm_cli_options& o) {
             << "  max_rel_error   " << num(max_rel) << "  (over " << MN << " outputs x " << w.samples
             << " samples, against the exact GEMM of the quantised inputs)\n"
             << "  mean_rel_error  " << num(mean_rel) << '\n'
+            << "  normwise_error  " << num(worst.normwise) << "  (||D - X||_F / ||X||_F"
+            << (w.samples > 1 ? ", the largest: seed " + std::to_string(worst_seed) : std::string()) << ")\n"
+            << "  normwise_bound  " << num(worst.normwise_bound_relative) << "  (c ||S||_F / ||X||_F, c = "
+            << worst.normwise_bound.name << " = " << num(worst.normwise_bound.coefficient) << ", "
+            << (worst.normwise_bound.valid ? "valid" : "not valid") << ": " << worst.normwise_bound.condition << ")\n"
             << "  checksum        " << sum_text << "  (FNV-1a of the output codes)\n"
             << "  elapsed         " << num(elapsed) << " s  (analysis::gemm only)\n"
             << "  rate            " << num(rate, 4) << " products/s\n";
@@ -243,7 +233,9 @@ command add_gemm(CLI::App& parent) {
       "nearest-even, saturating), rounds C into --out, computes D = alpha*A*B + beta*C with\n"
       "analysis::gemm, and compares every output with the exact result of the quantised inputs (scales\n"
       "applied; one exact accumulator per output). Prints max_rel_error and mean_rel_error over all\n"
-      "outputs (and samples), a checksum of the output codes (FNV-1a), the time analysis::gemm took\n"
+      "outputs (and samples), normwise_error ||D - X||_F / ||X||_F and its bound c ||S||_F / ||X||_F\n"
+      "(S_ij = |alpha| sum_k |a_ik b_kj| + |beta c_ij|, c the accumulation bound of `fpemu dot`; for the\n"
+      "sample with the largest normwise error), a checksum of the output codes (FNV-1a), the time analysis::gemm took\n"
       "(the exact reference is not timed) and the rate in products/s (M*N*K per sample).\n"
       "Group scalings (tile128, block128: 128; mx32: 32) fold each group into fp32: --promote must\n"
       "then equal the group size or be left out.\n"
@@ -251,7 +243,8 @@ command add_gemm(CLI::App& parent) {
       "Philox stream keyed by S+s. The printed results, except elapsed and rate, are the same for any\n"
       "--threads.\n"
       "--csv: the header 'm,n,k,a_format,b_format,scaling,accumulator,out,alpha,beta,threads,samples,\n"
-      "seed,max_rel_error,mean_rel_error,checksum,elapsed_s,products_per_s' and one row.");
+      "seed,max_rel_error,mean_rel_error,normwise_error,normwise_bound,normwise_bound_valid,checksum,\n"
+      "elapsed_s,products_per_s' and one row.");
   return {app, [o](const std::vector<std::string>& rest) {
             no_trailing("gemm", rest);
             run_gemm(*o);

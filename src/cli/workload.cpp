@@ -206,46 +206,9 @@ analysis::scaling require_scaling(const std::string& name) {
   return value_or_fail(analysis::parse_scaling(name), "--scaling");
 }
 
-int scaling_group(analysis::scaling s) {
-  switch (s) {
-    case analysis::scaling::tile_1x128:
-    case analysis::scaling::block_128: return 128;
-    case analysis::scaling::mx32: return 32;
-    default: return 0;
-  }
-}
-
-double element_scale(const analysis::scaled_matrix& m, int r, int c, bool along_k_is_cols) {
-  using analysis::scaling;
-  const int k = along_k_is_cols ? c : r, other = along_k_is_cols ? r : c;
-  const int k_len = along_k_is_cols ? m.cols : m.rows;
-  std::size_t index = 0;
-  switch (m.scale_kind) {
-    case scaling::none: return 1.0;
-    case scaling::per_tensor: index = 0; break;
-    case scaling::tile_1x128:
-      if (along_k_is_cols) {
-        index = static_cast<std::size_t>(other) * static_cast<std::size_t>((k_len + 127) / 128) +
-                static_cast<std::size_t>(k / 128);
-        break;
-      }
-      [[fallthrough]];  // B: 128 x 128 blocks, as gemm.cpp
-    case scaling::block_128:
-      index = static_cast<std::size_t>(other / 128) * static_cast<std::size_t>((k_len + 127) / 128) +
-              static_cast<std::size_t>(k / 128);
-      break;
-    case scaling::mx32:
-      index = static_cast<std::size_t>(other) * static_cast<std::size_t>((k_len + 31) / 32) +
-              static_cast<std::size_t>(k / 32);
-      break;
-  }
-  if (index >= m.scales.size()) fail("internal error: scale index out of range");
-  return to_double(m.scale_format, m.scales[index]);
-}
-
 accumulator_model model_for_scaling(const accumulator_choice& c, analysis::scaling s, bool promote_given) {
   accumulator_model m = c.model;
-  const int group = scaling_group(s);
+  const int group = analysis::group_along_k(s);
   if (group == 0) return m;
   if (m.promote_every != 0 && m.promote_every != group) {
     const std::string who = promote_given ? "--promote " + std::to_string(m.promote_every)
@@ -302,7 +265,7 @@ void progress_meter::finish() {
   shown_ = false;
 }
 
-// ---- Output and exact helpers ----------------------------------------------------------------------
+// ---- Output helpers ----------------------------------------------------------------------
 
 std::string csv_field(std::string_view s) {
   if (s.find_first_of(",\"\r\n") == std::string_view::npos) return std::string(s);
@@ -312,33 +275,6 @@ std::string csv_field(std::string_view s) {
     q += ch;
   }
   return q + "\"";
-}
-
-double round_up(double x) { return std::isfinite(x) ? std::nextafter(x, kInf) : x; }
-double add_up(double a, double b) { return round_up(a + b); }
-double mul_up(double a, double b) { return a == 0 || b == 0 ? 0.0 : round_up(a * b); }
-double compose_up(double a, double b) { return add_up(add_up(a, b), mul_up(a, b)); }
-
-double upper_double(const exact_accumulator& acc) {
-  const double d = acc.to_double();
-  if (!std::isfinite(d)) return d;
-  exact_accumulator rest = acc;
-  rest.subtract(unpack(d));
-  if (!rest.is_zero() && !rest.value().negative) return round_up(d);
-  return d;
-}
-
-double exact_error(const exact_accumulator& exact, const unpacked& computed) {
-  exact_accumulator diff = exact;
-  diff.subtract(computed);
-  const double e = -diff.to_double();
-  return e == 0 ? 0.0 : e;
-}
-
-double relative(double error, double exact) {
-  if (std::isnan(error) || std::isnan(exact)) return std::numeric_limits<double>::quiet_NaN();
-  if (exact == 0) return error == 0 ? 0.0 : kInf;
-  return std::fabs(error) / std::fabs(exact);
 }
 
 }  // namespace fpemu::cli

@@ -1,6 +1,6 @@
 // Pieces shared by the workload commands sum, dot and gemm (cmd_sum.cpp, cmd_dot.cpp,
-// cmd_gemm.cpp): random data, the accumulator choice, numeric option parsing, a progress line,
-// CSV fields and a few exact-arithmetic helpers for the reports.
+// cmd_gemm.cpp): random data, the accumulator choice, numeric option parsing, a progress line
+// and CSV fields.
 //
 // Random data. Sample s (0-based) of a run with --seed S draws its values from
 // std::mt19937_64 seeded with S + s (mod 2^64); stochastic rounding in that sample takes its
@@ -22,7 +22,6 @@
 #include "analysis/reference/gemm.hpp"
 #include "common.hpp"
 #include "fpemu/accumulator.hpp"
-#include "fpemu/exact_accumulator.hpp"
 #include "fpemu/presets.hpp"
 
 namespace fpemu::cli {
@@ -102,11 +101,8 @@ void add_accumulator_options(CLI::App& app, accumulator_options& o, const std::s
 // and --acc-round or --sr-bits with a preset, are errors naming both options.
 accumulator_choice resolve_accumulator(const accumulator_options& o, const std::string& default_name);
 
-// --scaling NAME (analysis::parse_scaling) and its group size along K (0: no groups).
+// --scaling NAME (analysis::parse_scaling).
 analysis::scaling require_scaling(const std::string& name);
-int scaling_group(analysis::scaling s);
-// The scale of element (r, c) (1 for scaling none), found as gemm.cpp finds it; exact in double.
-double element_scale(const analysis::scaled_matrix& m, int r, int c, bool along_k_is_cols);
 
 // The model that analysis::gemm runs for a scaling: a group scaling (tile128, block128: 128;
 // mx32: 32) folds every group into the fp32 register, so the promotion interval becomes the
@@ -140,18 +136,5 @@ class progress_meter {
 
 // A CSV field, quoted when it holds a comma, a quote or a line break (RFC 4180).
 std::string csv_field(std::string_view s);
-
-// Outward-rounded double arithmetic for bounds (a, b >= 0).
-double round_up(double x);
-double add_up(double a, double b);
-double mul_up(double a, double b);
-double compose_up(double a, double b);  // (1 + a)(1 + b) - 1, rounded up
-
-// The exact sum rounded up to a double (for bounds: coefficient * S must cover the real S).
-double upper_double(const exact_accumulator& acc);
-// exact - value, exactly, rounded to the nearest double, negated: computed - exact.
-double exact_error(const exact_accumulator& exact, const unpacked& computed);
-// |error| / |exact| with 0/0 = 0 and x/0 = inf.
-double relative(double error, double exact);
 
 }  // namespace fpemu::cli

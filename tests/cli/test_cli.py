@@ -740,7 +740,8 @@ DOT_HEADER = ("a_format,b_format,k,accumulator,scaling,out,samples,seed,value,ex
               "bound_violations,exact_original,error_original,rel_error_original,bound_original_absolute,"
               "bound_original_valid,bound_original_violations").split(",")
 GEMM_HEADER = ("m,n,k,a_format,b_format,scaling,accumulator,out,alpha,beta,threads,samples,seed,max_rel_error,"
-               "mean_rel_error,checksum,elapsed_s,products_per_s").split(",")
+               "mean_rel_error,normwise_error,normwise_bound,normwise_bound_valid,checksum,elapsed_s,"
+               "products_per_s").split(",")
 
 
 @test
@@ -928,6 +929,25 @@ def gemm_runs():
     header, rows = csv_rows(out)
     if check(rc == 0 and len(rows) == 1, "gemm --acc exact --csv"):
         check(float(dict(zip(header, rows[0]))["max_rel_error"]) <= 2.0 ** -24, "gemm --acc exact: one rounding")
+
+
+@test
+def gemm_normwise_error_within_bound():
+    """The normwise error of gemm stays within the bound it reports, for formats, presets and scalings."""
+    for args in (["--acc", "fp32"],
+                 ["--preset", "h100-e4m3"],
+                 ["--preset", "h100-e4m3-deepseek", "--scaling", "tile128"],
+                 ["--a-format", "e2m1fn", "--b-format", "e2m1fn", "--acc", "fp32", "--scaling", "mx32"],
+                 ["--acc", "fp16", "--alpha", "0.5", "--beta", "2"]):
+        rc, out, err = run("gemm", "--csv", "--m", "8", "--n", "8", "--k", "256", "--samples", "2", *args)
+        header, rows = csv_rows(out)
+        if not check(rc == 0 and len(rows) == 1, "gemm %s: %r" % (" ".join(args), err)):
+            continue
+        row = dict(zip(header, rows[0]))
+        check(row["normwise_bound_valid"] == "yes", "gemm %s: the bound holds its premises" % " ".join(args))
+        check(0 <= float(row["normwise_error"]) <= float(row["normwise_bound"]),
+              "gemm %s: 0 <= normwise error %s <= bound %s" % (" ".join(args), row["normwise_error"],
+                                                                 row["normwise_bound"]))
 
 
 @test

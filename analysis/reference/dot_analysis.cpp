@@ -1,0 +1,413 @@
+// One dot product next to its exact value and bounds (see dot_analysis.hpp).
+#include "analysis/reference/dot_analysis.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <limits>
+#include <thread>
+#include <vector>
+
+#include "analysis/reference/measured_error.hpp"
+#include "analysis/reference/parallel_rows.hpp"
+#include "analysis/reference/summation.hpp"
+#include "fpemu/compare.hpp"
+#include "fpemu/convert.hpp"
+#include "fpemu/exact_accumulator.hpp"
+#include "fpemu/ops.hpp"
+#include "fpemu/spec.hpp"
+
+namespace fpemu::analysis {
+namespace {
+
+constexpr double kInf = std::numeric_limits<double>::infinity();
+
+using bounds::add_up;
+using bounds::compose_up;
+using bounds::mul_up;
+
+std::string num(double x) {
+  char buf[40];
+  std::snprintf(buf, sizeof buf, "%.6g", x);
+  return buf;
+}
+
+// Every finite value of `inner` is a value of `outer`.
+bool contains(const format& outer, const format& inner) {
+  return precision(outer) >= precision(inner) && emax(outer) >= emax(inner) && emin(outer) <= emin(inner) &&
+         (outer.subnormals || !inner.subnormals) && (outer.is_signed || !inner.is_signed) &&
+         max_finite(outer) >= max_finite(inner);
+}
+
+double u_eff(const format& f, const rounding& r) { return effective_unit_roundoff(f, r.mode); }
+
+bool is_subnormal(const format& f, std::uint32_t code) {
+  const fp_class c = classify(f, code);
+  return c == fp_class::positive_subnormal || c == fp_class::negative_subnormal;
+}
+
+bounds::coefficient chunk_bound(const accumulator_model& m, std::uint64_t len) {
+  switch (m.kind) {
+    case accumulator_kind::format: return bounds::dot(len, u_eff(m.acc, m.acc_rounding));
+    case accumulator_kind::block_fma:
+      return bounds::truncating_block_dot(len, static_cast<std::uint64_t>(m.block.block_size), m.block.frac_bits,
+                                          u_eff(m.block.acc, m.block.acc_rounding));
+    case accumulator_kind::exact: break;
+  }
+  return bounds::coefficient{0.0, true, "exact partial sums", "0"};
+}
+
+// The premise of every block of one output's chain: a_row and b_col in the order of K the chain
+// takes, C ignored (conservative: a larger C only adds a term at or above its lead).
+std::string blocks_premise(const dot_problem& p, std::span<const std::uint32_t> a_row,
+                           std::span<const std::uint32_t> b_col) {
+  const block_fma_model& m = p.model.block;
+  const std::size_t K = a_row.size();
+  const auto bs = static_cast<std::size_t>(m.block_size);
+  const std::size_t chunk = p.model.promote_every > 0 ? static_cast<std::size_t>(p.model.promote_every) : K;
+  for (std::size_t c0 = 0; c0 < K; c0 += chunk) {
+    const std::size_t c1 = std::min(K, c0 + chunk);
+    for (std::size_t lo = c0; lo < c1; lo += bs) {
+      const int n = static_cast<int>(std::min(c1, lo + bs) - lo);
+      std::string why = block_premise(m, p.a_format, &a_row[lo], p.b_format, &b_col[lo], n, m.acc, 0);
+      if (!why.empty()) return "in the block from product " + std::to_string(lo) + ": " + why;
+    }
+  }
+  return {};
+}
+
+}  // namespace
+
+bounds::coefficient accumulation_bound(const dot_problem& p, bool scale_rounded) {
+  const accumulator_model& m = p.model;
+  bounds::coefficient c;
+  bool final_rounding = false;
+  if (m.promote_every == 0) {
+    c = chunk_bound(m, p.k);
+    if (m.kind == accumulator_kind::exact) {
+      final_rounding = true;
+    } else {
+      const format& vf = m.kind == accumulator_kind::format ? m.acc : m.block.acc;
+      final_rounding = !contains(p.out, vf);
+    }
+  } else {
+    const std::uint64_t len = std::min(p.k, static_cast<std::uint64_t>(m.promote_every));
+    const std::uint64_t q = len == 0 ? 0 : (p.k + len - 1) / len;
+    const bounds::coefficient chunk = chunk_bound(m, len);
+    const bounds::coefficient high = bounds::gamma(q + (scale_rounded ? 1 : 0), u_eff(m.promoted, m.promoted_rounding));
+    c.name = "(1+[" + chunk.name + "])(1+gamma_{ceil(K/Nc)" + (scale_rounded ? "+1" : "") + "}(u_" +
+             to_string(m.promoted) + "))-1";
+    c.condition = "chunks of Nc = " + std::to_string(len) + ": " + chunk.condition + "; promoted register: " +
+                  high.condition;
+    if (scale_rounded) c.condition += "; +1 rounding: s_a*s_b rounded to fp32";
+    c.valid = chunk.valid && high.valid;
+    c.value = c.valid ? compose_up(chunk.value, high.value) : kInf;
+    final_rounding = !contains(p.out, m.promoted);
+  }
+  if (p.scale_kind == scaling::per_tensor || p.scaled_epilogue) final_rounding = true;
+  if (final_rounding && c.valid) {
+    const double u_out = u_eff(p.out, p.out_rounding);
+    if (c.value == 0) {
+      c.name = "u_out";
+      c.condition = "one rounding into " + to_string(p.out) + " (u_out = " + num(u_out) + ")";
+      c.value = u_out;
+    } else {
+      c.name = "(1+[" + c.name + "])(1+u_out)-1";
+      c.condition += "; one final rounding into " + to_string(p.out) + " (u_out = " + num(u_out) + ")";
+      c.value = compose_up(c.value, u_out);
+    }
+  }
+  return c;
+}
+
+std::string block_premise(const block_fma_model& m, const format& fa, const std::uint32_t* a, const format& fb,
+                          const std::uint32_t* b, int n, const format& fc, std::uint32_t c) {
+  int E = m.min_reference_exp;
+  bool any = false, reached = false;
+  auto term = [&](int lead, bool at_least_lead) {
+    if (!any || lead > E) {
+      reached = lead >= E && at_least_lead;
+      E = std::max(E, lead);
+    } else if (lead == E) {
+      reached = reached || at_least_lead;
+    }
+    any = true;
+  };
+  // A code's significand is below 2^frac_bits exactly when it is subnormal (decode() gives the
+  // integer significand with the hidden bit at 2^frac_bits).
+  const unpacked uc = decode(fc, c);
+  if (uc.cls == value_class::finite) term(uc.exp + fc.frac_bits, !is_subnormal(fc, c));
+  using sig_t = decltype(unpacked{}.sig);
+  const sig_t one = sig_t{1} << (fa.frac_bits + fb.frac_bits);
+  for (int i = 0; i < n; ++i) {
+    if (!m.input_subnormals && (is_subnormal(fa, a[i]) || is_subnormal(fb, b[i])))
+      return "input " + std::to_string(i) + " is subnormal, which the model reads as zero";
+    const unpacked ua = decode(fa, a[i]), ub = decode(fb, b[i]);
+    if (ua.cls != value_class::finite || ub.cls != value_class::finite) continue;
+    term(ua.exp + fa.frac_bits + ub.exp + fb.frac_bits, ua.sig * ub.sig >= one);
+  }
+  if (!any || reached) return {};
+  return "the reference exponent " + std::to_string(E) +
+         " belongs to no term of magnitude >= 2^E (subnormal inputs, or min_reference_exp above every term; the "
+         "bound assumes 2^E <= max|t_j|)";
+}
+
+dot_report analyse_dot(const dot_problem& p, std::span<const float> xa, std::span<const float> xb,
+                       const scaled_matrix& a, const scaled_matrix& b, std::uint32_t computed_code,
+                       const sr_stream& sr) {
+  dot_report r;
+  const std::size_t K = p.k;
+  const format& fa = p.a_format;
+  const format& fb = p.b_format;
+
+  // The exact dot products, of the quantised values (scales applied) and of the float data.
+  exact_accumulator exact, abs_sum, exact_orig, abs_orig;
+  std::vector<double> sa(K), sb(K);
+  for (std::size_t i = 0; i < K; ++i) {
+    sa[i] = scale_of(a, 0, static_cast<int>(i), true);
+    sb[i] = scale_of(b, static_cast<int>(i), 0, false);
+    unpacked ta = exact_mul(decode(fa, a.codes[i]), unpack(sa[i])).value;
+    unpacked tb = exact_mul(decode(fb, b.codes[i]), unpack(sb[i])).value;
+    exact.add_product(ta, tb);
+    ta.negative = tb.negative = false;
+    abs_sum.add_product(ta, tb);
+    unpacked oa = unpack(xa[i]), ob = unpack(xb[i]);
+    exact_orig.add_product(oa, ob);
+    oa.negative = ob.negative = false;
+    abs_orig.add_product(oa, ob);
+  }
+  const unpacked computed = decode(p.out, computed_code);
+  r.value = to_double(p.out, computed_code);
+  r.exact = exact.to_double();
+  r.error = measured_error(exact, computed);
+  r.relative = relative_error(r.error, r.exact);
+  r.abs_sum = abs_sum.to_double();
+  r.exact_original = exact_orig.to_double();
+  r.error_original = measured_error(exact_orig, computed);
+  r.relative_original = relative_error(r.error_original, r.exact_original);
+  r.abs_sum_original = abs_orig.to_double();
+
+  // The flags of the computation (gemm()'s reference loop, which keeps them).
+  std::string broken;
+  bool scale_rounded = false;
+  {
+    gemm_options o;
+    o.acc = p.model;
+    o.out = p.out;
+    o.out_rounding = p.out_rounding;
+    o.threads = 1;
+    o.sr = sr;
+    const expected<std::vector<gemm_element>> e = gemm_elements(a, b, {}, o);
+    if (!e) {
+      broken = e.message();
+    } else {
+      const gemm_element& d = e->front();
+      r.flags = d.flags;
+      scale_rounded = (d.scale_flags & flag::inexact) != 0;
+      if (d.scale_flags & (flag::overflow | flag::underflow))
+        broken = "the product of two group scales is outside fp32's range";
+      if (broken.empty()) broken = flags_break_model(r.flags);
+      if (broken.empty() && d.code != computed_code)
+        broken = "the computed code differs from analysis::dot's for these inputs";
+    }
+  }
+  if (broken.empty() && computed.cls != value_class::finite && computed.cls != value_class::zero)
+    broken = "the computed result is not finite";
+  if (broken.empty() && p.model.kind == accumulator_kind::block_fma) broken = blocks_premise(p, a.codes, b.codes);
+
+  // The accumulation bound.
+  const bounds::coefficient c = accumulation_bound(p, scale_rounded);
+  r.bound = bounds::make_bound_line(c, upper_double(abs_sum));
+  if (!broken.empty()) bounds::invalidate(r.bound, broken);
+
+  // The bound against the original data.
+  const bool fp32_scales = p.scale_kind == scaling::per_tensor || p.scale_kind == scaling::tile_1x128 ||
+                           p.scale_kind == scaling::block_128;
+  auto u_of = [&](const format& f) {
+    const double u = unit_roundoff(f), d = std::ldexp(1.0, -53);
+    return fp32_scales ? add_up(mul_up(u, 1 + d), d) : u;
+  };
+  double u_in = std::max(u_of(fa), u_of(fb));
+  // Saturated inputs: |a^ - a| = (|x|/s - max_finite) s <= d |a| with d their relative error.
+  std::size_t saturated = 0;
+  auto saturation = [&](double y, const format& f) {
+    if (!(y > max_finite(f))) return;
+    ++saturated;
+    u_in = std::max(u_in, bounds::div_up(bounds::next_up(y - max_finite(f)), y));
+  };
+  for (std::size_t i = 0; i < K; ++i) {
+    saturation(std::fabs(static_cast<double>(xa[i])) / sa[i], fa);
+    saturation(std::fabs(static_cast<double>(xb[i])) / sb[i], fb);
+  }
+  auto half_spacing = [](const format& f) {
+    return f.subnormals ? std::ldexp(1.0, emin(f) - f.frac_bits - 1) : std::ldexp(1.0, emin(f) - 1);
+  };
+  double T = 0;
+  std::size_t tiny = 0;
+  for (std::size_t i = 0; i < K; ++i) {
+    const double xai = std::fabs(static_cast<double>(xa[i])), xbi = std::fabs(static_cast<double>(xb[i]));
+    const double ya = xai / sa[i], yb = xbi / sb[i];
+    const double ea = xa[i] != 0 && ya < min_normal(fa) ? sa[i] * half_spacing(fa) : 0.0;
+    const double eb = xb[i] != 0 && yb < min_normal(fb) ? sb[i] * half_spacing(fb) : 0.0;
+    tiny += (ea > 0 ? 1 : 0) + (eb > 0 ? 1 : 0);
+    if (ea > 0 || eb > 0) {
+      const double cross = add_up(mul_up(xai, eb), mul_up(xbi, ea));
+      T = add_up(T, add_up(mul_up(1 + u_in, cross), mul_up(ea, eb)));
+    }
+  }
+  bounds::bound_line& lo = r.bound_original;
+  // c is gamma_K(u_acc) itself: a format accumulator, no promotion, no final rounding (out = acc).
+  const bool plain = p.model.kind == accumulator_kind::format && p.model.promote_every == 0 &&
+                     p.scale_kind != scaling::per_tensor && p.out == p.model.acc;
+  if (plain) {
+    const bounds::coefficient l = bounds::dot_lowprec_inputs(p.k, u_in, u_eff(p.model.acc, p.model.acc_rounding));
+    lo.name = l.name.empty() ? "2u_in+u_in^2+gamma_n(u_acc)(1+u_in)^2" : l.name;
+    lo.coefficient = l.value;
+    lo.valid = l.valid;
+    lo.condition = "u_in = " + num(u_in) + "; " + l.condition;
+  } else {
+    lo.name = "2u_in+u_in^2+c(1+u_in)^2, c = " + c.name;
+    lo.valid = c.valid;
+    const double one_u2 = mul_up(1 + u_in, 1 + u_in);
+    lo.coefficient = c.valid ? add_up(add_up(2 * u_in, mul_up(u_in, u_in)), mul_up(c.value, one_u2)) : kInf;
+    lo.condition = "u_in = " + num(u_in) + "; c: " + c.condition;
+  }
+  lo.absolute = kInf;
+  if (lo.valid) {
+    lo.absolute = mul_up(lo.coefficient, upper_double(abs_orig));
+    if (T > 0) {
+      lo.absolute = add_up(lo.absolute, mul_up(add_up(1.0, c.value), T));
+      lo.condition += "; plus (1+c)T = " + num(mul_up(add_up(1.0, c.value), T)) + " for " + std::to_string(tiny) +
+                      " inputs quantised below the normal range";
+    }
+  }
+  if (saturated > 0)
+    lo.condition += "; " + std::to_string(saturated) +
+                    " inputs saturated at the largest finite value: u_in is raised to their largest relative error";
+  if (!broken.empty()) bounds::invalidate(lo, broken);
+  return r;
+}
+
+gemm_report analyse_gemm(const scaled_matrix& a, const scaled_matrix& b, std::span<const std::uint32_t> c,
+                         const gemm_options& o, std::span<const std::uint32_t> d,
+                         const std::function<void(int, int)>& rows_done) {
+  const int M = a.rows, K = a.cols, N = b.cols;
+  const std::size_t MN = static_cast<std::size_t>(M) * N;
+  gemm_report r;
+  r.relative.assign(MN, 0.0);
+  const int threads = o.threads > 0 ? o.threads : static_cast<int>(std::thread::hardware_concurrency());
+
+  // The flags of every output, for the bound's validity.
+  std::string broken;
+  bool scale_rounded = false;
+  const expected<std::vector<gemm_element>> elements = gemm_elements(a, b, c, o);
+  if (!elements) {
+    broken = elements.message();
+  } else {
+    for (std::size_t ij = 0; ij < MN && broken.empty(); ++ij) {
+      const gemm_element& e = (*elements)[ij];
+      scale_rounded = scale_rounded || (e.scale_flags & flag::inexact);
+      if (e.scale_flags & (flag::overflow | flag::underflow))
+        broken = "the product of two group scales is outside fp32's range";
+      else if (std::string why = flags_break_model(e.flags); !why.empty())
+        broken = "output " + std::to_string(ij) + ": " + why;
+      else if (e.code != d[ij])
+        broken = "output " + std::to_string(ij) + " differs from gemm()'s";
+      else if (decode(o.out, d[ij]).cls != value_class::finite && decode(o.out, d[ij]).cls != value_class::zero)
+        broken = "output " + std::to_string(ij) + " is not finite";
+    }
+  }
+
+  // Exact products of the quantised values with their scales (and alpha) applied, B transposed.
+  std::vector<unpacked> at(static_cast<std::size_t>(M) * K), bt(static_cast<std::size_t>(K) * N);
+  const unpacked ua = unpack(o.alpha), ub = unpack(o.beta);
+  for (int i = 0; i < M; ++i)
+    for (int k = 0; k < K; ++k) {
+      const std::size_t ik = static_cast<std::size_t>(i) * K + k;
+      at[ik] = exact_mul(ua, exact_mul(decode(a.fmt, a.codes[ik]), unpack(scale_of(a, i, k, true))).value).value;
+    }
+  for (int k = 0; k < K; ++k)
+    for (int j = 0; j < N; ++j) {
+      const std::size_t kj = static_cast<std::size_t>(k) * N + j;
+      bt[static_cast<std::size_t>(j) * K + k] =
+          exact_mul(decode(b.fmt, b.codes[kj]), unpack(scale_of(b, k, j, false))).value;
+    }
+  dot_problem p;
+  p.a_format = a.fmt;
+  p.b_format = b.fmt;
+  p.k = static_cast<std::uint64_t>(K);
+  p.scale_kind = a.scale_kind != scaling::none ? a.scale_kind : b.scale_kind;
+  p.model = o.acc;
+  if (const int group = std::max(group_along_k(a.scale_kind), group_along_k(b.scale_kind)); group != 0)
+    p.model.promote_every = group;
+  p.out = o.out;
+  p.out_rounding = o.out_rounding;
+  p.scaled_epilogue = o.alpha != 1.0 || o.beta != 0.0;
+  const bool block_model = p.model.kind == accumulator_kind::block_fma;
+
+  std::vector<double> err(MN), ex(MN), mag(MN);
+  std::vector<std::string> premise(static_cast<std::size_t>(M));  // per row, the first broken premise
+  parallel_rows(M, threads, [&](int r0, int r1) {
+    exact_accumulator x, s;
+    std::vector<std::uint32_t> a_row(static_cast<std::size_t>(K)), b_col(static_cast<std::size_t>(K));
+    for (int i = r0; i < r1; ++i) {
+      for (int j = 0; j < N; ++j) {
+        if (block_model && premise[static_cast<std::size_t>(i)].empty()) {
+          for (int q = 0; q < K; ++q) {
+            const int k = o.k_order.empty() ? q : o.k_order[static_cast<std::size_t>(q)];
+            a_row[static_cast<std::size_t>(q)] = a.codes[static_cast<std::size_t>(i) * K + k];
+            b_col[static_cast<std::size_t>(q)] = b.codes[static_cast<std::size_t>(k) * N + j];
+          }
+          if (std::string why = blocks_premise(p, a_row, b_col); !why.empty())
+            premise[static_cast<std::size_t>(i)] = "output " + std::to_string(static_cast<std::size_t>(i) * N + j) + ", " + why;
+        }
+        x.clear();
+        s.clear();
+        const unpacked* ai = &at[static_cast<std::size_t>(i) * K];
+        const unpacked* bj = &bt[static_cast<std::size_t>(j) * K];
+        for (int k = 0; k < K; ++k) {
+          x.add_product(ai[k], bj[k]);
+          unpacked pa = ai[k], pb = bj[k];
+          pa.negative = pb.negative = false;
+          s.add_product(pa, pb);
+        }
+        const std::size_t ij = static_cast<std::size_t>(i) * N + j;
+        if (o.beta != 0) {
+          const unpacked cij = decode(o.out, c[ij]);
+          x.add_product(ub, cij);
+          unpacked pb = ub, pc = cij;
+          pb.negative = pc.negative = false;
+          s.add_product(pb, pc);
+        }
+        ex[ij] = x.to_double();
+        err[ij] = measured_error(x, decode(o.out, d[ij]));
+        mag[ij] = upper_double(s);
+        r.relative[ij] = relative_error(err[ij], ex[ij]);
+      }
+      if (r0 == 0 && rows_done) rows_done(i + 1, r1);
+    }
+  });
+
+  // Norms: the error's and the exact result's to nearest (reports), ||S||_F rounded up (the bound).
+  double e2 = 0, x2 = 0, s2 = 0;
+  for (std::size_t ij = 0; ij < MN; ++ij) {
+    e2 += err[ij] * err[ij];
+    x2 += ex[ij] * ex[ij];
+    s2 = add_up(s2, mul_up(mag[ij], mag[ij]));
+  }
+  r.error_norm = std::sqrt(e2);
+  r.exact_norm = std::sqrt(x2);
+  r.normwise = relative_error(r.error_norm, r.exact_norm);
+  for (const std::string& why : premise)
+    if (broken.empty() && !why.empty()) broken = why;
+  const bounds::coefficient coef = accumulation_bound(p, scale_rounded);
+  r.normwise_bound = bounds::make_bound_line(coef, bounds::next_up(std::sqrt(s2)));
+  r.normwise_bound.condition += "; componentwise |d_ij - x_ij| <= c S_ij summed in the Frobenius norm";
+  if (!broken.empty()) bounds::invalidate(r.normwise_bound, broken);
+  r.normwise_bound_relative = r.normwise_bound.valid && r.exact_norm > 0
+                                  ? r.normwise_bound.absolute / r.exact_norm
+                                  : std::numeric_limits<double>::infinity();
+  return r;
+}
+
+}  // namespace fpemu::analysis
