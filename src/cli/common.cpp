@@ -245,7 +245,8 @@ CLI::Validator unsigned_check(std::uint64_t max) {
 }
 
 CLI::Validator real_check(double lo, double hi, bool lo_open, bool hi_open) {
-  const std::string valid = (lo_open ? "> " + shortest(lo) : ">= " + shortest(lo)) +
+  const std::string valid = std::isinf(lo) && std::isinf(hi) ? std::string("finite") :
+                            (lo_open ? "> " + shortest(lo) : ">= " + shortest(lo)) +
                             (std::isinf(hi) ? std::string(" and finite") : (hi_open ? " and < " : " and <= ") + shortest(hi));
   return CLI::Validator(
       [lo, hi, lo_open, hi_open, valid](std::string& in) -> std::string {
@@ -255,7 +256,8 @@ CLI::Validator real_check(double lo, double hi, bool lo_open, bool hi_open) {
         const double v = blank ? 0.0 : std::strtod(begin, &end);
         if (blank || end != begin + in.size())
           return quote(in) + " is not a number: expected a finite decimal such as 0.5 or 1e-3, " + valid;
-        if (!std::isfinite(v)) return quote(in) + " is not finite: valid " + valid;
+        if (!std::isfinite(v))
+          return quote(in) + " is not finite: " + (std::isinf(lo) && std::isinf(hi) ? "expected a finite number" : "valid " + valid);
         if (v < lo || (lo_open && v == lo) || v > hi || (hi_open && v == hi))
           return quote(in) + " is out of range: valid " + valid;
         in = shortest(v);
@@ -409,7 +411,7 @@ void table_writer::row(const std::vector<cell>& cells) {
   if (std::ostream* out = sinks_.csv()) {
     for (std::size_t i = 0; i < cells.size(); ++i) {
       const cell& c = cells[i];
-      *out << (i ? "," : "") << (c.k == cell::kind::real ? shortest(c.real) : c.k == cell::kind::text ? csv_text(c.text) : c.text);
+      *out << (i ? "," : "") << (c.k == cell::kind::real ? shortest(c.real) : c.k == cell::kind::text ? csv_text(c.text) : c.text);  // none: empty
     }
     *out << '\n';
   }
@@ -418,7 +420,10 @@ void table_writer::row(const std::vector<cell>& cells) {
     for (std::size_t i = 0; i < cells.size() && i < columns_.size(); ++i) {
       const cell& c = cells[i];
       *out << (i ? ", " : "") << json_string(columns_[i]) << ": "
-           << (c.k == cell::kind::real ? json_number(c.real) : c.k == cell::kind::text ? json_string(c.text) : c.text);
+           << (c.k == cell::kind::real   ? json_number(c.real)
+               : c.k == cell::kind::text ? json_string(c.text)
+               : c.k == cell::kind::none ? std::string("null")
+                                         : c.text);
     }
     *out << '}';
   }

@@ -215,11 +215,12 @@ class output_sinks {
 };
 
 // One cell of a table row: text, an integer, a double (written exactly, as the shortest decimal
-// that reads back as the same double) or a boolean.
+// that reads back as the same double), a boolean, or nothing (cell(): empty in CSV, null in JSON).
 struct cell {
-  enum class kind : std::uint8_t { text, integer, real, boolean } k;
+  enum class kind : std::uint8_t { none, text, integer, real, boolean } k;
   std::string text;
   double real = 0;
+  cell() : k(kind::none) {}
   cell(std::string s) : k(kind::text), text(std::move(s)) {}
   cell(const char* s) : k(kind::text), text(s) {}
   cell(double x) : k(kind::real), real(x) {}

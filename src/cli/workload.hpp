@@ -41,17 +41,21 @@ std::string num(double x, int digits = 6);
 // The shortest decimal that reads back as exactly x (std::to_chars), inf and nan as above.
 std::string exact_num(double x);
 
-// ---- Workload options: --dist --mu --sigma --scale --seed --samples --csv --progress -----------
+// ---- Workload options: --dist --mu --sigma --scale --seed --samples --csv --json -----------------
 
 struct workload_options {
   std::string dist = "normal";
-  std::string mu, sigma, scale;  // empty: not given (defaults 0, 1, 1)
-  std::string seed = "0";
-  std::string samples = "1";
-  bool csv = false;
-  bool progress = false;
+  std::string mu, sigma, scale;  // empty: not given (defaults 0, 1, 1); checked while parsing
+  std::uint64_t seed = 0;
+  std::uint64_t samples = 1;
+  output_options output;
 };
 void add_workload_options(CLI::App& app, workload_options& o);
+
+// With the user's data (`data_option`, e.g. --input), the options that shape random data are
+// refused, naming the first one given: --samples, --dist, --mu, --sigma, --scale and `more`
+// (the sizes, e.g. --n). --seed stays: it also keys stochastic rounding.
+void refuse_random_options(const CLI::App& app, const std::string& data_option, const std::vector<std::string>& more);
 
 enum class distribution : std::uint8_t { normal, uniform, positive };
 
@@ -60,8 +64,6 @@ struct workload {
   double mu = 0, sigma = 1, scale = 1;
   std::uint64_t seed = 0;
   std::uint64_t samples = 1;
-  bool csv = false;
-  bool progress = false;
 
   std::uint64_t sample_seed(std::uint64_t s) const { return seed + s; }  // wraps mod 2^64
   std::string describe() const;                                          // "normal(mu = 0, sigma = 1)"
@@ -111,26 +113,6 @@ accumulator_model model_for_scaling(const accumulator_choice& c, analysis::scali
 
 // n values of a sample as floats (the "original" data of dot and gemm).
 std::vector<float> draw_floats(sampler& draw, std::size_t n);
-
-// ---- Progress line on stderr --------------------------------------------------------------------
-
-// "sample 37/100" rewritten in place with '\r', at most ten times a second. On when --progress
-// is given, or when stderr is a terminal (then only once a run has taken half a second).
-class progress_meter {
- public:
-  progress_meter(bool forced, std::uint64_t total);
-  ~progress_meter() { finish(); }
-  progress_meter(const progress_meter&) = delete;
-  progress_meter& operator=(const progress_meter&) = delete;
-  void update(std::uint64_t sample, std::string_view stage = {});  // sample is 1-based
-  void finish();
-
- private:
-  bool on_ = false, forced_ = false, tty_ = false, shown_ = false;
-  std::uint64_t total_ = 1;
-  std::size_t width_ = 0;
-  std::chrono::steady_clock::time_point start_, last_;
-};
 
 // ---- Output helpers -----------------------------------------------------------------------------
 
