@@ -231,21 +231,24 @@ command add_dot(CLI::App& parent) {
   app->add_option("--scaling", o->scaling_name,
                   "Block scaling: none (just round), tensor (one fp32 scale per vector), tile128, block128 "
                   "(fp32 scale per 128 along K), mx32 (e8m0 scale per 32)")
+      ->transform(choice_check({"none", "tensor", "tile128", "block128", "mx32"}))
       ->capture_default_str()
       ->type_name("S");
-  add_accumulator_options(*app, o->acc, "default: --preset h100-e4m3");
+  add_accumulator_options(*app, o->acc, "h100-e4m3");
   add_workload_options(*app, o->work);
   app->footer(
       "Usage: fpemu dot [--a-format FMT] [--b-format FMT] [--k K | --a-input FILE --b-input FILE]\n"
       "       [--acc FMT|exact|PRESET [--acc-rounding MODE] [--sr-bits K] | --preset NAME] [--promote N]\n"
       "       [--scaling S] [--dist D --mu X --sigma X --scale X] [--seed S] [--samples N] [--csv FILE]\n"
       "       [--json FILE]\n"
-      "Draws a and b (K values each), or reads them (--a-input, --b-input), quantises them (analysis::quantise: nearest-even, saturating),\n"
+      "Draws a and b (K values each), or reads them (--a-input, --b-input), quantises them\n"
+      "(analysis::quantise: nearest-even, saturating),\n"
       "computes the dot product with analysis::dot and prints: value; exact, the exact dot product of\n"
       "the quantised values with their scales applied; error (computed - exact) and rel_error; the\n"
       "bound on that error (gamma_K(u_acc) for a format accumulator, truncating_block_dot for a preset,\n"
       "a promoted_sum-like composition with promotion or group scaling, composed with the final\n"
-      "rounding where it may be inexact; see analysis/reference/dot_analysis.hpp); then exact_original, error_original and\n"
+      "rounding where it may be inexact; see analysis/reference/dot_analysis.hpp); then exact_original,\n"
+      "error_original and\n"
       "rel_error_original against the float data before quantisation, and bound_original, the\n"
       "dot_lowprec_inputs bound 2u_in + u_in^2 + c (1+u_in)^2 (c: the bound above), plus a term for\n"
       "inputs quantised below the normal range. Each bound: coefficient, absolute bound, valid or not\n"
@@ -257,7 +260,8 @@ command add_dot(CLI::App& parent) {
       "Seeds: sample s draws from std::mt19937_64(S+s) (a, then b); its stochastic roundings take the\n"
       "Philox stream keyed by S+s. --samples > 1: mean and max relative error; the lines are for the\n"
       "sample with the largest one.\n"
-      "--csv FILE, --json FILE ('-': stdout, instead of the report): the columns 'a_format,b_format,k,accumulator,scaling,out,samples,seed,value,exact,error,\n"
+      "--csv FILE, --json FILE ('-': stdout, instead of the report): the columns 'a_format,b_format,k,\n"
+      "accumulator,scaling,out,samples,seed,value,exact,error,\n"
       "rel_error,mean_rel_error,max_rel_error,bound,bound_coefficient,bound_absolute,bound_valid,\n"
       "max_error_over_bound,bound_violations,exact_original,error_original,rel_error_original,\n"
       "bound_original_absolute,bound_original_valid,bound_original_violations' and one row.\n"

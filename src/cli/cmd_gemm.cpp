@@ -288,7 +288,7 @@ command add_gemm(CLI::App& parent) {
       ->transform(choice_check({"exact", "none"}))
       ->capture_default_str()
       ->type_name("R");
-  add_accumulator_options(*app, o->acc, "default: --acc fp32");
+  add_accumulator_options(*app, o->acc, "fp32");
   add_workload_options(*app, o->work);
   app->footer(
       "Usage: fpemu gemm [--m M --n N --k K | --a-input FILE --b-input FILE] [--a-format FMT]\n"
@@ -297,12 +297,14 @@ command add_gemm(CLI::App& parent) {
       "       [--threads T] [--reference exact|none] [--dist D --mu X --sigma X --scale X] [--seed S]\n"
       "       [--samples N] [--csv FILE] [--json FILE]\n"
       "Draws A (M x K), B (K x N) and, when beta != 0, C (M x N), or reads A and B (--a-input, --b-input),\n"
-      "quantises A and B (analysis::quantise: nearest-even, saturating), rounds C into --out-format, computes D = alpha*A*B + beta*C with\n"
-      "analysis::gemm, and compares every output with the exact result of the quantised inputs (scales\n"
+      "quantises A and B (analysis::quantise: nearest-even, saturating), rounds C into --out-format,\n"
+      "computes D = alpha*A*B + beta*C with analysis::gemm, and compares every output with the exact\n"
+      "result of the quantised inputs (scales\n"
       "applied; one exact accumulator per output). Prints max_rel_error and mean_rel_error over all\n"
       "outputs (and samples), normwise_error ||D - X||_F / ||X||_F and its bound c ||S||_F / ||X||_F\n"
       "(S_ij = |alpha| sum_k |a_ik b_kj| + |beta c_ij|, c the accumulation bound of `fpemu dot`; for the\n"
-      "sample with the largest normwise error), a checksum of the output codes (FNV-1a), the time analysis::gemm took\n"
+      "sample with the largest normwise error), a checksum of the output codes (FNV-1a), the time\n"
+      "analysis::gemm took\n"
       "(the exact reference is not timed) and the rate in products/s (M*N*K per sample).\n"
       "Group scalings (tile128, block128: 128; mx32: 32) fold each group into fp32: --promote must\n"
       "then equal the group size or be left out.\n"

@@ -242,7 +242,7 @@ command add_sum(CLI::App& parent) {
       ->transform(real_check(0, kInf, true))
       ->capture_default_str()
       ->type_name("L");
-  add_accumulator_options(*app, o->acc, "default: --acc bf16");
+  add_accumulator_options(*app, o->acc, "bf16");
   add_workload_options(*app, o->work);
   app->footer(
       "Usage: fpemu sum [--format FMT] [--n N | --input FILE] [--method M|all] [--block B]\n"
@@ -250,8 +250,8 @@ command add_sum(CLI::App& parent) {
       "       [--dist D --mu X --sigma X --scale X] [--seed S] [--samples N] [--first X] [--csv FILE]\n"
       "       [--json FILE]\n"
       "Draws N values (--dist), or reads them from --input FILE, rounds each into --format (nearest-even,\n"
-      "saturating) and sums them by each\n"
-      "method with analysis::sum. Per method it prints the computed sum (value), the exact sum, the\n"
+      "saturating) and sums them by each method with analysis::sum. Per method it prints the computed\n"
+      "sum (value), the exact sum, the\n"
       "error (computed - exact), the relative error, and every bound of the method: its name, the\n"
       "coefficient c, the absolute bound c * sum|x_i|, whether it is valid (with the condition or the\n"
       "reason it is not), and for a probabilistic bound the probability with which it holds.\n"
@@ -260,13 +260,13 @@ command add_sum(CLI::App& parent) {
       "accumulator promotes (--promote, or a promoting preset). pairwise, blocked, kahan, neumaier and\n"
       "stochastic need a format accumulator without promotion. promoted sums chunks of Nc (--block, or\n"
       "--promote N) in the accumulator and adds each chunk into fp32 (RNE); stochastic is recursive\n"
-      "with stochastic rounding (--sr-bits random bits unless --acc-round sr-exact).\n"
+      "with stochastic rounding (--sr-bits random bits unless --acc-rounding sr-exact).\n"
       "Seeds: sample s draws from std::mt19937_64(S+s); its stochastic roundings take the Philox stream\n"
       "keyed by the same seed S+s. With --samples > 1 each method reports the mean and max relative\n"
       "error, and the lines of the sample with the largest one (its seed), plus how many samples exceed\n"
       "the valid deterministic bound (always 0 unless the theory is wrong).\n"
-      "--csv FILE, --json FILE: the columns 'method,n,input,accumulator,samples,seed,value,exact,error,rel_error,\n"
-      "mean_rel_error,max_rel_error,bound,bound_coefficient,bound_absolute,bound_valid,\n"
+      "--csv FILE, --json FILE: the columns 'method,n,input,accumulator,samples,seed,value,exact,error,\n"
+      "rel_error,mean_rel_error,max_rel_error,bound,bound_coefficient,bound_absolute,bound_valid,\n"
       "max_error_over_bound,bound_violations' and one row per method (value..bound_valid: the sample\n"
       "with the largest relative error; bound: the deterministic one); '-' writes them to stdout instead\n"
       "of the report. --input FILE refuses the options of random data (--n, --samples, --dist, ...).");

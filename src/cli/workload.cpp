@@ -152,10 +152,11 @@ double sampler::operator()() {
 
 // ---- Accumulator --------------------------------------------------------------------------------
 
-void add_accumulator_options(CLI::App& app, accumulator_options& o, const std::string& defaults) {
+void add_accumulator_options(CLI::App& app, accumulator_options& o, const std::string& default_name) {
   app.add_option("--acc", o.acc,
                  "Accumulator format (every addition rounded into it), 'exact' (rounded once, at "
-                 "the end) or a tensor-core preset as --preset; " + defaults)
+                 "the end) or a tensor-core preset as --preset")
+      ->default_str(default_name)
       ->type_name("FMT|exact|PRESET")
       ->group("Accumulator");
   app.add_option("--acc-rounding", o.acc_round, "Rounding of --acc")

@@ -86,7 +86,7 @@ class sampler {
   std::uniform_real_distribution<double> positive_;
 };
 
-// ---- Accumulator options: --acc --acc-round --sr-bits --preset --promote ------------------------
+// ---- Accumulator options: --acc --acc-rounding --sr-bits --preset --promote ---------------------
 
 struct accumulator_options {
   std::string acc;        // FORMAT or "exact"; empty: not given
@@ -95,12 +95,12 @@ struct accumulator_options {
   std::string preset;     // empty: not given
   std::string promote;    // empty: no promotion
 };
-// `defaults` completes the help text, e.g. "default: --acc bf16".
-void add_accumulator_options(CLI::App& app, accumulator_options& o, const std::string& defaults);
+// `default_name`: the accumulator without --acc and --preset (a format or a preset), shown in --help.
+void add_accumulator_options(CLI::App& app, accumulator_options& o, const std::string& default_name);
 
 // The accumulator the options name (parse_accumulator's grammar: --acc FORMAT|exact|PRESET, or
 // --preset PRESET). Without --acc and --preset the default name applies. --acc with --preset,
-// and --acc-round or --sr-bits with a preset, are errors naming both options.
+// and --acc-rounding or --sr-bits with a preset, are errors naming both options.
 accumulator_choice resolve_accumulator(const accumulator_options& o, const std::string& default_name);
 
 // --scaling NAME (analysis::parse_scaling).

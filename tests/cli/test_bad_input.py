@@ -91,6 +91,16 @@ def idx_labels(labels, promised=None):
     return struct.pack(">II", 0x801, n) + bytes(labels)
 
 
+def npy(values, descr="<f8", shape=None, fortran=False):
+    """A NumPy .npy file (format 1.0) written from the format's documentation (numpy.lib.format)."""
+    shape = (len(values),) if shape is None else shape
+    dims = ", ".join(map(str, shape)) + ("," if len(shape) == 1 else "")
+    header = "{'descr': '%s', 'fortran_order': %s, 'shape': (%s), }" % (descr, fortran, dims)
+    header += " " * ((64 - (10 + len(header) + 1) % 64) % 64) + "\n"
+    fmt = {"<f8": "<%dd", "<i4": "<%di"}[descr] % len(values)
+    return b"\x93NUMPY\x01\x00" + struct.pack("<H", len(header)) + header.encode() + struct.pack(fmt, *values)
+
+
 GOOD_IMAGES = idx_images(4, 2, 2)
 GOOD_LABELS = idx_labels([0, 1, 2, 3])
 
@@ -197,43 +207,55 @@ CASES = [
     not_applicable("mma", "the operands are hex values on stdin"),
 
     case("sum", FORMAT, "`--format e99m2`", ["sum", "--format", "e99m2"],
-         "fpemu: --in: format 'e99m2': exponent bits 99 out of range: valid 1..11"),
+         "fpemu: --format: format 'e99m2': exponent bits 99 out of range: valid 1..11"),
     case("sum", NAME, "`--method fastest`", ["sum", "--method", "fastest"],
          "fpemu: --method: unknown summation method 'fastest': expected one of recursive, pairwise, blocked, kahan, "
          "neumaier, promoted, stochastic, or all"),
-    case("sum", NUMBER, "`--n ten`", ["sum", "--n", "ten"], "fpemu: --n 'ten' is not an integer: valid 1..100000000"),
-    case("sum", RANGE, "`--n 0`", ["sum", "--n", "0"], "fpemu: --n '0' is out of range: valid 1..100000000"),
+    case("sum", NUMBER, "`--n ten`", ["sum", "--n", "ten"], "fpemu: --n: 'ten' is not an integer: valid 1..100000000"),
+    case("sum", RANGE, "`--n 0`", ["sum", "--n", "0"], "fpemu: --n: '0' is out of range: valid 1..100000000"),
     case("sum", HYPER, "`--sigma -1`", ["sum", "--sigma", "-1"],
-         "fpemu: --sigma '-1' is out of range: valid > 0 and finite"),
+         "fpemu: --sigma: '-1' is out of range: valid > 0 and finite"),
     case("sum", HYPER, "`--lambda nan`", ["sum", "--lambda", "nan"],
-         "fpemu: --lambda 'nan' is not finite: expected a finite number"),
+         "fpemu: --lambda: 'nan' is not finite: valid > 0 and finite"),
     case("sum", CONFLICT, "`--acc bf16 --preset h100-bf16`", ["sum", "--acc", "bf16", "--preset", "h100-bf16"],
          "fpemu: --acc 'bf16' and --preset 'h100-bf16' both choose the accumulator: give one of them"),
-    not_applicable("sum", "the data are random"),
+    case("sum", CONFLICT, "`--input v.txt --n 3`", ["sum", "--input", "v.txt", "--n", "3"],
+         "fpemu: --n shapes random data, but --input gives the data: leave --n out", files={"v.txt": b"1 2 3\n"}),
+    not_applicable("sum", "its files are read by the .npy and text reader"),
 
     case("dot", FORMAT, "`--a-format e99m2`", ["dot", "--a-format", "e99m2"],
          "fpemu: --a-format: format 'e99m2': exponent bits 99 out of range: valid 1..11"),
     case("dot", NAME, "`--scaling tile64`", ["dot", "--scaling", "tile64"],
-         "fpemu: --scaling: unknown scaling 'tile64': valid are none, tensor, tile128, block128, mx32"),
-    case("dot", NUMBER, "`--k 1.5`", ["dot", "--k", "1.5"], "fpemu: --k '1.5' is not an integer: valid 1..100000000"),
-    case("dot", RANGE, "`--k 0`", ["dot", "--k", "0"], "fpemu: --k '0' is out of range: valid 1..100000000"),
+         "fpemu: --scaling: 'tile64' is not valid: expected none|tensor|tile128|block128|mx32"),
+    case("dot", NUMBER, "`--k 1.5`", ["dot", "--k", "1.5"], "fpemu: --k: '1.5' is not an integer: valid 1..100000000"),
+    case("dot", RANGE, "`--k 0`", ["dot", "--k", "0"], "fpemu: --k: '0' is out of range: valid 1..100000000"),
     case("dot", CONFLICT, "`--scaling tile128 --promote 64`",
          ["dot", "--scaling", "tile128", "--acc", "fp32", "--promote", "64"],
          "fpemu: --scaling tile128 groups K by 128 and folds each group into fp32, but --promote 64: they must agree "
          "(give --promote 128 or leave --promote out)"),
-    not_applicable("dot", "the data are random, of one length K"),
+    case("dot", SHAPE, "3 values of a, 2 of b", ["dot", "--a-input", "a.txt", "--b-input", "b.txt"],
+         "fpemu: --a-input 'a.txt' holds 3 values but --b-input 'b.txt' holds 2: a dot product needs vectors of one "
+         "length", files={"a.txt": b"1 2 3\n", "b.txt": b"1 2\n"}),
+    not_applicable("dot", "its files are read by the .npy and text reader"),
 
     case("gemm", FORMAT, "`--out-format e4m3:foo`", ["gemm", "--out-format", "e4m3:foo"],
-         "fpemu: --out: format 'e4m3:foo': unknown option 'foo': valid bias=N, nosub, ieee, fn, fnuz, finite, "
-         "unsigned, nozero"),
-    case("gemm", NUMBER, "`--m x`", ["gemm", "--m", "x"], "fpemu: --m 'x' is not an integer: valid 1..65536"),
+         "fpemu: --out-format: format 'e4m3:foo': unknown option 'foo': valid bias=N, nosub, ieee, fn, "
+         "fnuz, finite, unsigned, nozero"),
+    case("gemm", NUMBER, "`--m x`", ["gemm", "--m", "x"], "fpemu: --m: 'x' is not an integer: valid 1..65536"),
     case("gemm", RANGE, "`--threads 2000`", ["gemm", "--threads", "2000"],
-         "fpemu: --threads '2000' is out of range: valid 1..1024"),
+         "fpemu: --threads: '2000' is out of range: valid 0..1024"),
     case("gemm", HYPER, "`--alpha nan`", ["gemm", "--alpha", "nan"],
-         "fpemu: --alpha 'nan' is not finite: expected a finite number"),
+         "fpemu: --alpha: 'nan' is not finite: expected a finite number"),
     case("gemm", SHAPE, "`--m 4096 --k 8192`", ["gemm", "--k", "8192", "--m", "4096"],
          "fpemu: A would have --m x --k = 33554432 elements: at most 16777216 (2^24) per matrix"),
-    not_applicable("gemm", "the data are random"),
+    case("gemm", SHAPE, "A 2 x 3, B 2 x 2", ["gemm", "--a-input", "a.txt", "--b-input", "b.txt"],
+         "fpemu: --a-input 'a.txt' is 2 x 3 but --b-input 'b.txt' is 2 x 2: A's columns must equal B's rows",
+         files={"a.txt": b"1 2 3\n4 5 6\n", "b.txt": b"1 0\n0 1\n"}),
+    case("gemm", CONFLICT, "`--a-input` with `--beta 1`",
+         ["gemm", "--a-input", "a.txt", "--b-input", "a.txt", "--beta", "1"],
+         "fpemu: --beta needs C, which is drawn at random: leave --beta out with --a-input",
+         files={"a.txt": b"1 2\n3 4\n"}),
+    not_applicable("gemm", "its files are read by the .npy and text reader"),
 
     case("optim", NAME, "`--optimizer rmsprop`", ["optim", "--optimizer", "rmsprop"],
          "fpemu: --optimizer: 'rmsprop' is not valid: expected sgd|adam|adamw|lion"),
@@ -424,6 +446,37 @@ CASES = [
          files=mnist(), env=MNIST_ENV),
 
     not_applicable("IDX reader", "bytes, not text"),
+
+    # The user's data of sum, dot and gemm (src/cli/data_file.cpp): NumPy .npy or text.
+    case("data reader", MISSING, "`--input missing.npy`", ["sum", "--input", "missing.npy"],
+         "fpemu: --input 'missing.npy': No such file or directory"),
+    case("data reader", EMPTY, "0-byte text file", ["sum", "--input", "v.txt"],
+         "fpemu: --input 'v.txt': no numbers: expected a vector", files={"v.txt": b""}),
+    case("data reader", FORMAT, "`.npy` without the magic", ["sum", "--input", "v.npy"],
+         "fpemu: --input 'v.npy': not a NumPy .npy file (it does not start with the magic \\x93NUMPY): expected a "
+         "file written by numpy.save, or plain text under another name", files={"v.npy": b"1 2 3\n"}),
+    case("data reader", FORMAT, "descr `<i4`", ["sum", "--input", "v.npy"],
+         "fpemu: --input 'v.npy': descr '<i4' is not supported: expected '<f4' or '<f8' (little-endian float32 or "
+         "float64)", files={"v.npy": npy([1, 2], "<i4")}),
+    case("data reader", FORMAT, "Fortran order", ["gemm", "--a-input", "m.npy", "--b-input", "m.npy"],
+         "fpemu: --a-input 'm.npy': fortran_order True is not supported: expected C order (fortran_order False; "
+         "numpy.ascontiguousarray)", files={"m.npy": npy([1.0, 2.0, 3.0, 4.0], shape=(2, 2), fortran=True)}),
+    case("data reader", SHAPE, "a 2-D array as a vector", ["sum", "--input", "m.npy"],
+         "fpemu: --input 'm.npy': shape (2, 2) is not supported: expected a 1-D array, shape (n,)",
+         files={"m.npy": npy([1.0, 2.0, 3.0, 4.0], shape=(2, 2))}),
+    case("data reader", SHAPE, "text rows of 3 and 2 numbers", ["gemm", "--a-input", "a.txt", "--b-input", "a.txt"],
+         "fpemu: --a-input 'a.txt': line 2 has 2 numbers, line 1 has 3: a matrix needs one row per line, every row "
+         "of the same length", files={"a.txt": b"1 2 3\n4 5\n"}),
+    case("data reader", TRUNCATED, "`.npy` data cut by 4 bytes", ["sum", "--input", "v.npy"],
+         "fpemu: --input 'v.npy': shape (3,) of <f8 needs 24 bytes of data, the file has 20",
+         files={"v.npy": npy([1.0, 2.0, 3.0])[:-4]}),
+    case("data reader", NUMBER, "line 2: `x4`", ["sum", "--input", "v.txt"],
+         "fpemu: --input 'v.txt': line 2: 'x4' is not a number: expected decimal or hex-float values separated by "
+         "blanks", files={"v.txt": b"1 2\n3 x4\n"}),
+    case("data reader", NUMBER, "a NaN in `.npy`", ["sum", "--input", "v.npy"],
+         "fpemu: --input 'v.npy': element 1 (row-major, 0-based) is nan: expected finite values",
+         files={"v.npy": npy([1.0, float("nan")])}),
+    not_applicable("data reader", "plain values: no parameters, labels or devices"),
 
     # Output files: FILE.tmp, renamed to FILE when the run is complete (src/cli/common.cpp).
     case("train --csv", UNWRITABLE, "`--csv nodir/c.csv`", TRAIN + ["--data", "d.svm", "--csv", "nodir/c.csv"],

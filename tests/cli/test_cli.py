@@ -739,7 +739,7 @@ DOT_HEADER = ("a_format,b_format,k,accumulator,scaling,out,samples,seed,value,ex
               "max_rel_error,bound,bound_coefficient,bound_absolute,bound_valid,max_error_over_bound,"
               "bound_violations,exact_original,error_original,rel_error_original,bound_original_absolute,"
               "bound_original_valid,bound_original_violations").split(",")
-GEMM_HEADER = ("m,n,k,a_format,b_format,scaling,accumulator,out,alpha,beta,threads,samples,seed,max_rel_error,"
+GEMM_HEADER = ("m,n,k,a_format,b_format,scaling,accumulator,out,alpha,beta,threads,samples,seed,reference,max_rel_error,"
                "mean_rel_error,normwise_error,normwise_bound,normwise_bound_valid,checksum,elapsed_s,"
                "products_per_s").split(",")
 
@@ -939,15 +939,32 @@ def gemm_normwise_error_within_bound():
                  ["--preset", "h100-e4m3-deepseek", "--scaling", "tile128"],
                  ["--a-format", "e2m1fn", "--b-format", "e2m1fn", "--acc", "fp32", "--scaling", "mx32"],
                  ["--acc", "fp16", "--alpha", "0.5", "--beta", "2"]):
-        rc, out, err = run("gemm", "--csv", "--m", "8", "--n", "8", "--k", "256", "--samples", "2", *args)
+        rc, out, err = run("gemm", "--csv", "-", "--m", "8", "--n", "8", "--k", "256", "--samples", "2", *args)
         header, rows = csv_rows(out)
         if not check(rc == 0 and len(rows) == 1, "gemm %s: %r" % (" ".join(args), err)):
             continue
         row = dict(zip(header, rows[0]))
-        check(row["normwise_bound_valid"] == "yes", "gemm %s: the bound holds its premises" % " ".join(args))
+        check(row["normwise_bound_valid"] == "true", "gemm %s: the bound holds its premises" % " ".join(args))
         check(0 <= float(row["normwise_error"]) <= float(row["normwise_bound"]),
               "gemm %s: 0 <= normwise error %s <= bound %s" % (" ".join(args), row["normwise_error"],
                                                                  row["normwise_bound"]))
+
+
+@test
+def gemm_reference_none_skips_the_errors_not_the_gemm():
+    args = ["gemm", "--m", "12", "--n", "10", "--k", "128", "--samples", "2", "--json", "-"]
+    rc1, exact, _ = run(*args)
+    rc2, none, _ = run(*args, "--reference", "none")
+    if check(rc1 == 0 and rc2 == 0, "gemm --reference exact and none run"):
+        e, n = json.loads(exact)[0], json.loads(none)[0]
+        check(e["checksum"] == n["checksum"], "the same GEMM either way: %s, %s" % (e["checksum"], n["checksum"]))
+        check(e["reference"] == "exact" and 0 <= e["normwise_error"] <= e["normwise_bound"],
+              "--reference exact: the normwise error within its bound: %r" % e)
+        check(n["reference"] == "none" and all(n[k] is None for k in ("max_rel_error", "mean_rel_error",
+                                                                      "normwise_error", "normwise_bound")),
+              "--reference none: the error columns are null: %r" % n)
+    rc, out, _ = run("gemm", "--m", "8", "--n", "8", "--k", "64", "--reference", "none")
+    check(rc == 0 and "normwise" not in out and "checksum" in out, "--reference none: the report has no errors")
 
 
 @test
