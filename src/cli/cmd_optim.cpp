@@ -72,13 +72,11 @@ struct optim_options {
 
 // ---- Output helpers ---------------------------------------------------------------------------
 
-// Exact for doubles and for binary32 values widened to double; null when not finite.
-std::string json_num(double x) { return std::isfinite(x) ? exact_num(x) : "null"; }
 
 template <class T>
 void json_array(std::ostream& out, const std::vector<T>& v) {
   out << '[';
-  for (std::size_t i = 0; i < v.size(); ++i) out << (i ? "," : "") << json_num(static_cast<double>(v[i]));
+  for (std::size_t i = 0; i < v.size(); ++i) out << (i ? "," : "") << json_number(static_cast<double>(v[i]));
   out << ']';
 }
 
@@ -193,7 +191,7 @@ std::string describe_policy(const training::precision_policy& p) {
 // (name, value) of the hyper-parameters the optimizer uses, in a fixed order.
 std::vector<std::pair<std::string, std::string>> hyper_fields(optimizer_kind k, const training::hyperparameters& h,
                                                               bool json) {
-  const auto n = [json](double x) { return json ? json_num(x) : num(x, 9); };
+  const auto n = [json](double x) { return json ? json_number(x) : num(x, 9); };
   std::vector<std::pair<std::string, std::string>> f{{"lr", n(h.lr)}};
   if (k == optimizer_kind::sgd) {
     f.emplace_back("momentum", n(h.momentum));

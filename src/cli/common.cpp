@@ -246,8 +246,8 @@ CLI::Validator unsigned_check(std::uint64_t max) {
 
 CLI::Validator real_check(double lo, double hi, bool lo_open, bool hi_open) {
   const std::string valid = std::isinf(lo) && std::isinf(hi) ? std::string("finite") :
-                            (lo_open ? "> " + shortest(lo) : ">= " + shortest(lo)) +
-                            (std::isinf(hi) ? std::string(" and finite") : (hi_open ? " and < " : " and <= ") + shortest(hi));
+                            (lo_open ? "> " + exact_num(lo) : ">= " + exact_num(lo)) +
+                            (std::isinf(hi) ? std::string(" and finite") : (hi_open ? " and < " : " and <= ") + exact_num(hi));
   return CLI::Validator(
       [lo, hi, lo_open, hi_open, valid](std::string& in) -> std::string {
         const char* begin = in.c_str();
@@ -260,7 +260,7 @@ CLI::Validator real_check(double lo, double hi, bool lo_open, bool hi_open) {
           return quote(in) + " is not finite: " + (std::isinf(lo) && std::isinf(hi) ? "expected a finite number" : "valid " + valid);
         if (v < lo || (lo_open && v == lo) || v > hi || (hi_open && v == hi))
           return quote(in) + " is out of range: valid " + valid;
-        in = shortest(v);
+        in = exact_num(v);
         return {};
       },
       valid);
@@ -378,17 +378,24 @@ void output_sinks::commit() {
   if (json_file_) json_file_->commit();
 }
 
-std::string shortest(double x) {
+std::string num(double x, int digits) {
   if (std::isnan(x)) return "nan";
   if (std::isinf(x)) return x > 0 ? "inf" : "-inf";
   char buf[64];
-  const auto [ptr, ec] = std::to_chars(buf, buf + sizeof buf, x);
-  return std::string(buf, ec == std::errc{} ? ptr : buf);
+  std::snprintf(buf, sizeof buf, "%.*g", digits, x);
+  return buf;
 }
 
-std::string json_number(double x) { return std::isfinite(x) ? shortest(x) : "null"; }
+std::string exact_num(double x) {
+  if (!std::isfinite(x)) return num(x);
+  char buf[64];
+  const auto [ptr, ec] = std::to_chars(buf, buf + sizeof buf, x);
+  return ec == std::errc{} ? std::string(buf, ptr) : num(x, 17);
+}
 
-std::string csv_text(std::string_view s) {
+std::string json_number(double x) { return std::isfinite(x) ? exact_num(x) : "null"; }
+
+std::string csv_field(std::string_view s) {
   if (s.find_first_of(",\"\r\n") == std::string_view::npos) return std::string(s);
   std::string q = "\"";
   for (const char ch : s) {
@@ -401,7 +408,7 @@ std::string csv_text(std::string_view s) {
 table_writer::table_writer(output_sinks& sinks, std::vector<std::string> columns, bool json)
     : sinks_(sinks), columns_(std::move(columns)), json_(json ? sinks.json() : nullptr) {
   if (std::ostream* out = sinks_.csv()) {
-    for (std::size_t i = 0; i < columns_.size(); ++i) *out << (i ? "," : "") << csv_text(columns_[i]);
+    for (std::size_t i = 0; i < columns_.size(); ++i) *out << (i ? "," : "") << csv_field(columns_[i]);
     *out << '\n';
   }
   if (std::ostream* out = json_) *out << '[';
@@ -411,7 +418,7 @@ void table_writer::row(const std::vector<cell>& cells) {
   if (std::ostream* out = sinks_.csv()) {
     for (std::size_t i = 0; i < cells.size(); ++i) {
       const cell& c = cells[i];
-      *out << (i ? "," : "") << (c.k == cell::kind::real ? shortest(c.real) : c.k == cell::kind::text ? csv_text(c.text) : c.text);  // none: empty
+      *out << (i ? "," : "") << (c.k == cell::kind::real ? exact_num(c.real) : c.k == cell::kind::text ? csv_field(c.text) : c.text);  // none: empty
     }
     *out << '\n';
   }

@@ -247,12 +247,14 @@ class table_writer {
   bool first_ = true, finished_ = false;
 };
 
-// The shortest decimal that reads back as exactly x; inf, -inf and nan as Python's float() reads.
-std::string shortest(double x);
+// %.*g, with inf and nan spelled as Python's float() reads them.
+std::string num(double x, int digits = 6);
+// The shortest decimal that reads back as exactly x (std::to_chars), inf and nan as above.
+std::string exact_num(double x);
 // x as a JSON number, null when not finite.
 std::string json_number(double x);
 // A CSV field, quoted when it holds a comma, a quote or a line break (RFC 4180).
-std::string csv_text(std::string_view s);
+std::string csv_field(std::string_view s);
 
 // ---- Progress on a terminal -------------------------------------------------------------------
 

@@ -200,7 +200,7 @@ data_array read_npy(const std::string& where, const std::string& bytes, int dims
     const double v = item == 4 ? static_cast<double>(std::bit_cast<float>(static_cast<std::uint32_t>(bits)))
                                : std::bit_cast<double>(bits);
     if (!std::isfinite(v))
-      fail(where + ": element " + std::to_string(i) + " (row-major, 0-based) is " + shortest(v) + ": expected finite values");
+      fail(where + ": element " + std::to_string(i) + " (row-major, 0-based) is " + exact_num(v) + ": expected finite values");
     a.values[i] = v;
   }
   return a;

@@ -40,21 +40,6 @@ std::int64_t parse_integer(const std::string& text, std::string_view option, std
   return v;
 }
 
-std::string num(double x, int digits) {
-  if (std::isnan(x)) return "nan";
-  if (std::isinf(x)) return x > 0 ? "inf" : "-inf";
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "%.*g", digits, x);
-  return buf;
-}
-
-std::string exact_num(double x) {
-  if (!std::isfinite(x)) return num(x);
-  char buf[64];
-  const auto [ptr, ec] = std::to_chars(buf, buf + sizeof buf, x);
-  return ec == std::errc{} ? std::string(buf, ptr) : num(x, 17);
-}
-
 // ---- Workload -----------------------------------------------------------------------------------
 
 void add_workload_options(CLI::App& app, workload_options& o) {
@@ -240,14 +225,5 @@ std::vector<float> draw_floats(sampler& draw, std::size_t n) {
 
 // ---- Output helpers ----------------------------------------------------------------------
 
-std::string csv_field(std::string_view s) {
-  if (s.find_first_of(",\"\r\n") == std::string_view::npos) return std::string(s);
-  std::string q = "\"";
-  for (const char ch : s) {
-    if (ch == '"') q += '"';
-    q += ch;
-  }
-  return q + "\"";
-}
 
 }  // namespace fpemu::cli

@@ -1,6 +1,5 @@
 // Pieces shared by the workload commands sum, dot and gemm (cmd_sum.cpp, cmd_dot.cpp,
-// cmd_gemm.cpp): random data, the accumulator choice, numeric option parsing, a progress line
-// and CSV fields.
+// cmd_gemm.cpp): random data and its options, the accumulator choice and numeric option parsing.
 //
 // Random data. Sample s (0-based) of a run with --seed S draws its values from
 // std::mt19937_64 seeded with S + s (mod 2^64); stochastic rounding in that sample takes its
@@ -36,10 +35,6 @@ double parse_real(const std::string& text, std::string_view option);
 // A decimal integer in lo..hi; fails naming the option and the range.
 std::int64_t parse_integer(const std::string& text, std::string_view option, std::int64_t lo, std::int64_t hi);
 
-// %.*g, with inf and nan spelled as Python's float() reads them.
-std::string num(double x, int digits = 6);
-// The shortest decimal that reads back as exactly x (std::to_chars), inf and nan as above.
-std::string exact_num(double x);
 
 // ---- Workload options: --dist --mu --sigma --scale --seed --samples --csv --json -----------------
 
@@ -116,7 +111,5 @@ std::vector<float> draw_floats(sampler& draw, std::size_t n);
 
 // ---- Output helpers -----------------------------------------------------------------------------
 
-// A CSV field, quoted when it holds a comma, a quote or a line break (RFC 4180).
-std::string csv_field(std::string_view s);
 
 }  // namespace fpemu::cli
