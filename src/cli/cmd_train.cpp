@@ -19,7 +19,6 @@
 #include <cstdio>
 #include <filesystem>
 #include <iostream>
-#include <limits>
 #include <string>
 #include <vector>
 
@@ -208,7 +207,6 @@ void run_training(const train_cli_options& o) {
   output_sinks sinks(o.output);
   table_writer table(sinks, {"kind", "policy", "seed", "epoch", "step", "loss", "test_loss", "test_accuracy", "seconds"});
   const bool text = sinks.text();
-  constexpr double kNone = std::numeric_limits<double>::quiet_NaN();  // the epoch columns of a step row
   progress bar("train", policies.size() * static_cast<std::uint64_t>(seeds) * static_cast<std::uint64_t>(base.epochs));
   std::uint64_t epochs_done = 0;
   std::vector<summary> summaries;
@@ -245,8 +243,9 @@ void run_training(const train_cli_options& o) {
       s.seconds.push_back(seconds / static_cast<double>(result.epochs.size()));
       const std::size_t per_epoch = result.step_losses.size() / result.epochs.size();
       for (std::size_t i = 0; i < result.step_losses.size(); ++i)
-        table.row({"step", p.name, seed, per_epoch ? i / per_epoch + 1 : 1, i + 1, result.step_losses[i], kNone, kNone,
-                   kNone});
+        // A step row has no test loss, accuracy or time: empty in CSV, null in JSON.
+        table.row({"step", p.name, seed, per_epoch ? i / per_epoch + 1 : 1, i + 1, result.step_losses[i], cell(), cell(),
+                   cell()});
       for (const auto& r : result.epochs)
         table.row({"epoch", p.name, seed, r.epoch, r.steps, r.train_loss, r.test_loss, r.test_accuracy, r.seconds});
     }
