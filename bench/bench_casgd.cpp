@@ -1,7 +1,7 @@
-// One CA-SGD outer iteration (seed 003, Algorithm 1) of Recipe C emulated by fpemu against
-// Recipe A written in native fp32 arithmetic (float loops, the Gram by Eigen's float GEMM, the
-// physical limit here), same sizes, one run. The target: the emulated iteration costs at
-// most 10x the native one. Sizes: synthetic logistic data m = 16384, n = 256, b = 32, s = 16,
+// One CA-SGD outer iteration (Devarakonda et al. 2026, Algorithm 1) of Recipe C emulated by fpemu
+// against Recipe A written in native fp32 arithmetic (float loops, the Gram by Eigen's float GEMM,
+// the physical limit here), same sizes, one run. The target: the emulated iteration costs
+// at most 10x the native one. Sizes: synthetic logistic data m = 16384, n = 256, b = 32, s = 16,
 // one rank (the native code has no ranks) and, for the emulator, also P = 16 simulated ranks.
 //
 //   ./dev bench     (or build-bench/bench/bench_casgd --benchmark_min_time=2s)

@@ -11,7 +11,7 @@
 //   decode/<fmt>/threads:1           codes -> floats
 //
 // items_per_second is elements per second everywhere; scripts/bench_report.py turns a JSON run
-// into ratios against memcpy and checks them against the targets of the README.
+// into ratios against memcpy and checks them against the targets of docs/performance.md.
 //
 //   ./dev bench        (or: build-bench/bench/bench_round --benchmark_format=json)
 #include <benchmark/benchmark.h>

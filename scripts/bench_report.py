@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Runs bench_round and bench_gemm once each and reports every figure as a ratio against the
 physical limit measured in the same run (memcpy of the same elements; Eigen's native FP32 GEMM),
-checked against the targets the README states.
+checked against the targets docs/performance.md states.
 
     python3 scripts/bench_report.py BUILD_DIR [--out FILE] [--repetitions N]
 

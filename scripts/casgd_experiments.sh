@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Seed 003's accuracy experiments scaled to a 2-core machine, with the fpemu command:
+# Devarakonda et al. 2026's accuracy experiments scaled to a 2-core machine, with the fpemu command:
 #   Table 5   relative final-loss gap |L_C - L_A| / |L_A| of Recipe C to Recipe A, for logistic,
 #             linear and Poisson regression at s in {16, 64}, b = 32, H = 200, seeds 42-44, on
 #             synth:16384,256 with P = 16 ranks and on heart_scale (Debian's liblinear-tools) with P = 4

@@ -6,7 +6,7 @@
                                          DIR/notebooks/figures
     run_notebook.py NOTEBOOK --in-place  runs in notebooks/ and saves the outputs into the
                                          notebook; figures land in notebooks/figures (the
-                                         README's figures; ./dev notebooks)
+                                         figures of docs/python.md; ./dev notebooks)
 
 A notebook runs with its own directory as the working directory: it writes figures to
 figures/NN_*.png and reads recorded results from ../bench/results and hardware vectors from

@@ -10,22 +10,6 @@
 namespace fpemu {
 namespace {
 
-constexpr std::array kNamed{
-    named_format{"e4m3fn", formats::e4m3fn, "OCP FP8 E4M3: no inf, NaN = S.1111.111"},
-    named_format{"e5m2", formats::e5m2, "OCP FP8 E5M2: IEEE-like"},
-    named_format{"e4m3fnuz", formats::e4m3fnuz, "FP8 E4M3 fnuz: bias 8, NaN = 0x80, no -0"},
-    named_format{"e5m2fnuz", formats::e5m2fnuz, "FP8 E5M2 fnuz: bias 16, NaN = 0x80, no -0"},
-    named_format{"bf16", formats::bf16, "bfloat16"},
-    named_format{"fp16", formats::fp16, "IEEE 754 binary16"},
-    named_format{"tf32", formats::tf32, "NVIDIA TensorFloat-32 (19 bits)"},
-    named_format{"fp32", formats::fp32, "IEEE 754 binary32"},
-    named_format{"e8m13", formats::e8m13, "FP8 tensor-core accumulator register (22 bits)"},
-    named_format{"e2m3fn", formats::e2m3fn, "OCP MX FP6 E2M3: finite only"},
-    named_format{"e3m2fn", formats::e3m2fn, "OCP MX FP6 E3M2: finite only"},
-    named_format{"e2m1fn", formats::e2m1fn, "OCP MX FP4 E2M1: finite only"},
-    named_format{"e8m0fnu", formats::e8m0fnu, "OCP MX scale E8M0: unsigned powers of two, no zero"},
-};
-
 int default_bias(int exp_bits, nonfinite enc) {
   const int half = 1 << (exp_bits - 1);
   return enc == nonfinite::fnuz ? half : half - 1;
@@ -42,8 +26,6 @@ std::optional<int> parse_int(std::string_view s) {
 std::string quoted(std::string_view s) { return "'" + std::string(s) + "'"; }
 
 }  // namespace
-
-std::span<const named_format> named_formats() { return kNamed; }
 
 std::optional<std::string> check(const format& f) {
   if (f.exp_bits < 1 || f.exp_bits > 11)

@@ -1,9 +1,9 @@
 // CA-SGD (analysis/casgd/run.hpp): Table 3's recipes and slot parsing, the binary64 equivalence of
-// CA-SGD and s steps of mini-batch SGD on the same samples (seed 003, Algorithm 1), one outer
-// iteration of Recipe C against an independent float implementation, bit-identity across ranks'
-// simulation choices and thread counts, Theorem 5.7's budget against the measured local error on
-// random problems, and the data layer (losses, residuals, synthetic data, label errors with line
-// numbers).
+// CA-SGD and s steps of mini-batch SGD on the same samples (Devarakonda et al. 2026, Algorithm 1),
+// one outer iteration of Recipe C against an independent float implementation, bit-identity across
+// ranks' simulation choices and thread counts, Theorem 5.7's budget against the measured local
+// error on random problems, and the data layer (losses, residuals, synthetic data, label errors
+// with line numbers).
 #include <doctest/doctest.h>
 
 #include <cmath>

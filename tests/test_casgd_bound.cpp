@@ -1,6 +1,6 @@
-// analysis/casgd_bound: Theorem 5.7 of seed 003 (the local error budget of one CA-SGD outer
-// iteration) against a dense reference, its structure (s = 1, linearity of each E_* in its own
-// unit roundoff), and the paper's Recipe C figures.
+// analysis/casgd_bound: Theorem 5.7 of Devarakonda et al. 2026 (the local error budget of one
+// CA-SGD outer iteration) against a dense reference, its structure (s = 1, linearity of each E_* in
+// its own unit roundoff), and the paper's Recipe C figures.
 //
 // The reference builds every matrix explicitly with plain loops (G, the mask of G_L, H_L, the
 // inverse of I - L_sigma alpha |G_L| by LU) and takes 2-norms from Eigen's JacobiSVD, so it shares

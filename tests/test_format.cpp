@@ -16,6 +16,7 @@
 #include "fpemu/format.hpp"
 #include "fpemu/spec.hpp"
 #include "fpemu/status.hpp"
+#include "fpemu/value.hpp"
 #include "fpemu/unpacked.hpp"
 
 using namespace fpemu;
@@ -102,6 +103,7 @@ TEST_CASE("named formats: the named_formats() table holds exactly the formats:: 
       if (nf.name == p.name) {
         CHECK(nf.fmt == p.f);
         CHECK(!nf.description.empty());
+        CHECK(!nf.citation.empty());
         ++found;
       }
     CHECK(found == 1);
@@ -109,6 +111,10 @@ TEST_CASE("named formats: the named_formats() table holds exactly the formats:: 
     ++n;
   }
   CHECK(n == 13);
+  CHECK(named_formats().size() == 13);
+  // The C++ types come from the same table.
+  static_assert(bf16_t::fmt == formats::bf16 && e8m0fnu_t::fmt == formats::e8m0fnu);
+  static_assert(sizeof(e4m3fn_t) == 1 && sizeof(tf32_t) == 4);
 }
 
 // A code count by decode() for every format up to 22 bits; fp32 uses the published count.

@@ -1,7 +1,7 @@
-// Optimizers under precision policies (analysis/training/optimizer.hpp): the golden sums of the issue
-// (1e-3 added 1000 times to 1.0), decoupled weight decay under Kahan and SR against the naive
-// order, the Zamirai formulation against optimi's bit for bit, seed 001's memory table, mixed
-// precision's model copy, trajectories against a binary64 implementation, and error paths.
+// Optimizers under precision policies (analysis/training/optimizer.hpp): the golden sums of the
+// issue (1e-3 added 1000 times to 1.0), decoupled weight decay under Kahan and SR against the naive
+// order, the Zamirai formulation against optimi's bit for bit, optimi's memory table (Warner 2023),
+// mixed precision's model copy, trajectories against a binary64 implementation, and error paths.
 #include <doctest/doctest.h>
 
 #include <algorithm>
@@ -225,7 +225,7 @@ TEST_CASE("mixed precision: fp32 master weights, the model copy is their bf16 ro
   }
 }
 
-TEST_CASE("memory per parameter reproduces seed 001's Adam table") {
+TEST_CASE("memory per parameter reproduces optimi's Adam table (Warner 2023)") {
   hyperparameters h;
   const auto adam = [&](const char* name) { return bytes_per_parameter(optimizer_kind::adam, h, policy(name)); };
   CHECK(adam("mixed").min == 16);

@@ -1,4 +1,4 @@
-"""The house's rooms and the directions they may include each other in (README: Layout).
+"""The house's rooms and the directions they may include each other in (docs/architecture.md: Rooms).
 
 Every #include "..." of a C++/CUDA source names either a file in the includer's own folder (or a
 subfolder of it, such as cuda/arch/) or a room from the project root (analysis/..., cuda/...,

@@ -1,7 +1,8 @@
 // Training runs (analysis/training/train.hpp): the gradient-accumulation contract end to end (one
 // optimizer step per N micro-batches; N micro-batches of B rows follow the same trajectory as
-// batches of N*B rows), seed 000's Theorem 1 floor, the policies on heart_scale (Debian's
-// liblinear-tools) and a Fashion-MNIST subset (Debian's dataset-fashion-mnist), and error paths.
+// batches of N*B rows), the floor of Theorem 1 of Zamirai et al. 2020, the policies on heart_scale
+// (Debian's liblinear-tools) and a Fashion-MNIST subset (Debian's dataset-fashion-mnist), and error
+// paths.
 #include <doctest/doctest.h>
 
 #include <cmath>

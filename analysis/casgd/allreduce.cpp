@@ -1,5 +1,5 @@
 // AllReduce in an emulated datatype, simulated in one process (allreduce.hpp), and the C(P)
-// measurement of Figure 2 (seed 003).
+// measurement of Figure 2 (Devarakonda et al. 2026).
 //
 // The simulation works on whole vectors, one rank vector at a time, so that every loop streams
 // through memory; the grouping per element is exactly the one allreduce.hpp describes. Where the

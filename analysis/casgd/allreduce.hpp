@@ -1,5 +1,6 @@
 // AllReduce in an emulated datatype with an explicit reduction order, simulated in one process
-// or run on real MPI ranks with bit-identical results (seed 003, Assumption 5.4 and Figure 2).
+// or run on real MPI ranks with bit-identical results (Devarakonda et al. 2026, Assumption 5.4
+// and Figure 2).
 //
 // Every algorithm first rounds each rank's vector into the datatype (the input cast that C(P)
 // absorbs), then combines with additions rounded into the datatype (nearest-even, as collective

@@ -1,6 +1,6 @@
-// Theorem 5.7 of seed 003 (mixed-precision local error of one CA-SGD outer iteration): the
-// amplification factor K_s (Equation 3), the source quantities T_g, T_r, T_G, T_c (Equation 4),
-// the nine leading terms E_* (Equation 6), omega_*, tau_G,* and Omega_*.
+// Theorem 5.7 of Devarakonda et al. 2026 (mixed-precision local error of one CA-SGD outer
+// iteration): the amplification factor K_s (Equation 3), the source quantities T_g, T_r, T_G, T_c
+// (Equation 4), the nine leading terms E_* (Equation 6), omega_*, tau_G,* and Omega_*.
 //
 // Everything is binary64 on the exact inputs: the bound describes the exact recurrence, so none
 // of it is emulated. Each squared spectral norm is the largest eigenvalue of a symmetric positive

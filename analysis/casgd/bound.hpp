@@ -1,6 +1,6 @@
-// The local error budget of one CA-SGD outer iteration: Theorem 5.7 of seed 003 (mixed-precision
-// local error), its nine leading terms E_*, the source quantities T_g, T_r, T_G, T_c (Equation 4),
-// the amplification factor K_s (Equation 3), omega_*, tau_G,* and Omega_*.
+// The local error budget of one CA-SGD outer iteration: Theorem 5.7 of Devarakonda et al. 2026
+// (mixed-precision local error), its nine leading terms E_*, the source quantities T_g, T_r, T_G,
+// T_c (Equation 4), the amplification factor K_s (Equation 3), omega_*, tau_G,* and Omega_*.
 //
 // Inputs are the exact quantities of the local comparison: the sampled rows Y (unrounded), the
 // exact residual history d and the exact end point x^(s) of a binary64 run from the same x with

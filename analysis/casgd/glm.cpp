@@ -1,4 +1,5 @@
-// Losses, residuals and data for the CA-SGD experiments (seed 003, Sections 2.1, 3.1, 7.1).
+// Losses, residuals and data for the CA-SGD experiments (Devarakonda et al. 2026, Sections 2.1,
+// 3.1, 7.1).
 #include "analysis/casgd/glm.hpp"
 
 #include <cmath>

@@ -1,6 +1,7 @@
-// Generalized linear models for CA-SGD (seed 003, Sections 2.1 and 3.1): the loss L(r, y) of a
-// margin r = a^T x, the residual delta = -dL/dr and its Lipschitz constant L_sigma, and the data
-// they run on, held in binary64 with every row scaled to unit l2 norm (Assumption 5.1).
+// Generalized linear models for CA-SGD (Devarakonda et al. 2026, Sections 2.1 and 3.1): the loss
+// L(r, y) of a margin r = a^T x, the residual delta = -dL/dr and its Lipschitz constant L_sigma,
+// and the data they run on, held in binary64 with every row scaled to unit l2 norm (Assumption
+// 5.1).
 //
 //   logistic  L = log(1 + e^{-y r})   delta = y (1 - sigma(y r))   L_sigma = 1/4   y in {-1, +1}
 //   linear    L = (r - y)^2 / 2       delta = y - r                L_sigma = 1     y finite

@@ -1,4 +1,4 @@
-// Precision slots and Table 3's recipes (seed 003).
+// Precision slots and Table 3's recipes (Devarakonda et al. 2026).
 #include "analysis/casgd/precision.hpp"
 
 #include <array>

@@ -1,5 +1,5 @@
-// The nine precision slots of one CA-SGD outer iteration (seed 003, Section 3.3, Table 1) and the
-// recipes A-I of its Table 3.
+// The nine precision slots of one CA-SGD outer iteration (Devarakonda et al. 2026, Section 3.3,
+// Table 1) and the recipes A-I of its Table 3.
 //
 // A `precision` is either binary64 arithmetic (the reference; nothing is emulated) or an fpemu
 // format with a rounding. Values of every slot are held as doubles: every value of a format of

@@ -1,4 +1,5 @@
-// CA-SGD outer iterations with nine precision slots (seed 003, Algorithm 1; run.hpp).
+// CA-SGD outer iterations with nine precision slots (Devarakonda et al. 2026, Algorithm 1;
+// run.hpp).
 #include "analysis/casgd/run.hpp"
 
 #include <algorithm>

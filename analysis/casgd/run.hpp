@@ -1,6 +1,7 @@
 // Communication-avoiding SGD for generalized linear models with nine precision slots: Algorithm 1
-// of seed 003, on P ranks holding 1D column blocks of A (simulated in one process, or one rank
-// per MPI process through the same `collective` interface, with identical bits).
+// of Devarakonda et al., "Mixed-Precision Communication-Avoiding SGD for Generalized Linear Models
+// on GPUs" (2026), on P ranks holding 1D column blocks of A (simulated in one process,
+// or one rank per MPI process through the same `collective` interface, with identical bits).
 //
 // One outer iteration h, on every rank p (columns [lo_p, hi_p) of A):
 //   rows   I = sb draws, i.i.d. uniform with replacement: draw k is row

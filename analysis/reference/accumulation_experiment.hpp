@@ -1,4 +1,5 @@
-// The FP8 accumulation experiment of the DeepSeek-V3 chapter (seed 004), done with faithful
+// The FP8 accumulation experiment of the "High-Precision Accumulation" chapter on FP8 training,
+// after the DeepSeek-V3 Technical Report (DeepSeek-AI, 2024), done with faithful
 // models: dot products of K e4m3fn inputs drawn from N(0, 0.5^2), accumulated
 //   - in an FP8 (e4m3fn) register, rounded to nearest after every product (saturating),
 //   - on the H100 tensor core without promotion (h100-e4m3-fastaccum: blocks of 32, 13 kept

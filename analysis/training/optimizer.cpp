@@ -160,7 +160,7 @@ expected<precision_policy> parse_policy(std::string_view name) {
   if (name == "mixed" || name == "mixed-fp16") {
     p.master = true;
     p.weights = name == "mixed" ? formats::bf16 : formats::fp16;
-    return p;  // states, master and gradients fp32 (seed 001's mixed-precision column)
+    return p;  // states, master and gradients fp32 (optimi's mixed-precision column, Warner 2023)
   }
   std::string_view rest = name;
   const auto strip = [&rest](std::string_view suffix) {

@@ -78,8 +78,9 @@ struct precision_policy {
 // spec of binary32 values (bf16, fp16, ...); "-ops" selects update_math::per_op.
 expected<precision_policy> parse_policy(std::string_view name);
 
-// Bytes per parameter, as seed 001's table counts them: required buffers give `min`, the
-// optional ones (the low-precision model copy of mixed precision, a distributed-training
+// Bytes per parameter, as the table of Warner's optimi documentation, "Low Precision Training with
+// Kahan Summation" (2023), counts them: required buffers give `min`,
+// the optional ones (the low-precision model copy of mixed precision, a distributed-training
 // gradient buffer) are added in `max`.
 struct memory_component {
   std::string name;

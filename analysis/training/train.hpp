@@ -1,4 +1,5 @@
-// Training runs under precision policies, and seed 000's Theorem 1 floor.
+// Training runs under precision policies, and the stagnation floor of Theorem 1 of Zamirai et al.,
+// "Revisiting BFloat16 Training" (2020).
 //
 // train() runs mini-batch training of a model (model.hpp) on a dataset (datasets.hpp) with an
 // optimizer and precision policy (optimizer.hpp) and the gradient-accumulation contract of seed
@@ -55,9 +56,9 @@ struct train_result {
 expected<train_result> train(const dataset& train_set, const dataset& test_set, const train_options& options,
                              const std::function<void(const epoch_record&)>& progress = {});
 
-// Seed 000's Theorem 1 on f(w) = 1/2 sum_j lambda_j (w_j - w*_j)^2 with lambda_j in [L/2, L],
-// L = 1, gradient descent from w0 = 0 with step size lr: nearest rounding in `fmt` stops where
-// every update is below half an ulp, at a distance of at least
+// Theorem 1 of Zamirai et al. 2020 on f(w) = 1/2 sum_j lambda_j (w_j - w*_j)^2 with lambda_j in
+// [L/2, L], L = 1, gradient descent from w0 = 0 with step size lr: nearest rounding in `fmt` stops
+// where every update is below half an ulp, at a distance of at least
 //   min(eps (1 - lr L) / (lr L + eps) * min_j |w*_j|, ||w0 - w*||),   eps = u of fmt,
 // which grows as lr shrinks; Kahan and stochastic rounding keep converging. w* lies on fmt's
 // grid so that every policy can reach it exactly.

@@ -145,10 +145,10 @@ expected<void> optimizer_step_on_device(const optimizer_config& c, long step, co
 
 // ---- Gradient accumulation ----------------------------------------------------------------
 
-// One cycle of seed 002's contract on the device: zero, N micro-batches (each g / N added in
-// binary32 into an fp32 buffer, optionally Kahan-compensated), then global-norm clipping.
-// micro_batches[i][t] is tensor t of micro-batch i. Returns the buffer (binary32 bit patterns per
-// tensor), the norm before clipping and the scale applied (1 when none).
+// One cycle of the gradient-accumulation-kernel-v1 contract (v1.0.0, after Goyal et al., "Accurate,
+// Large Minibatch SGD", 2017) on the device: zero, N micro-batches (each g / N added in binary32 into an fp32 buffer, optionally Kahan-compensated), then
+// global-norm clipping. micro_batches[i][t] is tensor t of micro-batch i. Returns the buffer
+// (binary32 bit patterns per tensor), the norm before clipping and the scale applied (1 when none).
 struct accumulation_result {
   std::vector<std::vector<std::uint32_t>> buffer;
   double norm = 0;

@@ -14,6 +14,7 @@
 
 #include <bit>
 #include <cstdint>
+#include <string_view>
 
 #include "fpemu/config.hpp"
 
@@ -110,33 +111,57 @@ constexpr double unit_roundoff(const format& f) { return pow2(-precision(f)); }
 constexpr double machine_epsilon(const format& f) { return pow2(1 - precision(f)); }
 
 // ---- Named formats --------------------------------------------------------------------------
+//
+// The one table of named formats. From it come the constants formats::NAME (below), the types
+// NAME_t = fp<formats::NAME> (value.hpp), and named_formats(): the names parse_format accepts,
+// the table `fpemu formats` prints and the docs' table is generated from. Each row: the name, a
+// description, the specification it follows, then the fields of `format` in declaration order
+// (exp_bits, frac_bits, bias, subnormals, encoding, is_signed, has_zero; trailing defaults left out).
+#define FPEMU_NAMED_FORMATS(X)                                                                           \
+  X(e4m3fn, "FP8 E4M3: no inf, NaN = S.1111.111, max 448",                                            \
+    "OCP 8-bit Floating Point Specification (OFP8) rev 1.0", 4, 3, 7, true, nonfinite::fn)              \
+  X(e5m2, "FP8 E5M2: IEEE 754-like, inf and NaN, max 57344",                                           \
+    "OCP 8-bit Floating Point Specification (OFP8) rev 1.0", 5, 2, 15, true, nonfinite::ieee)           \
+  X(e4m3fnuz, "FP8 E4M3 fnuz: bias 8, no inf, no -0, NaN = 0x80, max 240",                            \
+    "GraphCore/AMD FP8 (ml_dtypes float8_e4m3fnuz)", 4, 3, 8, true, nonfinite::fnuz)                   \
+  X(e5m2fnuz, "FP8 E5M2 fnuz: bias 16, no inf, no -0, NaN = 0x80, max 57344",                         \
+    "GraphCore/AMD FP8 (ml_dtypes float8_e5m2fnuz)", 5, 2, 16, true, nonfinite::fnuz)                  \
+  X(bf16, "bfloat16: the top half of binary32", "Google Brain bfloat16 (Intel BF16 specification 2018)", \
+    8, 7, 127, true, nonfinite::ieee)                                                                  \
+  X(fp16, "IEEE 754 binary16", "IEEE 754-2019", 5, 10, 15, true, nonfinite::ieee)                     \
+  X(tf32, "TensorFloat-32: binary32 range, 10 fraction bits, 19 bits wide",                           \
+    "NVIDIA A100 Tensor Core GPU Architecture whitepaper (2020)", 8, 10, 127, true, nonfinite::ieee)     \
+  X(fp32, "IEEE 754 binary32", "IEEE 754-2019", 8, 23, 127, true, nonfinite::ieee)                    \
+  X(e8m13, "the FP8 tensor-core accumulator register of Hopper and Ada: binary32 range, 13 fraction bits", \
+    "DeepSeek-V3 Technical Report 3.3.2 (2024); Khattak & Mikaitis, ACM TACO (2025)", 8, 13, 127, true,  \
+    nonfinite::ieee)                                                                                   \
+  X(e2m3fn, "MX FP6 E2M3: no inf, no NaN, max 7.5", "OCP Microscaling Formats (MX) v1.0", 2, 3, 1, true,  \
+    nonfinite::finite)                                                                                 \
+  X(e3m2fn, "MX FP6 E3M2: no inf, no NaN, max 28", "OCP Microscaling Formats (MX) v1.0", 3, 2, 3, true,   \
+    nonfinite::finite)                                                                                 \
+  X(e2m1fn, "MX FP4 E2M1: no inf, no NaN, max 6", "OCP Microscaling Formats (MX) v1.0", 2, 1, 1, true,    \
+    nonfinite::finite)                                                                                 \
+  X(e8m0fnu, "MX scale E8M0: unsigned powers of two 2^-127..2^127, no zero, NaN = 0xFF",              \
+    "OCP Microscaling Formats (MX) v1.0", 8, 0, 127, false, nonfinite::fn, false, false)
 
 namespace formats {
-// OCP 8-bit Floating Point Specification (OFP8) rev 1.0, E4M3: no inf, NaN = S.1111.111, max 448.
-inline constexpr format e4m3fn{4, 3, 7, true, nonfinite::fn};
-// OFP8 E5M2: IEEE 754-like, inf and NaN, max 57344.
-inline constexpr format e5m2{5, 2, 15, true, nonfinite::ieee};
-// GraphCore/AMD FP8 "fnuz" (ml_dtypes float8_e4m3fnuz): bias 8, no -0, NaN = 0x80, max 240.
-inline constexpr format e4m3fnuz{4, 3, 8, true, nonfinite::fnuz};
-// ml_dtypes float8_e5m2fnuz: bias 16, no inf, no -0, NaN = 0x80, max 57344.
-inline constexpr format e5m2fnuz{5, 2, 16, true, nonfinite::fnuz};
-// bfloat16 (Google Brain): the top half of binary32.
-inline constexpr format bf16{8, 7, 127, true, nonfinite::ieee};
-// IEEE 754 binary16.
-inline constexpr format fp16{5, 10, 15, true, nonfinite::ieee};
-// NVIDIA TensorFloat-32 (A100 whitepaper): binary32 range, 10 fraction bits, 19 bits wide.
-inline constexpr format tf32{8, 10, 127, true, nonfinite::ieee};
-// IEEE 754 binary32.
-inline constexpr format fp32{8, 23, 127, true, nonfinite::ieee};
-// The ~14-bit Hopper/Ada FP8 tensor-core accumulator register: binary32 exponent range and 13
-// fraction bits (DeepSeek-V3 tech report 3.3.2; Khattak & Mikaitis 2025).
-inline constexpr format e8m13{8, 13, 127, true, nonfinite::ieee};
-// OCP Microscaling Formats (MX) v1.0 element types: no inf, no NaN.
-inline constexpr format e2m3fn{2, 3, 1, true, nonfinite::finite};  // FP6 E2M3, max 7.5
-inline constexpr format e3m2fn{3, 2, 3, true, nonfinite::finite};  // FP6 E3M2, max 28
-inline constexpr format e2m1fn{2, 1, 1, true, nonfinite::finite};  // FP4 E2M1, max 6
-// OCP MX v1.0 scale type E8M0: unsigned, powers of two 2^-127..2^127, no zero, NaN = 0xFF.
-inline constexpr format e8m0fnu{8, 0, 127, false, nonfinite::fn, false, false};
+#define FPEMU_FORMAT_CONSTANT(name, description, citation, ...) inline constexpr format name{__VA_ARGS__};
+FPEMU_NAMED_FORMATS(FPEMU_FORMAT_CONSTANT)
+#undef FPEMU_FORMAT_CONSTANT
 }  // namespace formats
+
+struct named_format {
+  std::string_view name;
+  format fmt;
+  std::string_view description;
+  std::string_view citation;  // the specification or paper the format follows
+};
+
+// In the table's order.
+inline constexpr named_format named_format_table[] = {
+#define FPEMU_FORMAT_ROW(name, description, citation, ...) named_format{#name, formats::name, description, citation},
+    FPEMU_NAMED_FORMATS(FPEMU_FORMAT_ROW)
+#undef FPEMU_FORMAT_ROW
+};
 
 }  // namespace fpemu

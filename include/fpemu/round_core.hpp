@@ -14,7 +14,7 @@
 //    (cuda/fused_optimizer.hpp): test_cuda_convert and test_cuda_optimizer on the host, and
 //    fpemu gpu-check on the device.
 // Integer-only and constexpr so that the same code runs at compile time, on the host and on a
-// GPU. Conventions (documented in the README):
+// GPU. Conventions (documented in docs/formats.md):
 //  - underflow is signalled when the result is tiny *after* rounding (to the format's precision
 //    with an unbounded exponent range) and inexact, as on x86 and RISC-V;
 //  - overflow when that same rounded value exceeds the largest finite number; the policy then

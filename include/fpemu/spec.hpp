@@ -1,6 +1,6 @@
 // Names and text specs of formats, rounding modes and overflow policies.
 //
-// Format spec grammar (also in the README):
+// Format spec grammar (each option explained in docs/formats.md):
 //   spec    := NAME | "e" EXP "m" FRAC { ":" option }
 //   option  := "bias=" INT | "nosub" | "ieee" | "fn" | "fnuz" | "finite" | "unsigned" | "nozero"
 // NAME is one of the named formats (e4m3fn, bf16, ...). Defaults for eXmY: IEEE encoding,
@@ -19,14 +19,8 @@
 
 namespace fpemu {
 
-struct named_format {
-  std::string_view name;
-  format fmt;
-  std::string_view description;
-};
-
-// The named formats, in display order.
-std::span<const named_format> named_formats();
+// The named formats (format.hpp's table), in its order.
+inline std::span<const named_format> named_formats() { return named_format_table; }
 
 // Checks that a format is one fpemu supports; the message names the field and its valid range.
 std::optional<std::string> check(const format& f);

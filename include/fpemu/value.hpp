@@ -181,18 +181,9 @@ FPEMU_HD constexpr fp<F> maximum_number(fp<F> a, fp<F> b) {
 
 // ---- The named formats as types -------------------------------------------------------------
 
-using e4m3fn_t = fp<formats::e4m3fn>;
-using e5m2_t = fp<formats::e5m2>;
-using e4m3fnuz_t = fp<formats::e4m3fnuz>;
-using e5m2fnuz_t = fp<formats::e5m2fnuz>;
-using bf16_t = fp<formats::bf16>;
-using fp16_t = fp<formats::fp16>;
-using tf32_t = fp<formats::tf32>;
-using fp32_t = fp<formats::fp32>;
-using e8m13_t = fp<formats::e8m13>;
-using e2m3fn_t = fp<formats::e2m3fn>;
-using e3m2fn_t = fp<formats::e3m2fn>;
-using e2m1fn_t = fp<formats::e2m1fn>;
-using e8m0fnu_t = fp<formats::e8m0fnu>;
+// e4m3fn_t, bf16_t, ...: one per row of format.hpp's table.
+#define FPEMU_FORMAT_TYPE(name, ...) using name##_t = fp<formats::name>;
+FPEMU_NAMED_FORMATS(FPEMU_FORMAT_TYPE)
+#undef FPEMU_FORMAT_TYPE
 
 }  // namespace fpemu

@@ -38,6 +38,7 @@ void print_json(std::ostream& out) {
     out << (first ? "" : ",\n") << "  {";
     first = false;
     out << "\"name\": " << json_string(n.name) << ", \"description\": " << json_string(n.description)
+        << ", \"citation\": " << json_string(n.citation)
         << ", \"width\": " << width(f) << ", \"exp_bits\": " << f.exp_bits << ", \"frac_bits\": " << f.frac_bits
         << ", \"bias\": " << f.bias << ", \"subnormals\": " << (f.subnormals ? "true" : "false")
         << ", \"encoding\": " << json_string(to_string(f.encoding))

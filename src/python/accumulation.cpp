@@ -1,5 +1,5 @@
 // Python bindings: summation, dot and GEMM under accumulator models, the tensor-core presets and
-// their mma model, and seed 004's accumulation experiment.
+// their mma model, and the DeepSeek-V3 2024 accumulation experiment.
 #include <bit>
 #include <cmath>
 #include <optional>
@@ -271,11 +271,11 @@ void bind_accumulation(py::module_& m) {
         return out;
       },
       py::arg("ks"), py::arg("samples") = 100, py::arg("seed") = 2025,
-      "Seed 004's FP8 accumulation table with the faithful models: dot products of K e4m3fn inputs from\n"
+      "The FP8 accumulation table (DeepSeek-V3 2024) with the faithful models: dot products of K e4m3fn inputs from\n"
       "N(0, 0.5^2) accumulated in e4m3fn, on the H100 tensor core without promotion, with DeepSeek-V3\n"
       "promotion every 128 (before and after its bf16 epilogue) and in fp32; one dict per method and K\n"
       "with the mean and max relative error, the max error over sum |a_i b_i| and the bounds. The default\n"
-      "seed is that of `fpemu demo` and the README's table.");
+      "seed is that of `fpemu demo` and the table of docs/accumulation.md.");
 
   m.def(
       "effective_unit_roundoff",

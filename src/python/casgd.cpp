@@ -1,5 +1,6 @@
-// Python bindings: communication-avoiding SGD for GLMs (seed 003) with its nine precision slots,
-// Table 3's recipes, Theorem 5.7's budget and the AllReduce constant C(P). Ranks are simulated
+// Python bindings: communication-avoiding SGD for GLMs (Devarakonda et al., "Mixed-Precision
+// Communication-Avoiding SGD for Generalized Linear Models on GPUs", 2026) with its nine precision
+// slots, Table 3's recipes, Theorem 5.7's budget and the AllReduce constant C(P). Ranks are simulated
 // in this process (the MPI mode is the CLI's, under mpirun).
 #include <cmath>
 #include <string>
@@ -126,7 +127,7 @@ void bind_casgd(py::module_& m) {
         py::arg("P") = 1, py::arg("eta") = 0.5, py::arg("outer") = 200, py::arg("seed") = 42, py::arg("data_seed") = 1,
         py::arg("allreduce") = "ring", py::arg("eval_every") = py::none(), py::arg("threads") = 0,
         py::arg("budget_at") = py::none(), py::arg("cp") = "worst",
-        "CA-SGD (seed 003, Algorithm 1) on P simulated ranks with a Table 3 recipe (A..I) and slot overrides\n"
+        "CA-SGD (Devarakonda et al. 2026, Algorithm 1) on P simulated ranks with a Table 3 recipe (A..I) and slot overrides\n"
         "('u_c=fp32', 'u_G=bf16,fp32', 'u_G=e4m3fn,h100-e4m3', ...). data: 'synth:M,N', 'heart_scale' or a\n"
         "LIBSVM/CSV file; rows are l2-normalised. s=1 is mini-batch SGD. Returns a dict: outer and sgd_steps\n"
         "of each evaluation (every eval_every outer iterations, default outer/20), loss F(x) there, the final\n"
@@ -156,7 +157,7 @@ void bind_casgd(py::module_& m) {
       },
       py::arg("P"), py::arg("algorithm") = "ring", py::arg("datatype") = "fp32", py::arg("length") = 4096,
       py::arg("trials") = 4, py::arg("seed") = 1,
-      "The AllReduce constant C(P) (seed 003, Figure 2): the largest |computed - exact| / (u sum |v_p|) over\n"
+      "The AllReduce constant C(P) (Devarakonda et al. 2026, Figure 2): the largest |computed - exact| / (u sum |v_p|) over\n"
       "`trials` sets of P random N(0,1) rank vectors of `length` elements in datatype, for ring, rd\n"
       "(recursive doubling), tree or seq; worst_case is the paper's 2.4 P.");
 }

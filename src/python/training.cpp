@@ -1,5 +1,5 @@
 // Python bindings: precision policies, optimizers (SGD, Adam, AdamW, Lion), datasets, training
-// runs and seed 000's Theorem 1 floor.
+// runs and the floor of Theorem 1 of Zamirai et al., "Revisiting BFloat16 Training" (2020).
 #include <cmath>
 #include <string>
 #include <vector>
@@ -230,7 +230,7 @@ void bind_training(py::module_& m) {
             value_or_raise(parse_policy(policy))));
       },
       py::arg("optimizer"), py::arg("policy"), py::kw_only(), FPEMU_HYPER_ARGS,
-      (std::string("Bytes per parameter as seed 001's table counts them: dict with components [(name, bytes,\n"
+      (std::string("Bytes per parameter as optimi's table (Warner 2023) counts them: dict with components [(name, bytes,\n"
                    "optional)], min (required buffers) and max (with the optional ones).\n") +
        hyper_doc)
           .c_str());
@@ -327,7 +327,7 @@ void bind_training(py::module_& m) {
       },
       py::arg("fmt") = "bf16", py::arg("lrs") = std::vector<double>{0.1, 0.01, 0.001}, py::arg("dim") = 64,
       py::arg("seed") = 1,
-      "Seed 000's Theorem 1 on f(w) = 1/2 sum_j lambda_j (w_j - w*_j)^2, lambda_j in [1/2, 1] (L = 1), w*_j in\n"
+      "Theorem 1 of Zamirai et al. 2020 on f(w) = 1/2 sum_j lambda_j (w_j - w*_j)^2, lambda_j in [1/2, 1] (L = 1), w*_j in\n"
       "[1, 2] on fmt's grid, dim weights, gradient descent from w = 0 for ceil(80/lr) steps. Nearest rounding\n"
       "stalls at a distance of at least predicted = min(u (1 - lr) / (lr + u) min|w*|, ||w*||), u = 2^-p of\n"
       "fmt, growing as lr shrinks; Kahan and stochastic rounding keep converging. One dict per lr with the\n"

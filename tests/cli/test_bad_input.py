@@ -2,7 +2,7 @@
 """The bad-input audit of the fpemu command and of the file readers behind it.
 
 Usage: python3 tests/cli/test_bad_input.py PATH-TO-FPEMU
-       python3 tests/cli/test_bad_input.py --markdown    (the README table)
+       python3 tests/cli/test_bad_input.py --markdown    (the table of docs/bad-input.md)
 
 Python 3 standard library only. CASES is the audit: for every subcommand and file reader, each
 kind of bad input that applies to it (and, once per surface, the kinds that do not). Each case
@@ -10,8 +10,8 @@ runs in a fresh temporary directory holding only its input files and checks the 
 contract (see test_cli.py): the exact message line (on stderr, "fpemu: ..."), the exit status,
 nothing on stdout, and that every file in the directory is left as it was, so that no output
 file is left half-written (FILE.tmp) and no existing output file is replaced by a failing run.
-The table of README.md between "<!-- audit:cli -->" and "<!-- /audit:cli -->" is generated from
-CASES (--markdown prints it), and the test fails when the README's block differs from it.
+The table of docs/bad-input.md between "<!-- audit:cli -->" and "<!-- /audit:cli -->" is generated
+from CASES (--markdown prints it), and the test fails when the page's block differs from it.
 
 Prints one line per failed check and the summary line "cli_bad_input: N passed, N failed"
 (cases); exits 0 when every check passed, else 1.
@@ -30,10 +30,10 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), os.p
 from checks import CHECKS, FAILURES, check  # noqa: E402  (shared with the Python module's tests)
 
 EXE = None
-README = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "README.md")
+PAGE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "docs", "bad-input.md")
 BEGIN, END = "<!-- audit:cli -->", "<!-- /audit:cli -->"
 
-# The kinds of bad input (the README's "bad input" column).
+# The kinds of bad input (the "bad input" column of docs/bad-input.md).
 FORMAT = "unknown format"
 NAME = "unknown name or option"
 NUMBER = "malformed number"
@@ -53,7 +53,7 @@ NA = "n/a"
 
 SENTINEL = b"an earlier run's output\n"
 
-# surface, kind, example (markdown, for the README), argv (None: a statement, not run), expect
+# surface, kind, example (markdown, for the docs table), argv (None: a statement, not run), expect
 # (the exact line, or a tuple of accepted lines), status, stdin, files ({name: bytes, or None for
 # a directory}), env, stream (where the line goes), killed (the name of an output file whose
 # FILE.tmp a SIGKILL may leave behind).
@@ -67,7 +67,7 @@ def case(surface, kind, example, argv, expect, status=2, stdin=None, files=None,
 
 
 def not_applicable(surface, why):
-    """A README row naming the kinds of ALL_KINDS that no case of the surface covers, and why."""
+    """A table row naming the kinds of ALL_KINDS that no case of the surface covers, and why."""
     return case(surface, NA, why, None, None)
 
 
@@ -584,7 +584,7 @@ def describe_change(before, after):
     return ", ".join(changed) or "none"
 
 
-# The README table.
+# The table of docs/bad-input.md.
 
 
 def code(text):
@@ -619,8 +619,8 @@ def markdown():
     return "\n".join(lines) + "\n"
 
 
-def readme_block():
-    with open(README, encoding="utf-8") as f:
+def page_block():
+    with open(PAGE, encoding="utf-8") as f:
         text = f.read()
     if BEGIN + "\n" not in text or END not in text:
         return None
@@ -655,8 +655,8 @@ def main():
     units.append(lambda: check(len({(c.surface, c.example) for c in CASES}) == len(CASES),
                                "no two rows of a surface share an example"))
     units.append(every_subcommand_audited)
-    units.append(lambda: check(readme_block() == markdown(),
-                               "README.md's block between %s and %s equals `test_bad_input.py FPEMU --markdown`" %
+    units.append(lambda: check(page_block() == markdown(),
+                               "docs/bad-input.md's block between %s and %s equals `test_bad_input.py FPEMU --markdown`" %
                                (BEGIN, END)))
     failed = 0
     for unit in units:

@@ -1144,7 +1144,7 @@ def optim_errors():
 
 @test
 def optim_memory():
-    # Bytes per parameter of Adam, from the optimi documentation's table (seed 001): mixed
+    # Bytes per parameter of Adam, from the table of Warner's optimi documentation (2023): mixed
     # precision 16-22, bf16 with Kahan summation 10-12, pure bf16 8-10.
     expected = {"mixed": (16, 22), "bf16-kahan": (10, 12), "bf16": (8, 10)}
     rc, out, err = run("optim", "--memory")
@@ -1224,8 +1224,9 @@ def train_errors():
 
 @test
 def train_quadratic_floor():
-    # Seed 000's Theorem 1: nearest rounding stalls at or above the predicted floor, which grows
-    # as the step size shrinks; Kahan and stochastic rounding get at least as close as fp32.
+    # Theorem 1 of Zamirai et al. 2020: nearest rounding stalls at or above the predicted floor,
+    # which grows as the step size shrinks; Kahan and stochastic rounding get at least as close as
+    # fp32.
     rc, out, err = run("train", "--data", "quadratic", "--lr", "0.2,0.05")
     check(rc == 0, "train --data quadratic exits 0: %r" % err)
     rows = [l.split() for l in out.splitlines() if l.strip() and l.split()[0] in ("0.2", "0.05")]

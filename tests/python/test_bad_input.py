@@ -3,8 +3,8 @@ called with each kind of bad input that applies to it. The cases are data (ROWS)
 text, the kind of bad input, the exception and its exact message. Each call must raise exactly
 that (fpemu.bounds, whose contract is not to raise, must return valid=False with exactly that
 condition), leave every array argument and the optimizer it was given unchanged, and write no
-file. The same rows generate the README's audit table (`--markdown` prints it), and the test
-checks that README.md holds exactly that table, so the two cannot drift. Run with Debian's
+file. The same rows generate the audit table of docs/bad-input.md (`--markdown` prints it), and the
+test checks that the page holds exactly that table, so the two cannot drift. Run with Debian's
 python3 and PYTHONPATH at the built module (meson does both)."""
 import os
 import re
@@ -16,9 +16,9 @@ import numpy as np
 import fpemu
 from checks import check, finish
 
-README = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "README.md")
+PAGE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "docs", "bad-input.md")
 BEGIN, END = "<!-- audit:python -->", "<!-- /audit:python -->"
-MESSAGE_SHOWN = 120  # characters of a message in the README table; the test compares all of it
+MESSAGE_SHOWN = 120  # characters of a message in the docs table; the test compares all of it
 
 VALUE, TYPE, INVALID, RETURNS = "ValueError", "TypeError", "valid=False", "returns"
 
@@ -543,19 +543,19 @@ def markdown():
     return "\n".join(lines) + "\n"
 
 
-def test_readme():
-    text = open(README, encoding="utf-8").read()
+def test_page():
+    text = open(PAGE, encoding="utf-8").read()
     begin, end = text.find(BEGIN), text.find(END)
-    check(0 <= begin < end, "README.md has the %s ... %s block" % (BEGIN, END))
+    check(0 <= begin < end, "docs/bad-input.md has the %s ... %s block" % (BEGIN, END))
     block = text[begin + len(BEGIN):end].strip("\n") + "\n"
-    check(block == markdown(), "README.md's audit block equals `test_bad_input.py --markdown` (regenerate it)")
+    check(block == markdown(), "docs/bad-input.md's audit block equals `test_bad_input.py --markdown` (regenerate it)")
 
 
 def main():
     if "--markdown" in sys.argv:
         sys.stdout.write(markdown())
         return 0
-    test_readme()
+    test_page()
     test_coverage()
     here = os.getcwd()
     with tempfile.TemporaryDirectory() as work:

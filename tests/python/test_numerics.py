@@ -155,7 +155,7 @@ def test_accumulation():
     check(fpemu.sum(ones, "bf16", acc="bf16")["value"] == 256.0, "bf16 recursive sum of ones stalls at 256")
     check(fpemu.sum(ones, "bf16", acc="bf16", method="kahan")["value"] == 1000.0, "Kahan sums ones to 1000")
 
-    # Seed 004's experiment: promotion helps, the FP8 register is worst.
+    # The DeepSeek-V3 2024 experiment: promotion helps, the FP8 register is worst.
     rows = {r["method"]: r for r in fpemu.accumulation_experiment([4096], 4, 1)}
     check(len(rows) >= 4, "accumulation_experiment rows: %s" % list(rows))
     errs = sorted((r["mean_relative_error"], m) for m, r in rows.items())
