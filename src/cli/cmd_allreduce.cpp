@@ -115,6 +115,12 @@ command add_allreduce(CLI::App& parent) {
       ->capture_default_str()
       ->type_name("LIST");
   app->add_option("--datatype", o->datatype, "Collective datatypes, comma-separated: format specs or fp64")
+      ->transform(list_check(parser_check(
+          [](const std::string& spec) {
+            const expected<casgd::precision> p = casgd::parse_precision(spec);
+            return p ? std::string{} : p.message() + " (or fp64)";
+          },
+          "")))
       ->capture_default_str()
       ->type_name("LIST");
   app->add_option("--length", o->length, "Elements per rank vector (P x length <= 2^27)")

@@ -290,7 +290,7 @@ CLI::Validator list_check(const CLI::Validator& item) {
           start = comma + 1;
         }
       },
-      "comma-separated, each " + item.get_description());
+      item.get_description().empty() ? std::string("comma-separated") : "comma-separated, each " + item.get_description());
 }
 
 CLI::Validator parser_check(std::function<std::string(const std::string&)> problem, std::string description) {

@@ -318,7 +318,7 @@ CASES = [
     case("allreduce", NAME, "`--algorithm butterfly`", ["allreduce", "--algorithm", "butterfly"],
          "fpemu: --algorithm: 'butterfly' is not valid: expected ring|rd|tree|seq"),
     case("allreduce", FORMAT, "`--datatype e99m2`", ["allreduce", "--datatype", "e99m2"],
-         "fpemu: --datatype 'e99m2': format 'e99m2': exponent bits 99 out of range: valid 1..11 (or fp64)"),
+         "fpemu: --datatype: format 'e99m2': exponent bits 99 out of range: valid 1..11 (or fp64)"),
     case("allreduce", NUMBER, "`--P 4,x`", ["allreduce", "--P", "4,x"],
          "fpemu: --P: 'x' is not an integer: valid 1..4096"),
     case("allreduce", RANGE, "`--trials 0`", ["allreduce", "--trials", "0"],
