@@ -1,10 +1,10 @@
 // fpemu allreduce [--P LIST] [--algorithm LIST] [--datatype LIST] [--length L] [--trials T]
-//                 [--seed S] [--csv FILE] [--progress]
+//                 [--seed S] [--csv FILE] [--json FILE]
 //
 // The AllReduce constant C(P) of seed 003 (Assumption 5.4, Figure 2), measured on the simulated
 // collectives of analysis/casgd/allreduce.hpp: one row per P, algorithm and datatype, next to the
-// paper's worst-case trace bound 2.4P and its empirical NCCL fit 4.62 P^0.56. --csv FILE writes
-// the same rows to FILE.tmp and renames it to FILE when complete.
+// paper's worst-case trace bound 2.4P and its empirical NCCL fit 4.62 P^0.56. --csv FILE and
+// --json FILE write the same rows to FILE.tmp and rename it to FILE when complete.
 #include <CLI/CLI.hpp>
 #include <cmath>
 #include <cstdio>
@@ -32,11 +32,10 @@ struct allreduce_cli_options {
   std::string P = "4,8,16,32,64,128,256";
   std::string algorithm = "ring,rd,tree,seq";
   std::string datatype = "fp32,bf16,fp16";
-  std::string length = "4096";
-  std::string trials = "4";
-  std::string seed = "1";
-  std::string csv;
-  bool progress = false;
+  int length = 4096;
+  int trials = 4;
+  std::uint64_t seed = 1;
+  output_options output;
 };
 
 casgd::precision require_datatype(const std::string& spec) {
@@ -49,58 +48,56 @@ double paper_fit(int P) { return 4.62 * std::pow(static_cast<double>(P), 0.56); 
 
 void run_allreduce(const allreduce_cli_options& o) {
   std::vector<int> Ps;
-  for (const std::string& s : split_list(o.P, "--P"))
-    Ps.push_back(static_cast<int>(parse_integer(s, "--P", 1, kMaxP)));
+  for (const std::string& s : split_list(o.P, "--P")) Ps.push_back(std::stoi(s));  // checked by list_check
   std::vector<casgd::allreduce_algorithm> algorithms;
   for (const std::string& s : split_list(o.algorithm, "--algorithm"))
     algorithms.push_back(value_or_fail(casgd::parse_allreduce(s), "--algorithm"));
   std::vector<casgd::precision> datatypes;
   for (const std::string& s : split_list(o.datatype, "--datatype")) datatypes.push_back(require_datatype(s));
-  const int length = static_cast<int>(parse_integer(o.length, "--length", 1, kMaxLength));
-  const int trials = static_cast<int>(parse_integer(o.trials, "--trials", 1, kMaxTrials));
-  const std::uint64_t seed = parse_unsigned(o.seed, "--seed", ~std::uint64_t{0});
+  const int length = o.length;
+  const int trials = o.trials;
+  const std::uint64_t seed = o.seed;
   for (const int P : Ps)
     if (std::int64_t{P} * length > kMaxAllreduceElements)
       fail("--P " + std::to_string(P) + " with --length " + std::to_string(length) + " holds " +
            std::to_string(std::int64_t{P} * length) + " elements: valid P x length <= " +
            std::to_string(kMaxAllreduceElements));
 
-  std::unique_ptr<atomic_file> csv;
-  if (!o.csv.empty()) {
-    csv = std::make_unique<atomic_file>("--csv", o.csv);
-    csv->out << "P,algorithm,datatype,c_max,c_max_times_u,u,elements,length,trials,seed,worst_case_2_4P,"
-                "paper_fit_4_62P0_56\n";
-  }
+  output_sinks sinks(o.output);
+  table_writer table(sinks, {"P", "algorithm", "datatype", "c_max", "c_max_times_u", "u", "elements", "length",
+                             "trials", "seed", "worst_case_2_4P", "paper_fit_4_62P0_56"});
+  const auto text = [&sinks](auto... args) {
+    if (sinks.text()) print(args...);
+  };
 
-  print("fpemu allreduce: C(P) = max over elements of |v_hat - v| / (u * sum_p |v_p|)\n");
-  print("rank vectors: %d elements of N(0,1) rounded into the datatype, %d trial%s, seed %llu\n", length, trials,
+  text("fpemu allreduce: C(P) = max over elements of |v_hat - v| / (u * sum_p |v_p|)\n");
+  text("rank vectors: %d elements of N(0,1) rounded into the datatype, %d trial%s, seed %llu\n", length, trials,
         trials == 1 ? "" : "s", static_cast<unsigned long long>(seed));
-  print("%6s  %-9s  %-10s  %10s  %10s  %9s  %8s  %10s\n", "P", "algorithm", "datatype", "C(P)", "C(P)*u",
+  text("%6s  %-9s  %-10s  %10s  %10s  %9s  %8s  %10s\n", "P", "algorithm", "datatype", "C(P)", "C(P)*u",
         "elements", "2.4P", "4.62P^0.56");
 
   const std::uint64_t rows = Ps.size() * algorithms.size() * datatypes.size();
-  progress_meter progress(o.progress, rows);
+  progress bar("allreduce", rows);
   std::uint64_t row = 0;
   for (const int P : Ps) {
     for (const casgd::allreduce_algorithm a : algorithms) {
       for (const casgd::precision& d : datatypes) {
-        progress.update(++row, "P = " + std::to_string(P) + " " + std::string(casgd::to_string(a)) + " " + d.name());
+        bar.relabel("P = " + std::to_string(P) + " " + std::string(casgd::to_string(a)) + " " + d.name());
+        bar.set(row++);
         const casgd::cp_measurement m = casgd::measure_cp(P, a, d, length, trials, seed);
         const double u = d.unit_roundoff();
-        progress.finish();  // the row replaces the progress line
-        print("%6d  %-9s  %-10s  %10.4f  %10.3e  %9ld  %8.1f  %10.1f\n", P, std::string(casgd::to_string(a)).c_str(),
+        bar.finish();  // the row replaces the progress line
+        text("%6d  %-9s  %-10s  %10.4f  %10.3e  %9ld  %8.1f  %10.1f\n", P, std::string(casgd::to_string(a)).c_str(),
               m.datatype.c_str(), m.c_max, m.c_max * u, m.elements, casgd::cp_worst_case(P), paper_fit(P));
         std::cout.flush();
-        if (csv)
-          csv->out << P << ',' << casgd::to_string(a) << ',' << csv_field(m.datatype) << ',' << exact_num(m.c_max)
-                   << ',' << exact_num(m.c_max * u) << ',' << exact_num(u) << ',' << m.elements << ',' << length
-                   << ',' << trials << ',' << seed << ',' << exact_num(casgd::cp_worst_case(P)) << ','
-                   << exact_num(paper_fit(P)) << '\n';
+        table.row({P, std::string(casgd::to_string(a)), m.datatype, m.c_max, m.c_max * u, u, m.elements, length,
+                   trials, seed, casgd::cp_worst_case(P), paper_fit(P)});
       }
     }
   }
-  progress.finish();
-  if (csv) csv->commit();
+  bar.finish();
+  table.finish();
+  sinks.commit();
 }
 
 }  // namespace
@@ -109,25 +106,33 @@ command add_allreduce(CLI::App& parent) {
   auto o = std::make_shared<allreduce_cli_options>();
   CLI::App* app =
       parent.add_subcommand("allreduce", "The AllReduce constant C(P) of each algorithm and datatype (seed 003)");
-  app->add_option("--P", o->P, "Rank counts, comma-separated, each 1..4096")->capture_default_str()->type_name("LIST");
-  app->add_option("--algorithm", o->algorithm, "Algorithms, comma-separated: ring, rd, tree, seq")
+  app->add_option("--P", o->P, "Rank counts")
+      ->transform(list_check(integer_check(1, kMaxP)))
+      ->capture_default_str()
+      ->type_name("LIST");
+  app->add_option("--algorithm", o->algorithm, "Algorithms")
+      ->transform(list_check(choice_check({"ring", "rd", "tree", "seq"})))
       ->capture_default_str()
       ->type_name("LIST");
   app->add_option("--datatype", o->datatype, "Collective datatypes, comma-separated: format specs or fp64")
+      ->transform(list_check(parser_check(
+          [](const std::string& spec) {
+            const expected<casgd::precision> p = casgd::parse_precision(spec);
+            return p ? std::string{} : p.message() + " (or fp64)";
+          },
+          "")))
       ->capture_default_str()
       ->type_name("LIST");
-  app->add_option("--length", o->length, "Elements per rank vector, 1..16777216 (P x length <= 2^27)")
+  app->add_option("--length", o->length, "Elements per rank vector (P x length <= 2^27)")
+      ->transform(integer_check(1, kMaxLength))
       ->capture_default_str()
       ->type_name("L");
-  app->add_option("--trials", o->trials, "Sets of random rank vectors per row, 1..1000000")
+  app->add_option("--trials", o->trials, "Sets of random rank vectors per row")
+      ->transform(integer_check(1, kMaxTrials))
       ->capture_default_str()
       ->type_name("T");
-  app->add_option("--seed", o->seed, "Philox seed of the rank vectors (decimal or 0x hex)")
-      ->capture_default_str()
-      ->type_name("S");
-  app->add_option("--csv", o->csv, "Also write the rows to FILE (via FILE.tmp, renamed when complete)")
-      ->type_name("FILE");
-  app->add_flag("--progress", o->progress, "Show the progress line on stderr even when it is not a terminal");
+  add_seed_option(*app, o->seed, "Philox seed of the rank vectors");
+  add_output_options(*app, o->output);
   app->footer(
       "C(P) is the constant of seed 003's Assumption 5.4: an AllReduce of P rank vectors v_p into a\n"
       "datatype of unit roundoff u returns v_hat with |v_hat - v| <= C(P) u sum_p |v_p| (+ O(u^2)),\n"
@@ -150,8 +155,8 @@ command add_allreduce(CLI::App& parent) {
       "Columns: P, algorithm, datatype, C(P), C(P)*u (the relative error bound it gives), elements\n"
       "checked, 2.4P, 4.62P^0.56. --csv FILE writes the header 'P,algorithm,datatype,c_max,\n"
       "c_max_times_u,u,elements,length,trials,seed,worst_case_2_4P,paper_fit_4_62P0_56' and one row\n"
-      "each. Progress ('sample i/N: P = .. algorithm datatype') goes to stderr when it is a terminal,\n"
-      "or with --progress.");
+      "each (--json FILE: the same rows as an array of objects). On a terminal, stderr shows the\n"
+      "progress with an ETA.");
   return {app, [o](const std::vector<std::string>& rest) {
             no_trailing("allreduce", rest);
             run_allreduce(*o);

@@ -1,6 +1,6 @@
 // fpemu casgd --loss logistic|linear|poisson --data FILE|heart_scale|synth:M,N --recipe A..I[,..]
 //             [--slot NAME=PRECISION ...] --b B --s S --P P --eta ETA --outer H --seed S[,S..]
-//             [--allreduce ring|rd|tree|seq] [--bound] [--csv FILE] [--weights FILE]
+//             [--allreduce ring|rd|tree|seq] [--bound] [--csv FILE] [--json FILE] [--weights FILE]
 //
 // Runs CA-SGD (analysis/casgd/run.hpp, seed 003's Algorithm 1) for each recipe and seed on the same
 // samples, and prints the final loss of each run with its relative gap |L - L_first| / |L_first|
@@ -12,8 +12,8 @@
 //
 // --bound prints Theorem 5.7's budget for outer iteration --bound-at (default: the last) next to
 // the measured local error against a binary64 run from the same x and samples (simulated only).
-// --csv FILE: one row per recipe, seed and evaluation (every --eval-every outer iterations),
-// written to FILE.tmp and renamed when complete. --weights FILE: the final weights of a single
+// --csv FILE / --json FILE: one row per recipe, seed and evaluation (every --eval-every outer
+// iterations), written to FILE.tmp and renamed when complete. --weights FILE: the final weights of a single
 // run as binary64 bit patterns (hex) and values, one per line.
 #include <CLI/CLI.hpp>
 #include <bit>
@@ -43,14 +43,18 @@ struct casgd_cli_options {
   std::string data = "synth:4096,256";
   std::string recipes = "C";
   std::vector<std::string> slot_overrides;
-  std::string b = "32", s = "16", P, eta = "0.5", outer = "200", seeds = "42", data_seed = "1";
+  int b = 32, s = 16, P = 1, outer = 200, bound_at = 0, eval_every = 1, threads = 0;
+  double eta = 0.5;
+  std::string seeds = "42";
+  std::uint64_t data_seed = 1;
   std::string algorithm = "ring";
   bool bound = false;
-  std::string bound_at, cp = "worst";
-  std::string csv, weights, eval_every, threads = "0";
-  bool progress = false;
+  std::string cp = "worst";
+  std::string weights;
+  output_options output;
+  // Options whose default depends on others: given on the command line?
+  bool P_given = false, bound_at_given = false, eval_every_given = false;
 };
-
 
 template <class... Args>
 std::string format_line(const char* fmt, Args... args) {
@@ -101,34 +105,32 @@ void run_casgd(const casgd_cli_options& o) {
   const std::vector<named_slots> recipes = resolve_recipes(o);
   const allreduce_algorithm algorithm = value_or_fail(parse_allreduce(o.algorithm), "--allreduce");
   std::vector<std::uint64_t> seeds;
-  for (const std::string& s : split_list(o.seeds, "--seed"))
-    seeds.push_back(static_cast<std::uint64_t>(parse_integer(s, "--seed", 0, std::numeric_limits<std::int64_t>::max())));
-  const auto data_seed = static_cast<std::uint64_t>(parse_integer(o.data_seed, "--data-seed", 0, std::numeric_limits<std::int64_t>::max()));
+  for (const std::string& s : split_list(o.seeds, "--seed")) seeds.push_back(std::stoull(s));  // checked by list_check
+  const std::uint64_t data_seed = o.data_seed;
 
   run_options ro;
   ro.loss = loss;
-  ro.b = static_cast<int>(parse_integer(o.b, "--b", 1, 65536));
-  ro.s = static_cast<int>(parse_integer(o.s, "--s", 1, 4096));
-  ro.eta = parse_real(o.eta, "--eta");
-  if (!(ro.eta > 0)) fail("--eta " + quote(o.eta) + " is out of range: valid > 0 and finite");
-  ro.outer = static_cast<int>(parse_integer(o.outer, "--outer", 0, 100000000));
+  ro.b = o.b;
+  ro.s = o.s;
+  ro.eta = o.eta;
+  ro.outer = o.outer;
   ro.algorithm = algorithm;
-  ro.threads = static_cast<int>(parse_integer(o.threads, "--threads", 0, 1024));
+  ro.threads = o.threads;
 
   // Ranks: real ones under mpirun, else simulated.
   std::unique_ptr<collective> comm;
   if (launched_by_mpirun()) {
 #ifdef FPEMU_HAVE_MPI
     comm = value_or_fail(mpi_collective(), "mpirun");
-    if (!o.P.empty() && parse_integer(o.P, "--P", 1, 4096) != comm->size())
-      fail("--P " + o.P + " differs from the " + std::to_string(comm->size()) + " ranks mpirun started");
+    if (o.P_given && o.P != comm->size())
+      fail("--P " + std::to_string(o.P) + " differs from the " + std::to_string(comm->size()) + " ranks mpirun started");
     ro.P = comm->size();
     if (o.bound) fail("--bound runs in the simulated mode (--P P without mpirun)");
 #else
     fail("this fpemu was built without MPI; rebuild with Debian's libopenmpi-dev installed, or use --P to simulate ranks");
 #endif
   } else {
-    ro.P = o.P.empty() ? 1 : static_cast<int>(parse_integer(o.P, "--P", 1, 4096));
+    ro.P = o.P;
     comm = simulated_collective(ro.P);
   }
   const bool root = comm->is_root();
@@ -146,10 +148,14 @@ void run_casgd(const casgd_cli_options& o) {
     data = partition(full, ro.P, comm->first_local(), comm->local_count());
   }  // the full matrix is freed here: each process keeps its column blocks only
 
-  const int every = o.eval_every.empty() ? std::max(1, ro.outer / 20)
-                                         : static_cast<int>(parse_integer(o.eval_every, "--eval-every", 1, 100000000));
+  const int every = o.eval_every_given ? o.eval_every : std::max(1, ro.outer / 20);
   int bound_at = ro.outer - 1;
-  if (!o.bound_at.empty()) bound_at = static_cast<int>(parse_integer(o.bound_at, "--bound-at", 0, std::max(0, ro.outer - 1)));
+  if (o.bound_at_given) {
+    if (o.bound_at > std::max(0, ro.outer - 1))
+      fail("--bound-at " + std::to_string(o.bound_at) + " is out of range: valid 0.." + std::to_string(std::max(0, ro.outer - 1)) +
+           " (outer iterations 0..--outer - 1)");
+    bound_at = o.bound_at;
+  }
   double C_P = cp_worst_case(ro.P);
   if (o.cp != "worst") {
     if (o.cp == "measured") {
@@ -158,8 +164,7 @@ void run_casgd(const casgd_cli_options& o) {
         for (const casgd::precision& dt : {r.precision.AR_r, r.precision.AR_G})
           C_P = std::max(C_P, measure_cp(ro.P, algorithm, dt, 4096, 4, 1).c_max);
     } else {
-      C_P = parse_real(o.cp, "--cp");
-      if (!(C_P >= 0)) fail("--cp " + o.cp + " must be worst, measured or a number >= 0");
+      C_P = std::stod(o.cp);  // checked by the option's validator
     }
   }
   if (o.bound && !std::isfinite(lipschitz(loss)))
@@ -170,14 +175,13 @@ void run_casgd(const casgd_cli_options& o) {
 
   // The output files are opened before anything is printed, so that a path that cannot be
   // written fails at once, with nothing on stdout.
-  std::unique_ptr<atomic_file> csv, weights;
-  if (root && !o.csv.empty()) {
-    csv = std::make_unique<atomic_file>("--csv", o.csv);
-    csv->out << "recipe,seed,outer,sgd_steps,loss,gap_to_first\n";
-  }
+  output_sinks sinks(root ? o.output : output_options{});
+  table_writer table(sinks, {"recipe", "seed", "outer", "sgd_steps", "loss", "gap_to_first"});
+  std::unique_ptr<atomic_file> weights;
   if (root && !o.weights.empty()) weights = std::make_unique<atomic_file>("--weights", o.weights);
+  const bool text = root && sinks.text();
 
-  if (root) {
+  if (text) {
     std::cout << "CA-SGD (" << to_string(loss) << ") on " << data.m << " x " << data.n << " " << o.data << ": b=" << ro.b
               << " s=" << ro.s << " P=" << ro.P << (launched_by_mpirun() ? " (MPI ranks)" : " (simulated)")
               << " eta=" << num(ro.eta) << " outer=" << ro.outer << " (" << static_cast<long>(ro.outer) * ro.s
@@ -185,10 +189,10 @@ void run_casgd(const casgd_cli_options& o) {
     for (const named_slots& r : recipes) std::cout << "  recipe " << r.name << ": " << r.precision.describe() << "\n";
   }
   // Only the root rank reports progress (the others would repeat it under mpirun).
-  std::optional<progress_meter> progress;
+  std::optional<progress> bar;
   if (root)
-    progress.emplace(o.progress, static_cast<std::uint64_t>(recipes.size() * seeds.size()) *
-                                     static_cast<std::uint64_t>(std::max(1, ro.outer)));
+    bar.emplace("casgd", static_cast<std::uint64_t>(recipes.size() * seeds.size()) *
+                             static_cast<std::uint64_t>(std::max(1, ro.outer)));
   std::uint64_t done = 0;
   struct result {
     std::string recipe;
@@ -211,14 +215,18 @@ void run_casgd(const casgd_cli_options& o) {
         if (ri == 0) first_losses.push_back(last_loss);
         const double ref = first_losses[std::min(eval, first_losses.size() - 1)];
         const double gap = std::abs(last_loss - ref) / std::abs(ref);
-        if (csv)
-          csv->out << recipes[ri].name << ',' << seed << ',' << h << ',' << static_cast<long>(h) * ro.s << ','
-                   << exact_num(last_loss) << ',' << exact_num(gap) << '\n';
+        table.row({recipes[ri].name, seed, h, static_cast<long>(h) * ro.s, last_loss, gap});
         ++eval;
       };
       hooks.before_outer = [&](int h, const rank_vectors& x) {
-        if (o.bound && h == bound_at && root) print_bound(value_or_fail(local_error_at(data, run, h, x, C_P), "--bound"), run);
-        if (progress) progress->update(++done, "recipe " + recipes[ri].name + " seed " + std::to_string(seed) + " loss " + num(last_loss, 6));
+        if (o.bound && h == bound_at && root) {
+          if (bar) bar->finish();
+          if (text) print_bound(value_or_fail(local_error_at(data, run, h, x, C_P), "--bound"), run);
+        }
+        if (bar) {
+          bar->relabel("casgd recipe " + recipes[ri].name + " seed " + std::to_string(seed));
+          bar->set(done++);
+        }
       };
       const rank_vectors x = casgd::run(data, run, every, *comm, hooks);
       const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
@@ -236,9 +244,10 @@ void run_casgd(const casgd_cli_options& o) {
       }
     }
   }
-  if (progress) progress->finish();
-  if (csv) csv->commit();
-  if (!root) return;
+  if (bar) bar->finish();
+  table.finish();
+  sinks.commit();
+  if (!text) return;
   std::cout << format_line("\n%-7s %-12s %-24s %-12s %s\n", "recipe", "seed", "final loss",
                            ("gap to " + recipes[0].name).c_str(), "seconds");
   for (const result& r : results)
@@ -262,32 +271,76 @@ command add_casgd(CLI::App& parent) {
   command c;
   c.app = parent.add_subcommand("casgd", "communication-avoiding SGD for GLMs with nine precision slots (seed 003)");
   CLI::App& a = *c.app;
-  a.add_option("--loss", o->loss, "logistic (default) | linear | poisson");
+  a.add_option("--loss", o->loss, "GLM loss")
+      ->transform(choice_check({"logistic", "linear", "poisson"}))
+      ->capture_default_str()
+      ->type_name("NAME");
   a.add_option("--data", o->data,
-               "synth:M,N (default synth:4096,256), heart_scale (Debian's liblinear-tools), a LIBSVM file or a .csv "
-               "file (label in the first column); rows are l2-normalised");
-  a.add_option("--recipe", o->recipes, "Table 3 recipes A..I, comma-separated; gaps are to the first (default C)");
+               "synth:M,N, heart_scale (Debian's liblinear-tools), a LIBSVM file or a .csv "
+               "file (label in the first column); rows are l2-normalised")
+      ->capture_default_str()
+      ->type_name("SPEC|FILE");
+  a.add_option("--recipe", o->recipes, "Table 3 recipes A..I, comma-separated; gaps are to the first")
+      ->transform(list_check(parser_check(
+          [](const std::string& r) {
+            const auto p = parse_recipe(r);
+            return p ? std::string{} : p.message();
+          },
+          "A..I")))
+      ->capture_default_str()
+      ->type_name("LIST");
   a.add_option("--slot", o->slot_overrides,
                "override a slot, e.g. u_c=fp32, u_AR_r=fp16, u_G=bf16,fp32 (inputs,accumulator[,output]), "
-               "u_G=e4m3fn,h100-e4m3, u_r=ha; repeatable; applies to every recipe");
-  a.add_option("--b", o->b, "rows per mini-batch (default 32)");
-  a.add_option("--s", o->s, "inner steps per outer iteration (default 16; 1 is mini-batch SGD)");
-  a.add_option("--P", o->P, "simulated ranks (default 1; under mpirun the number of processes)");
-  a.add_option("--eta", o->eta, "step size (default 0.5)");
-  a.add_option("--outer", o->outer, "outer iterations H (default 200)");
-  a.add_option("--seed", o->seeds, "sampling seed(s), comma-separated (default 42)");
-  a.add_option("--data-seed", o->data_seed, "seed of the synthetic data (default 1)");
-  a.add_option("--allreduce", o->algorithm, "ring (default) | rd | tree | seq");
+               "u_G=e4m3fn,h100-e4m3, u_r=ha; repeatable; applies to every recipe")
+      ->type_name("SLOT=PRECISION");
+  a.add_option("--b", o->b, "Rows per mini-batch")->transform(integer_check(1, 65536))->capture_default_str();
+  a.add_option("--s", o->s, "Inner steps per outer iteration (1 is mini-batch SGD)")
+      ->transform(integer_check(1, 4096))
+      ->capture_default_str();
+  a.add_option("--P", o->P, "Simulated ranks (under mpirun: the number of processes)")
+      ->transform(integer_check(1, 4096))
+      ->capture_default_str();
+  a.add_option("--eta", o->eta, "Step size")->transform(real_check(0, kInf, true))->capture_default_str();
+  a.add_option("--outer", o->outer, "Outer iterations H")->transform(integer_check(0, 100000000))->capture_default_str();
+  a.add_option("--seed", o->seeds, "Sampling seeds, comma-separated")
+      ->transform(list_check(integer_check(0, std::numeric_limits<std::int64_t>::max())))
+      ->capture_default_str()
+      ->type_name("LIST");
+  a.add_option("--data-seed", o->data_seed, "Seed of the synthetic data")
+      ->transform(unsigned_check(std::numeric_limits<std::int64_t>::max()))
+      ->capture_default_str()
+      ->type_name("S");
+  a.add_option("--allreduce", o->algorithm, "AllReduce algorithm")
+      ->transform(choice_check({"ring", "rd", "tree", "seq"}))
+      ->capture_default_str()
+      ->type_name("NAME");
   a.add_flag("--bound", o->bound, "print Theorem 5.7's budget next to the measured local error");
-  a.add_option("--bound-at", o->bound_at, "the outer iteration of --bound (default: the last)");
-  a.add_option("--cp", o->cp, "C(P) for the budget: worst (2.4P, default), measured, or a number");
-  a.add_option("--csv", o->csv, "write the loss trajectory of every run to this file");
-  a.add_option("--eval-every", o->eval_every, "outer iterations between loss evaluations (default outer/20)");
-  a.add_option("--weights", o->weights, "write the final weights (hex bit patterns) of a single run");
-  a.add_option("--threads", o->threads, "threads of the GEMMs (default 0: all cores; results do not depend on it)");
-  a.add_flag("--progress", o->progress, "show a progress line on stderr");
-  c.run = [o](const std::vector<std::string>& after_dashes) {
+  a.add_option("--bound-at", o->bound_at, "The outer iteration of --bound, below --outer")
+      ->transform(integer_check(0, 100000000))
+      ->default_str("the last");
+  a.add_option("--cp", o->cp, "C(P) for the budget: worst (2.4P), measured, or a number >= 0")
+      ->check(parser_check(
+          [](const std::string& in) -> std::string {
+            if (in == "worst" || in == "measured") return {};
+            std::string copy = in;
+            const std::string why = real_check(0, kInf)(copy);
+            return why.empty() ? why : why + ", or worst or measured";
+          },
+          "worst|measured|X"))
+      ->capture_default_str()
+      ->type_name("C");
+  a.add_option("--eval-every", o->eval_every, "Outer iterations between loss evaluations")
+      ->transform(integer_check(1, 100000000))
+      ->default_str("outer/20");
+  a.add_option("--weights", o->weights, "Write the final weights (hex bit patterns) of a single run to FILE")
+      ->type_name("FILE");
+  add_threads_option(a, o->threads, "Threads of the GEMMs");
+  add_output_options(a, o->output);
+  c.run = [o, &a](const std::vector<std::string>& after_dashes) {
     no_trailing("casgd", after_dashes);
+    o->P_given = a.count("--P") != 0;
+    o->bound_at_given = a.count("--bound-at") != 0;
+    o->eval_every_given = a.count("--eval-every") != 0;
     run_casgd(*o);
   };
   return c;

@@ -1,4 +1,4 @@
-// fpemu decode FMT CODE...: the exact value, the bit fields, the unbiased exponent and the
+// fpemu decode --format FMT CODE...: the exact value, the bit fields, the unbiased exponent and the
 // IEEE 754 class of each code, one line per code:
 //
 //   0x7e  448  sign=0 exp=1111 frac=110 (2^8 x 1.75)  positive_normal
@@ -23,6 +23,7 @@ namespace {
 struct decode_options {
   std::string format;
   std::vector<std::string> codes;
+  output_options output;
 };
 
 std::string to_binary(std::uint32_t v, int bits) {
@@ -67,10 +68,16 @@ void run_decode(const decode_options& o) {
     w1 = std::max(w1, rows.back()[1].size());
     w2 = std::max(w2, rows.back()[2].size());
   }
+  output_sinks sinks(o.output);
+  table_writer table(sinks, {"code", "value", "fields", "class"});
   for (const auto& r : rows) {
-    std::cout << r[0] << std::string(w0 - r[0].size() + 2, ' ') << r[1] << std::string(w1 - r[1].size() + 2, ' ')
-              << r[2] << std::string(w2 - r[2].size() + 2, ' ') << r[3] << '\n';
+    if (sinks.text())
+      std::cout << r[0] << std::string(w0 - r[0].size() + 2, ' ') << r[1] << std::string(w1 - r[1].size() + 2, ' ')
+                << r[2] << std::string(w2 - r[2].size() + 2, ' ') << r[3] << '\n';
+    table.row({r[0], r[1], r[2], r[3]});
   }
+  table.finish();
+  sinks.commit();
 }
 
 }  // namespace
@@ -78,14 +85,13 @@ void run_decode(const decode_options& o) {
 command add_decode(CLI::App& parent) {
   auto o = std::make_shared<decode_options>();
   CLI::App* app = parent.add_subcommand("decode", "Show the value, bit fields and class of codes");
-  app->add_option("FMT", o->format, "Format: a name (e4m3fn, bf16, ...) or eXmY[:options]")
-      ->required()
-      ->type_name("");
+  add_format_option(*app, o->format, "Format of the codes: a name (e4m3fn, bf16, ...) or eXmY[:options]")->required();
   app->add_option("CODE", o->codes, "Codes in hex, with or without 0x (e.g. 0x7e 3dcd)")->type_name("");
+  add_output_options(*app, o->output);
   app->footer("Prints: 0xCODE  EXACT-VALUE  sign=S exp=E frac=F (2^e x significand)  class");
   return {app, [o](const std::vector<std::string>& rest) {
             o->codes.insert(o->codes.end(), rest.begin(), rest.end());
-            if (o->codes.empty()) fail("decode: at least one CODE is required: fpemu decode FMT CODE...");
+            if (o->codes.empty()) fail("decode: at least one CODE is required: fpemu decode --format FMT CODE...");
             run_decode(*o);
           }};
 }

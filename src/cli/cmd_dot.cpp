@@ -1,8 +1,10 @@
 // fpemu dot --a-format FMT --b-format FMT --k K [accumulator options] [--scaling S] [workload
-// options]: one dot product of random vectors as analysis::dot computes it, its exact value, the
-// error and the bounds that apply.
+// options] [--a-input FILE --b-input FILE]: one dot product of random vectors, or of the user's
+// (data_file.hpp), as analysis::dot computes it, its exact value, the error and the bounds that
+// apply.
 //
-// Per sample: a and b (K floats each, drawn in that order) are quantised with analysis::quantise
+// Per sample: a and b (K floats each, drawn in that order, or read and rounded to the nearest
+// binary32: the "float data" of the report) are quantised with analysis::quantise
 // (nearest-even, saturating; --scaling none just rounds), the dot product is computed with
 // analysis::dot, and analysis::analyse_dot (analysis/reference/dot_analysis.hpp) gives the
 // error against the exact dot product of the quantised values and of the float data, and the
@@ -21,6 +23,7 @@
 #include "analysis/reference/gemm.hpp"
 #include "analysis/reference/summation.hpp"
 #include "common.hpp"
+#include "data_file.hpp"
 #include "fpemu/convert.hpp"
 #include "fpemu/ops.hpp"
 #include "fpemu/spec.hpp"
@@ -35,8 +38,9 @@ constexpr std::int64_t kMaxK = 100'000'000;
 
 struct dot_cli_options {
   std::string a_format, b_format;  // empty: e4m3fn, or the preset's
-  std::string k = "4096";
+  std::uint64_t k = 4096;
   std::string scaling_name = "none";
+  std::string a_input, b_input;  // empty: random data
   accumulator_options acc;
   workload_options work;
 };
@@ -44,6 +48,7 @@ struct dot_cli_options {
 struct dot_setup {
   analysis::dot_problem problem;
   accumulator_choice acc;
+  std::vector<float> xa, xb;  // the user's vectors; empty: random data
 };
 
 struct sample_result {
@@ -55,7 +60,8 @@ sample_result run_sample(const dot_setup& s, const workload& w, std::uint64_t se
   const analysis::dot_problem& p = s.problem;
   const int k = static_cast<int>(p.k);
   sampler draw(w, seed);
-  const std::vector<float> xa = draw_floats(draw, p.k), xb = draw_floats(draw, p.k);
+  const std::vector<float> xa = s.xa.empty() ? draw_floats(draw, p.k) : s.xa;
+  const std::vector<float> xb = s.xb.empty() ? draw_floats(draw, p.k) : s.xb;
   const analysis::scaled_matrix a = value_or_fail(analysis::quantise(xa, 1, k, p.a_format, p.scale_kind, true), "A");
   const analysis::scaled_matrix b = value_or_fail(analysis::quantise(xb, k, 1, p.b_format, p.scale_kind, false), "B");
   analysis::gemm_options go;
@@ -114,7 +120,20 @@ void run_dot(const dot_cli_options& o) {
                                   : value_or_fail(parse_format(o.a_format), "--a-format");
   s.b_format = o.b_format.empty() ? (acc.preset ? acc.preset->b : formats::e4m3fn)
                                   : value_or_fail(parse_format(o.b_format), "--b-format");
-  s.k = static_cast<std::uint64_t>(parse_integer(o.k, "--k", 1, kMaxK));
+  s.k = o.k;
+  if (!o.a_input.empty()) {
+    // Read as binary32, the precision of the random data's "original" values.
+    const data_array a = read_vector("--a-input", o.a_input), b = read_vector("--b-input", o.b_input);
+    if (a.cols != b.cols)
+      fail("--a-input " + quote(o.a_input) + " holds " + std::to_string(a.cols) + " values but --b-input " +
+           quote(o.b_input) + " holds " + std::to_string(b.cols) + ": a dot product needs vectors of one length");
+    if (a.cols > static_cast<std::size_t>(kMaxK))
+      fail("--a-input " + quote(o.a_input) + " holds " + std::to_string(a.cols) + " values: at most " +
+           std::to_string(kMaxK));
+    for (const double v : a.values) setup.xa.push_back(static_cast<float>(v));
+    for (const double v : b.values) setup.xb.push_back(static_cast<float>(v));
+    s.k = a.cols;
+  }
   s.scale_kind = require_scaling(o.scaling_name);
   s.model = model_for_scaling(acc, s.scale_kind, !o.acc.promote.empty());
   if (acc.preset) {
@@ -129,36 +148,35 @@ void run_dot(const dot_cli_options& o) {
   }
 
   dot_summary sum;
-  progress_meter progress(w.progress, w.samples);
+  progress bar("dot", w.samples);
   for (std::uint64_t i = 0; i < w.samples; ++i) {
-    progress.update(i + 1);
     sum.add(run_sample(setup, w, w.sample_seed(i)));
+    bar.step();
   }
-  progress.finish();
+  bar.finish();
   const analysis::dot_report& r = sum.worst.report;
   const std::uint64_t worst_seed = sum.worst.seed;
   const double mean = sum.sum_rel / static_cast<double>(w.samples);
 
-  if (w.csv) {
-    std::cout << "a_format,b_format,k,accumulator,scaling,out,samples,seed,value,exact,error,rel_error,mean_rel_error,"
-                 "max_rel_error,bound,bound_coefficient,bound_absolute,bound_valid,max_error_over_bound,"
-                 "bound_violations,exact_original,error_original,rel_error_original,bound_original_absolute,"
-                 "bound_original_valid,bound_original_violations\n";
-    std::cout << csv_field(to_string(s.a_format)) << ',' << csv_field(to_string(s.b_format)) << ',' << s.k << ','
-              << csv_field(describe(acc)) << ',' << analysis::to_string(s.scale_kind) << ','
-              << csv_field(to_string(s.out)) << ',' << w.samples << ',' << worst_seed << ',' << exact_num(r.value) << ','
-              << exact_num(r.exact) << ',' << exact_num(r.error) << ',' << num(r.relative, 9) << ',' << num(mean, 9) << ','
-              << num(sum.max_rel, 9) << ',' << csv_field(r.bound.name) << ',' << exact_num(r.bound.coefficient) << ','
-              << exact_num(r.bound.absolute) << ',' << (r.bound.valid ? "yes" : "no") << ','
-              << (sum.max_ratio >= 0 ? num(sum.max_ratio, 9) : "") << ',' << sum.violations << ','
-              << exact_num(r.exact_original) << ',' << exact_num(r.error_original) << ',' << num(r.relative_original, 9) << ','
-              << exact_num(r.bound_original.absolute) << ',' << (r.bound_original.valid ? "yes" : "no") << ','
-              << sum.violations_orig << '\n';
-    return;
-  }
+  output_sinks sinks(o.work.output);
+  table_writer table(sinks, {"a_format", "b_format", "k", "accumulator", "scaling", "out", "samples", "seed", "value",
+                             "exact", "error", "rel_error", "mean_rel_error", "max_rel_error", "bound",
+                             "bound_coefficient", "bound_absolute", "bound_valid", "max_error_over_bound",
+                             "bound_violations", "exact_original", "error_original", "rel_error_original",
+                             "bound_original_absolute", "bound_original_valid", "bound_original_violations"});
+  table.row({to_string(s.a_format), to_string(s.b_format), s.k, describe(acc),
+             std::string(analysis::to_string(s.scale_kind)), to_string(s.out), w.samples, worst_seed, r.value, r.exact,
+             r.error, r.relative, mean, sum.max_rel, r.bound.name, r.bound.coefficient, r.bound.absolute, r.bound.valid,
+             sum.max_ratio >= 0 ? cell(sum.max_ratio) : cell(), sum.violations, r.exact_original, r.error_original,
+             r.relative_original, r.bound_original.absolute, r.bound_original.valid, sum.violations_orig});
+  table.finish();
+  sinks.commit();
+  if (!sinks.text()) return;
 
   std::cout << "fpemu dot: K = " << s.k << ", A " << to_string(s.a_format) << ", B " << to_string(s.b_format) << ", scaling "
-            << analysis::to_string(s.scale_kind) << "; data " << w.describe() << ", " << w.seeds() << '\n'
+            << analysis::to_string(s.scale_kind) << "; data "
+            << (setup.xa.empty() ? w.describe() + ", " + w.seeds() : quote(o.a_input) + " . " + quote(o.b_input))
+            << '\n'
             << "accumulator: " << describe(acc);
   if (s.model.promote_every != acc.model.promote_every)
     std::cout << "; promoted every " << s.model.promote_every << " into fp32 by the group scaling";
@@ -194,26 +212,43 @@ void run_dot(const dot_cli_options& o) {
 command add_dot(CLI::App& parent) {
   auto o = std::make_shared<dot_cli_options>();
   CLI::App* app = parent.add_subcommand("dot", "A dot product of random vectors: error against exact, and bounds");
-  app->add_option("--a-format", o->a_format, "Format of a (default e4m3fn, or the --preset's)")->type_name("FMT");
-  app->add_option("--b-format", o->b_format, "Format of b (default e4m3fn, or the --preset's)")->type_name("FMT");
-  app->add_option("--k", o->k, "Length K, 1..100000000")->capture_default_str()->type_name("K");
+  app->add_option("--a-format", o->a_format, "Format of a")
+      ->check(format_check())
+      ->default_str("e4m3fn, or the --preset's")
+      ->type_name("FMT");
+  app->add_option("--b-format", o->b_format, "Format of b")
+      ->check(format_check())
+      ->default_str("e4m3fn, or the --preset's")
+      ->type_name("FMT");
+  app->add_option("--k", o->k, "Length K (random data)")
+      ->transform(integer_check(1, kMaxK))
+      ->capture_default_str()
+      ->type_name("K");
+  app->add_option("--a-input", o->a_input, "Vector a from FILE instead of random data: NumPy .npy (1-D, float32 "
+                                           "or float64) or text; read as binary32")
+      ->type_name("FILE");
+  app->add_option("--b-input", o->b_input, "Vector b from FILE (with --a-input)")->type_name("FILE");
   app->add_option("--scaling", o->scaling_name,
                   "Block scaling: none (just round), tensor (one fp32 scale per vector), tile128, block128 "
                   "(fp32 scale per 128 along K), mx32 (e8m0 scale per 32)")
+      ->transform(choice_check({"none", "tensor", "tile128", "block128", "mx32"}))
       ->capture_default_str()
       ->type_name("S");
-  add_accumulator_options(*app, o->acc, "default: --preset h100-e4m3");
+  add_accumulator_options(*app, o->acc, "h100-e4m3");
   add_workload_options(*app, o->work);
   app->footer(
-      "Usage: fpemu dot [--a-format FMT] [--b-format FMT] [--k K] [--acc FMT|exact|PRESET [--acc-round MODE]\n"
-      "       [--sr-bits K] | --preset NAME] [--promote N] [--scaling S] [--dist D --mu X --sigma X\n"
-      "       --scale X] [--seed S] [--samples N] [--csv] [--progress]\n"
-      "Draws a and b (K values each), quantises them (analysis::quantise: nearest-even, saturating),\n"
+      "Usage: fpemu dot [--a-format FMT] [--b-format FMT] [--k K | --a-input FILE --b-input FILE]\n"
+      "       [--acc FMT|exact|PRESET [--acc-rounding MODE] [--sr-bits K] | --preset NAME] [--promote N]\n"
+      "       [--scaling S] [--dist D --mu X --sigma X --scale X] [--seed S] [--samples N] [--csv FILE]\n"
+      "       [--json FILE]\n"
+      "Draws a and b (K values each), or reads them (--a-input, --b-input), quantises them\n"
+      "(analysis::quantise: nearest-even, saturating),\n"
       "computes the dot product with analysis::dot and prints: value; exact, the exact dot product of\n"
       "the quantised values with their scales applied; error (computed - exact) and rel_error; the\n"
       "bound on that error (gamma_K(u_acc) for a format accumulator, truncating_block_dot for a preset,\n"
       "a promoted_sum-like composition with promotion or group scaling, composed with the final\n"
-      "rounding where it may be inexact; see analysis/reference/dot_analysis.hpp); then exact_original, error_original and\n"
+      "rounding where it may be inexact; see analysis/reference/dot_analysis.hpp); then exact_original,\n"
+      "error_original and\n"
       "rel_error_original against the float data before quantisation, and bound_original, the\n"
       "dot_lowprec_inputs bound 2u_in + u_in^2 + c (1+u_in)^2 (c: the bound above), plus a term for\n"
       "inputs quantised below the normal range. Each bound: coefficient, absolute bound, valid or not\n"
@@ -225,12 +260,18 @@ command add_dot(CLI::App& parent) {
       "Seeds: sample s draws from std::mt19937_64(S+s) (a, then b); its stochastic roundings take the\n"
       "Philox stream keyed by S+s. --samples > 1: mean and max relative error; the lines are for the\n"
       "sample with the largest one.\n"
-      "--csv: the header 'a_format,b_format,k,accumulator,scaling,out,samples,seed,value,exact,error,\n"
+      "--csv FILE, --json FILE ('-': stdout, instead of the report): the columns 'a_format,b_format,k,\n"
+      "accumulator,scaling,out,samples,seed,value,exact,error,\n"
       "rel_error,mean_rel_error,max_rel_error,bound,bound_coefficient,bound_absolute,bound_valid,\n"
       "max_error_over_bound,bound_violations,exact_original,error_original,rel_error_original,\n"
-      "bound_original_absolute,bound_original_valid,bound_original_violations' and one row.");
-  return {app, [o](const std::vector<std::string>& rest) {
+      "bound_original_absolute,bound_original_valid,bound_original_violations' and one row.\n"
+      "--a-input refuses the options of random data (--k, --samples, --dist, ...).");
+  return {app, [o, app](const std::vector<std::string>& rest) {
             no_trailing("dot", rest);
+            if (o->a_input.empty() != o->b_input.empty())
+              fail(std::string(o->a_input.empty() ? "--b-input" : "--a-input") + " needs " +
+                   (o->a_input.empty() ? "--a-input" : "--b-input") + ": give both vectors, or neither");
+            if (!o->a_input.empty()) refuse_random_options(*app, "--a-input", {"--k"});
             run_dot(*o);
           }};
 }

@@ -1,4 +1,4 @@
-// fpemu formats [--json]: the named formats (spec.hpp) and their derived quantities (format.hpp).
+// fpemu formats [--csv FILE] [--json FILE]: the named formats (spec.hpp) and their derived quantities (format.hpp).
 //
 // The JSON numbers are binary64 values printed with %.17g, so they parse back to the same
 // double; every validated format's values are binary64 values, so these are the exact values.
@@ -93,18 +93,33 @@ void print_format_table(std::ostream& out, bool compact) {
 }
 
 command add_formats(CLI::App& parent) {
-  auto json = std::make_shared<bool>(false);
+  auto o = std::make_shared<output_options>();
   CLI::App* app = parent.add_subcommand("formats", "List the named formats and their derived quantities");
-  app->add_flag("--json", *json, "Print a JSON array (exact values also as decimal strings)");
-  return {app, [json](const std::vector<std::string>& rest) {
+  add_output_options(*app, *o);
+  app->footer("--json: an array of objects, the exact values also as decimal strings under \"exact\".");
+  return {app, [o](const std::vector<std::string>& rest) {
             no_trailing("formats", rest);
-            if (*json) {
-              print_json(std::cout);
-            } else {
+            output_sinks sinks(*o);
+            if (std::ostream* json = sinks.json()) print_json(*json);
+            if (sinks.csv()) {
+              table_writer table(sinks, {"name", "width", "exp_bits", "frac_bits", "bias", "subnormals", "encoding",
+                                         "signed", "precision", "emin", "emax", "max_finite", "min_normal",
+                                         "min_positive", "unit_roundoff", "machine_epsilon", "finite_codes"},
+                                 false);
+              for (const named_format& n : named_formats()) {
+                const format& f = n.fmt;
+                table.row({std::string(n.name), width(f), f.exp_bits, f.frac_bits, f.bias, f.subnormals,
+                           std::string(to_string(f.encoding)), f.is_signed, precision(f), emin(f), emax(f),
+                           max_finite(f), min_normal(f), min_positive(f), unit_roundoff(f), machine_epsilon(f),
+                           finite_count(f)});
+              }
+            }
+            if (sinks.text()) {
               print_format_table(std::cout, false);
               std::cout << "u = unit roundoff 2^-p, epsilon = 2^(1-p); enc: ieee (inf, NaN), fn (NaN only, "
                            "all-ones), fnuz (NaN = 0x80, no -0), finite (neither)\n";
             }
+            sinks.commit();
           }};
 }
 

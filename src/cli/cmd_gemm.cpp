@@ -1,16 +1,19 @@
 // fpemu gemm --m M --n N --k K [--a-format FMT --b-format FMT] [accumulator options] [--scaling S]
-// [--out FMT --out-round MODE] [--alpha X --beta X] [--threads T] [workload options]:
-// D = alpha A B + beta C with analysis::gemm on random data, checked against the exact GEMM.
+// [--out-format FMT --out-rounding MODE] [--alpha X --beta X] [--threads T] [--reference R]
+// [workload options] [--a-input FILE --b-input FILE]: D = alpha A B + beta C with analysis::gemm
+// on random data, or the user's matrices (data_file.hpp), checked against the exact GEMM.
 //
 // Per sample: A (M x K), B (K x N) and, when beta != 0, C (M x N) are drawn in that order
-// (row-major); A and B are quantised with analysis::quantise (nearest-even, saturating), C is
+// (row-major), or A and B are read (rounded to the nearest binary32, as the random data are
+// drawn); A and B are quantised with analysis::quantise (nearest-even, saturating), C is
 // rounded into --out (nearest-even, saturating). The reference for output (i, j) is
 // alpha sum_k (a_ik s_a,ik)(b_kj s_b,kj) + beta c_ij, exact (fpemu::exact_accumulator, one per
 // output, exact products); the relative error of d_ij is |d_ij - exact| / |exact| (0 when both
 // are 0). Reported: the max and the mean over all outputs of all samples, a checksum of the
 // output codes (FNV-1a over the 32-bit codes in row-major order, samples in order), the time
 // analysis::gemm took (the exact reference is not timed) and the rate in products per second
-// (M N K per sample). The results do not depend on --threads (analysis::gemm computes each
+// (M N K per sample). The exact reference costs far more than the GEMM; --reference none skips
+// it and reports the checksum, the time and the rate only. The results do not depend on --threads (analysis::gemm computes each
 // output in one thread in K order); only the time does.
 #include <CLI/CLI.hpp>
 #include <algorithm>
@@ -27,6 +30,7 @@
 #include "analysis/reference/dot_analysis.hpp"
 #include "analysis/reference/gemm.hpp"
 #include "common.hpp"
+#include "data_file.hpp"
 #include "fpemu/convert.hpp"
 #include "fpemu/ops.hpp"
 #include "fpemu/spec.hpp"
@@ -42,21 +46,36 @@ constexpr std::int64_t kMaxGemmElements = std::int64_t{1} << 24;
 constexpr double kMinScalar = 0x1p-100, kMaxScalar = 0x1p100;
 
 struct gemm_cli_options {
-  std::string m = "64", n = "64", k = "512";
+  int m = 64, n = 64, k = 512;
   std::string a_format, b_format;  // empty: bf16, or the preset's
   std::string scaling_name = "none";
   std::string out, out_round;      // empty: fp32 (the preset's output) and rne
-  std::string alpha = "1", beta = "0";
-  std::string threads;             // empty: the hardware's thread count
+  double alpha = 1, beta = 0;
+  int threads = 0;                 // 0: the hardware's thread count
+  std::string reference = "exact";
+  std::string a_input, b_input;    // empty: random data
   accumulator_options acc;
   workload_options work;
 };
 
-double parse_scalar(const std::string& text, const char* option) {
-  const double v = parse_real(text, option);
-  const double a = std::fabs(v);
-  if (v != 0 && (a < kMinScalar || a > kMaxScalar))
-    fail(std::string(option) + " " + quote(text) + " is out of range: valid 0, or a magnitude in 2^-100..2^100");
+// alpha and beta: 0, or a magnitude that keeps alpha A B and beta C within double's range.
+CLI::Validator scalar_check() {
+  return parser_check(
+      [](const std::string& in) -> std::string {
+        std::string value = in;
+        if (std::string why = real_check(-kInf, kInf)(value); !why.empty()) return why;
+        const double a = std::fabs(std::stod(value));
+        if (a != 0 && (a < kMinScalar || a > kMaxScalar))
+          return quote(in) + " is out of range: valid 0, or a magnitude in 2^-100..2^100";
+        return {};
+      },
+      "0 or |X| in 2^-100..2^100");
+}
+
+// A matrix of the user's as the binary32 values that random data would be, row-major.
+std::vector<float> as_floats(const data_array& m) {
+  std::vector<float> v(m.values.size());
+  for (std::size_t i = 0; i < v.size(); ++i) v[i] = static_cast<float>(m.values[i]);
   return v;
 }
 
@@ -67,9 +86,23 @@ void run_gemm(const gemm_cli_options& o) {
                                        : value_or_fail(parse_format(o.a_format), "--a-format");
   const format fb = o.b_format.empty() ? (acc.preset ? acc.preset->b : formats::bf16)
                                        : value_or_fail(parse_format(o.b_format), "--b-format");
-  const int M = static_cast<int>(parse_integer(o.m, "--m", 1, kMaxGemmDim));
-  const int N = static_cast<int>(parse_integer(o.n, "--n", 1, kMaxGemmDim));
-  const int K = static_cast<int>(parse_integer(o.k, "--k", 1, kMaxGemmDim));
+  int M = o.m, N = o.n, K = o.k;
+  std::vector<float> user_a, user_b;  // empty: random data
+  if (!o.a_input.empty()) {
+    const data_array a = read_matrix("--a-input", o.a_input), b = read_matrix("--b-input", o.b_input);
+    if (a.cols != b.rows)
+      fail("--a-input " + quote(o.a_input) + " is " + std::to_string(a.rows) + " x " + std::to_string(a.cols) +
+           " but --b-input " + quote(o.b_input) + " is " + std::to_string(b.rows) + " x " + std::to_string(b.cols) +
+           ": A's columns must equal B's rows");
+    for (const auto& [what, dim] : {std::pair{"A's rows", a.rows}, {"A's columns", a.cols}, {"B's columns", b.cols}})
+      if (dim > static_cast<std::size_t>(kMaxGemmDim))
+        fail(std::string(what) + " number " + std::to_string(dim) + ": at most " + std::to_string(kMaxGemmDim));
+    M = static_cast<int>(a.rows);
+    K = static_cast<int>(a.cols);
+    N = static_cast<int>(b.cols);
+    user_a = as_floats(a);
+    user_b = as_floats(b);
+  }
   auto check_size = [](const char* what, const char* dims, std::int64_t count) {
     if (count > kMaxGemmElements)
       fail(std::string(what) + " would have " + dims + " = " + std::to_string(count) + " elements: at most " +
@@ -80,16 +113,15 @@ void run_gemm(const gemm_cli_options& o) {
   check_size("D", "--m x --n", std::int64_t{M} * N);
   const scaling scale_kind = require_scaling(o.scaling_name);
   const accumulator_model model = model_for_scaling(acc, scale_kind, !o.acc.promote.empty());
-  const format out = o.out.empty() ? (acc.preset ? acc.preset->output : formats::fp32)
-                                   : value_or_fail(parse_format(o.out), "--out");
+  const format out = o.out.empty() ? (acc.preset ? acc.preset->output : formats::fp32) : require_format(o.out);
   rounding out_rounding = acc.preset && o.out.empty() ? acc.preset->output_rounding : rounding{};
-  if (!o.out_round.empty()) out_rounding.mode = value_or_fail(parse_round_mode(o.out_round), "--out-round");
-  if (auto why = check(out, out_rounding)) fail("--out-round: " + *why);
-  const double alpha = parse_scalar(o.alpha, "--alpha");
-  const double beta = parse_scalar(o.beta, "--beta");
+  if (!o.out_round.empty()) out_rounding.mode = value_or_fail(parse_round_mode(o.out_round), "--out-rounding");
+  if (auto why = check(out, out_rounding)) fail("--out-rounding: " + *why);
+  const double alpha = o.alpha;
+  const double beta = o.beta;
   const unsigned hw = std::thread::hardware_concurrency();
-  const int threads = o.threads.empty() ? static_cast<int>(std::clamp(hw, 1u, 1024u))
-                                        : static_cast<int>(parse_integer(o.threads, "--threads", 1, 1024));
+  const int threads = o.threads == 0 ? static_cast<int>(std::clamp(hw, 1u, 1024u)) : o.threads;
+  const bool reference = o.reference == "exact";
 
   const auto MN = static_cast<std::size_t>(M) * static_cast<std::size_t>(N);
   const auto MK = static_cast<std::size_t>(M) * static_cast<std::size_t>(K);
@@ -103,12 +135,15 @@ void run_gemm(const gemm_cli_options& o) {
   bool have_normwise = false;
   std::uint64_t worst_seed = w.seed;
 
-  progress_meter progress(w.progress, w.samples);
+  // Per sample 1000 units: the GEMM takes the first 10, the exact reference (about 99% of the
+  // time) the rest, by the rows done.
+  constexpr std::uint64_t kUnits = 1000, kGemmUnits = 10;
+  progress bar(reference ? "gemm and exact reference" : "gemm", w.samples * kUnits);
   for (std::uint64_t s = 0; s < w.samples; ++s) {
     const std::uint64_t seed = w.sample_seed(s);
-    progress.update(s + 1, "gemm");
     sampler draw(w, seed);
-    const std::vector<float> xa = draw_floats(draw, MK), xb = draw_floats(draw, KN);
+    const std::vector<float> xa = user_a.empty() ? draw_floats(draw, MK) : user_a;
+    const std::vector<float> xb = user_b.empty() ? draw_floats(draw, KN) : user_b;
     std::vector<std::uint32_t> c;
     if (beta != 0) {
       c.resize(MN);
@@ -130,9 +165,19 @@ void run_gemm(const gemm_cli_options& o) {
     elapsed += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     if (!d) fail(d.message());
 
+    bar.set(s * kUnits + (reference ? kGemmUnits : kUnits));
+    for (std::size_t ij = 0; ij < MN; ++ij)
+      for (int byte = 0; byte < 4; ++byte) {
+        checksum ^= ((*d)[ij] >> (8 * byte)) & 0xff;
+        checksum *= 0x100000001b3ull;
+      }
+    if (!reference) continue;
+
     // The exact GEMM of the quantised inputs, the errors and the normwise bound.
-    progress.update(s + 1, "exact reference");
-    const analysis::gemm_report report = analysis::analyse_gemm(a, b, c, go, *d);
+    const analysis::gemm_report report = analysis::analyse_gemm(a, b, c, go, *d, [&](int done, int rows) {
+      bar.set(s * kUnits + kGemmUnits + (kUnits - kGemmUnits) * static_cast<std::uint64_t>(done) /
+                                            static_cast<std::uint64_t>(std::max(rows, 1)));
+    });
     const std::vector<double>& rel = report.relative;
     if (!have_normwise || report.normwise > worst.normwise || (std::isnan(report.normwise) && !std::isnan(worst.normwise))) {
       have_normwise = true;
@@ -147,13 +192,9 @@ void run_gemm(const gemm_cli_options& o) {
         have = true;
         max_rel = r;
       }
-      for (int byte = 0; byte < 4; ++byte) {
-        checksum ^= ((*d)[ij] >> (8 * byte)) & 0xff;
-        checksum *= 0x100000001b3ull;
-      }
     }
   }
-  progress.finish();
+  bar.finish();
 
   const double outputs = static_cast<double>(MN) * static_cast<double>(w.samples);
   const double mean_rel = sum_rel / outputs;
@@ -163,35 +204,42 @@ void run_gemm(const gemm_cli_options& o) {
   std::snprintf(sum_text, sizeof sum_text, "0x%016llx", static_cast<unsigned long long>(checksum));
   const std::string out_text = to_string(out) + " " + std::string(to_string(out_rounding.mode));
 
-  if (w.csv) {
-    std::cout << "m,n,k,a_format,b_format,scaling,accumulator,out,alpha,beta,threads,samples,seed,max_rel_error,"
-                 "mean_rel_error,normwise_error,normwise_bound,normwise_bound_valid,checksum,elapsed_s,products_per_s\n"
-              << M << ',' << N << ',' << K << ',' << csv_field(to_string(fa)) << ',' << csv_field(to_string(fb)) << ','
-              << analysis::to_string(scale_kind) << ',' << csv_field(describe(acc)) << ',' << csv_field(out_text)
-              << ',' << exact_num(alpha) << ',' << exact_num(beta) << ',' << threads << ',' << w.samples << ',' << w.seed
-              << ',' << num(max_rel, 9) << ',' << num(mean_rel, 9) << ',' << num(worst.normwise, 9) << ','
-              << num(worst.normwise_bound_relative, 9) << ',' << (worst.normwise_bound.valid ? "yes" : "no") << ','
-              << sum_text << ',' << num(elapsed, 6)
-              << ',' << num(rate, 6) << '\n';
-    return;
-  }
+  // Without the reference the error columns are empty (CSV) or null (JSON).
+  const auto if_reference = [reference](cell c) { return reference ? c : cell(); };
+  output_sinks sinks(o.work.output);
+  table_writer table(sinks, {"m", "n", "k", "a_format", "b_format", "scaling", "accumulator", "out", "alpha", "beta",
+                             "threads", "samples", "seed", "reference", "max_rel_error", "mean_rel_error",
+                             "normwise_error", "normwise_bound", "normwise_bound_valid", "checksum", "elapsed_s",
+                             "products_per_s"});
+  table.row({M, N, K, to_string(fa), to_string(fb), std::string(analysis::to_string(scale_kind)), describe(acc),
+             out_text, alpha, beta, threads, w.samples, w.seed, o.reference, if_reference(max_rel),
+             if_reference(mean_rel), if_reference(worst.normwise), if_reference(worst.normwise_bound_relative),
+             if_reference(worst.normwise_bound.valid), std::string(sum_text), elapsed, rate});
+  table.finish();
+  sinks.commit();
+  if (!sinks.text()) return;
+
   std::cout << "fpemu gemm: D = alpha*A*B + beta*C, M = " << M << ", N = " << N << ", K = " << K << "; A "
             << to_string(fa) << ", B " << to_string(fb) << ", scaling " << analysis::to_string(scale_kind) << "; data "
-            << w.describe() << ", " << w.seeds() << '\n'
+            << (user_a.empty() ? w.describe() + ", " + w.seeds() : quote(o.a_input) + " x " + quote(o.b_input))
+            << '\n'
             << "accumulator: " << describe(acc);
   if (model.promote_every != acc.model.promote_every)
     std::cout << "; promoted every " << model.promote_every << " into fp32 by the group scaling";
   std::cout << "\nout " << out_text << ", alpha " << exact_num(alpha) << ", beta " << exact_num(beta) << ", threads "
-            << threads << '\n'
-            << "  max_rel_error   " << num(max_rel) << "  (over " << MN << " outputs x " << w.samples
+            << threads << '\n';
+  if (reference)
+    std::cout << "  max_rel_error   " << num(max_rel) << "  (over " << MN << " outputs x " << w.samples
             << " samples, against the exact GEMM of the quantised inputs)\n"
             << "  mean_rel_error  " << num(mean_rel) << '\n'
             << "  normwise_error  " << num(worst.normwise) << "  (||D - X||_F / ||X||_F"
             << (w.samples > 1 ? ", the largest: seed " + std::to_string(worst_seed) : std::string()) << ")\n"
             << "  normwise_bound  " << num(worst.normwise_bound_relative) << "  (c ||S||_F / ||X||_F, c = "
             << worst.normwise_bound.name << " = " << num(worst.normwise_bound.coefficient) << ", "
-            << (worst.normwise_bound.valid ? "valid" : "not valid") << ": " << worst.normwise_bound.condition << ")\n"
-            << "  checksum        " << sum_text << "  (FNV-1a of the output codes)\n"
+            << (worst.normwise_bound.valid ? "valid" : "not valid") << ": " << worst.normwise_bound.condition << ")\n";
+  else
+    std::cout << "  (no exact reference: --reference none)\n";
+  std::cout << "  checksum        " << sum_text << "  (FNV-1a of the output codes)\n"
             << "  elapsed         " << num(elapsed) << " s  (analysis::gemm only)\n"
             << "  rate            " << num(rate, 4) << " products/s\n";
 }
@@ -201,52 +249,82 @@ void run_gemm(const gemm_cli_options& o) {
 command add_gemm(CLI::App& parent) {
   auto o = std::make_shared<gemm_cli_options>();
   CLI::App* app = parent.add_subcommand("gemm", "A random GEMM: max and mean relative error against exact, and speed");
-  app->add_option("--m", o->m, "Rows of A and D, 1..65536")->capture_default_str()->type_name("M");
-  app->add_option("--n", o->n, "Columns of B and D, 1..65536")->capture_default_str()->type_name("N");
-  app->add_option("--k", o->k, "Columns of A, rows of B, 1..65536 (each matrix at most 2^24 elements)")
-      ->capture_default_str()
-      ->type_name("K");
-  app->add_option("--a-format", o->a_format, "Format of A (default bf16, or the --preset's)")->type_name("FMT");
-  app->add_option("--b-format", o->b_format, "Format of B (default bf16, or the --preset's)")->type_name("FMT");
-  app->add_option("--scaling", o->scaling_name, "Block scaling: none|tensor|tile128|block128|mx32")
+  const auto dim = [&](const char* name, int& target, const char* help) {
+    app->add_option(name, target, help)->transform(integer_check(1, kMaxGemmDim))->capture_default_str()->type_name("N");
+  };
+  dim("--m", o->m, "Rows of A and D (random data)");
+  dim("--n", o->n, "Columns of B and D (random data)");
+  dim("--k", o->k, "Columns of A, rows of B (random data; each matrix at most 2^24 elements)");
+  app->add_option("--a-input", o->a_input, "Matrix A from FILE instead of random data: NumPy .npy (2-D, float32 or "
+                                           "float64, C order) or text (one row per line); read as binary32")
+      ->type_name("FILE");
+  app->add_option("--b-input", o->b_input, "Matrix B from FILE (with --a-input)")->type_name("FILE");
+  app->add_option("--a-format", o->a_format, "Format of A")
+      ->check(format_check())
+      ->default_str("bf16, or the --preset's")
+      ->type_name("FMT");
+  app->add_option("--b-format", o->b_format, "Format of B")
+      ->check(format_check())
+      ->default_str("bf16, or the --preset's")
+      ->type_name("FMT");
+  app->add_option("--scaling", o->scaling_name, "Block scaling")
+      ->transform(choice_check({"none", "tensor", "tile128", "block128", "mx32"}))
       ->capture_default_str()
       ->type_name("S");
-  app->add_option("--out", o->out, "Format of C and D (default fp32, or the --preset's output)")->type_name("FMT");
-  app->add_option("--out-round", o->out_round, "Rounding of D: rne|rna|rz|ru|rd|rto|sr|sr-exact (default rne)")
+  app->add_option("--out-format", o->out, "Format of C and D")
+      ->check(format_check())
+      ->default_str("fp32, or the --preset's output")
+      ->type_name("FMT");
+  app->add_option("--out-rounding", o->out_round, "Rounding of D")
+      ->transform(choice_check({"rne", "rna", "rz", "ru", "rd", "rto", "sr", "sr-exact"}))
+      ->default_str("rne, or the --preset's")
       ->type_name("MODE");
-  app->add_option("--alpha", o->alpha, "alpha: 0, or a magnitude in 2^-100..2^100")
+  app->add_option("--alpha", o->alpha, "alpha")->transform(scalar_check())->capture_default_str()->type_name("X");
+  app->add_option("--beta", o->beta, "beta; 0: no C")->transform(scalar_check())->capture_default_str()->type_name("X");
+  add_threads_option(*app, o->threads, "Threads of the GEMM and of the exact reference");
+  app->add_option("--reference", o->reference,
+                  "exact: compare every output with the exact GEMM (errors, normwise bound); none: skip it "
+                  "(checksum, time and rate only)")
+      ->transform(choice_check({"exact", "none"}))
       ->capture_default_str()
-      ->type_name("X");
-  app->add_option("--beta", o->beta, "beta: 0 (no C), or a magnitude in 2^-100..2^100")
-      ->capture_default_str()
-      ->type_name("X");
-  app->add_option("--threads", o->threads, "Threads, 1..1024 (default: the hardware's); results do not depend on it")
-      ->type_name("T");
-  add_accumulator_options(*app, o->acc, "default: --acc fp32");
+      ->type_name("R");
+  add_accumulator_options(*app, o->acc, "fp32");
   add_workload_options(*app, o->work);
   app->footer(
-      "Usage: fpemu gemm [--m M] [--n N] [--k K] [--a-format FMT] [--b-format FMT] [--acc FMT|exact|PRESET\n"
-      "       [--acc-round MODE] [--sr-bits K] | --preset NAME] [--promote N] [--scaling S] [--out FMT]\n"
-      "       [--out-round MODE] [--alpha X] [--beta X] [--threads T] [--dist D --mu X --sigma X\n"
-      "       --scale X] [--seed S] [--samples N] [--csv] [--progress]\n"
-      "Draws A (M x K), B (K x N) and, when beta != 0, C (M x N), quantises A and B (analysis::quantise:\n"
-      "nearest-even, saturating), rounds C into --out, computes D = alpha*A*B + beta*C with\n"
-      "analysis::gemm, and compares every output with the exact result of the quantised inputs (scales\n"
+      "Usage: fpemu gemm [--m M --n N --k K | --a-input FILE --b-input FILE] [--a-format FMT]\n"
+      "       [--b-format FMT] [--acc FMT|exact|PRESET [--acc-rounding MODE] [--sr-bits K] | --preset NAME]\n"
+      "       [--promote N] [--scaling S] [--out-format FMT] [--out-rounding MODE] [--alpha X] [--beta X]\n"
+      "       [--threads T] [--reference exact|none] [--dist D --mu X --sigma X --scale X] [--seed S]\n"
+      "       [--samples N] [--csv FILE] [--json FILE]\n"
+      "Draws A (M x K), B (K x N) and, when beta != 0, C (M x N), or reads A and B (--a-input, --b-input),\n"
+      "quantises A and B (analysis::quantise: nearest-even, saturating), rounds C into --out-format,\n"
+      "computes D = alpha*A*B + beta*C with analysis::gemm, and compares every output with the exact\n"
+      "result of the quantised inputs (scales\n"
       "applied; one exact accumulator per output). Prints max_rel_error and mean_rel_error over all\n"
       "outputs (and samples), normwise_error ||D - X||_F / ||X||_F and its bound c ||S||_F / ||X||_F\n"
       "(S_ij = |alpha| sum_k |a_ik b_kj| + |beta c_ij|, c the accumulation bound of `fpemu dot`; for the\n"
-      "sample with the largest normwise error), a checksum of the output codes (FNV-1a), the time analysis::gemm took\n"
+      "sample with the largest normwise error), a checksum of the output codes (FNV-1a), the time\n"
+      "analysis::gemm took\n"
       "(the exact reference is not timed) and the rate in products/s (M*N*K per sample).\n"
       "Group scalings (tile128, block128: 128; mx32: 32) fold each group into fp32: --promote must\n"
       "then equal the group size or be left out.\n"
       "Seeds: sample s draws from std::mt19937_64(S+s) (A, B, then C); stochastic roundings take the\n"
       "Philox stream keyed by S+s. The printed results, except elapsed and rate, are the same for any\n"
       "--threads.\n"
-      "--csv: the header 'm,n,k,a_format,b_format,scaling,accumulator,out,alpha,beta,threads,samples,\n"
-      "seed,max_rel_error,mean_rel_error,normwise_error,normwise_bound,normwise_bound_valid,checksum,\n"
-      "elapsed_s,products_per_s' and one row.");
-  return {app, [o](const std::vector<std::string>& rest) {
+      "--reference none skips the exact reference (about 99% of the time): no errors, no bound.\n"
+      "--csv FILE, --json FILE ('-': stdout, instead of the report): the columns 'm,n,k,a_format,b_format,\n"
+      "scaling,accumulator,out,alpha,beta,threads,samples,seed,reference,max_rel_error,mean_rel_error,\n"
+      "normwise_error,normwise_bound,normwise_bound_valid,checksum,elapsed_s,products_per_s' and one row.\n"
+      "--a-input refuses the options of random data (--m, --n, --k, --samples, --dist, ...) and --beta.");
+  return {app, [o, app](const std::vector<std::string>& rest) {
             no_trailing("gemm", rest);
+            if (o->a_input.empty() != o->b_input.empty())
+              fail(std::string(o->a_input.empty() ? "--b-input" : "--a-input") + " needs " +
+                   (o->a_input.empty() ? "--a-input" : "--b-input") + ": give both matrices, or neither");
+            if (!o->a_input.empty()) {
+              refuse_random_options(*app, "--a-input", {"--m", "--n", "--k"});
+              if (o->beta != 0) fail("--beta needs C, which is drawn at random: leave --beta out with --a-input");
+            }
             run_gemm(*o);
           }};
 }

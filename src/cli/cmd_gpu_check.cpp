@@ -1,4 +1,4 @@
-// fpemu gpu-check [--quick] [--only TEXT] [--vectors DIR]: every CUDA kernel against the
+// fpemu gpu-check [--quick] [--only TEXT] [--vectors DIR] [--csv FILE] [--json FILE]: every CUDA kernel against the
 // emulator on the current GPU (cuda/parity.hpp), one line per check as it completes: the cases
 // run, the mismatches and the first mismatch (index, both bit patterns, both values).
 //
@@ -23,46 +23,61 @@
 namespace fpemu::cli {
 namespace {
 
-void print_row(const cuda::parity_check& c) {
-  std::printf("%-72s %11lld %10lld  %s\n", c.kernel.c_str(), c.cases, c.mismatches,
-              !c.error.empty() ? ("ERROR: " + c.error).c_str() : c.first_mismatch.c_str());
-  std::fflush(stdout);
-}
+struct gpu_check_cli_options {
+  cuda::gpu_check_options check;
+  output_options output;
+};
 
-void run_checks(const cuda::gpu_check_options& o) {
+void run_checks(const gpu_check_cli_options& o) {
+  output_sinks sinks(o.output);
+  table_writer table(sinks, {"kernel", "cases", "mismatches", "first_mismatch", "error"});
+  const bool text = sinks.text();
   const auto device = cuda::current_device();
   if (!device) {
-    std::printf("fpemu gpu-check: skipped: %s\n", device.message().c_str());
+    if (text) std::printf("fpemu gpu-check: skipped: %s\n", device.message().c_str());
+    table.finish();
+    sinks.commit();
     throw exit_status{77};
   }
-  std::printf("fpemu gpu-check on %s (compute capability %d.%d, %d SMs, %.0f GiB), CUDA driver %d, runtime %d, "
-              "kernels built for %s\n",
-              device->name.c_str(), device->major, device->minor, device->multiprocessors,
-              static_cast<double>(device->memory_bytes) / (1u << 30), device->driver_version, device->runtime_version,
-              cuda::compiled_targets().c_str());
-  std::printf("%-72s %11s %10s  %s\n", "kernel", "cases", "mismatches", "first mismatch");
-  const auto results = cuda::run_gpu_checks(o, print_row);
+  if (text) {
+    std::printf("fpemu gpu-check on %s (compute capability %d.%d, %d SMs, %.0f GiB), CUDA driver %d, runtime %d, "
+                "kernels built for %s\n",
+                device->name.c_str(), device->major, device->minor, device->multiprocessors,
+                static_cast<double>(device->memory_bytes) / (1u << 30), device->driver_version,
+                device->runtime_version, cuda::compiled_targets().c_str());
+    std::printf("%-72s %11s %10s  %s\n", "kernel", "cases", "mismatches", "first mismatch");
+  }
+  const auto results = cuda::run_gpu_checks(o.check, [&](const cuda::parity_check& c) {
+    table.row({c.kernel, c.cases, c.mismatches, c.first_mismatch, c.error});
+    if (!text) return;
+    std::printf("%-72s %11lld %10lld  %s\n", c.kernel.c_str(), c.cases, c.mismatches,
+                !c.error.empty() ? ("ERROR: " + c.error).c_str() : c.first_mismatch.c_str());
+    std::fflush(stdout);
+  });
+  table.finish();
   long long passed = 0, failed = 0, cases = 0;
   for (const auto& c : results) {
     (c.passed() ? passed : failed) += 1;
     cases += c.cases;
   }
-  std::printf("%zu checks, %lld cases: %lld passed, %lld failed\n", results.size(), cases, passed, failed);
-  if (results.empty()) fail("--only " + quote(o.only) + " matches no check");
+  if (text) std::printf("%zu checks, %lld cases: %lld passed, %lld failed\n", results.size(), cases, passed, failed);
+  if (results.empty()) fail("--only " + quote(o.check.only) + " matches no check");
+  sinks.commit();
   if (failed != 0) throw exit_status{1};
 }
 
 }  // namespace
 
 command add_gpu_check(CLI::App& parent) {
-  auto o = std::make_shared<cuda::gpu_check_options>();
-  o->vectors_dir = FPEMU_TENSOR_CORE_VECTORS;
+  auto o = std::make_shared<gpu_check_cli_options>();
+  o->check.vectors_dir = FPEMU_TENSOR_CORE_VECTORS;
   CLI::App* app = parent.add_subcommand("gpu-check", "Check every CUDA kernel against the emulator on this GPU, bit for bit");
-  app->add_flag("--quick", o->quick, "Fewer random cases per check (the exhaustive checks stay exhaustive)");
-  app->add_option("--only", o->only, "Run only the checks whose name contains TEXT")->type_name("TEXT");
-  app->add_option("--vectors", o->vectors_dir, "Folder of the published tensor-core vectors")
+  app->add_flag("--quick", o->check.quick, "Fewer random cases per check (the exhaustive checks stay exhaustive)");
+  app->add_option("--only", o->check.only, "Run only the checks whose name contains TEXT")->type_name("TEXT");
+  app->add_option("--vectors", o->check.vectors_dir, "Folder of the published tensor-core vectors")
       ->capture_default_str()
       ->type_name("DIR");
+  add_output_options(*app, o->output);
   app->footer(
       "Kernels: bulk conversion (every target format and rounding, f32/bf16/fp16 sources), the hardware\n"
       "cvt fast paths (all 2^32 binary32 inputs against the core), fused AdamW/SGD steps (bf16 nearest,\n"
@@ -75,8 +90,8 @@ command add_gpu_check(CLI::App& parent) {
             // A folder given by hand is checked before the device query, so that a typo is
             // reported on any machine (the built-in default is only needed by the vector checks).
             std::error_code ec;
-            if (app->count("--vectors") != 0 && !std::filesystem::is_directory(o->vectors_dir, ec))
-              fail("--vectors " + quote(o->vectors_dir) +
+            if (app->count("--vectors") != 0 && !std::filesystem::is_directory(o->check.vectors_dir, ec))
+              fail("--vectors " + quote(o->check.vectors_dir) +
                    " is not a folder: expected the folder of the published tensor-core vectors");
             run_checks(*o);
           }};

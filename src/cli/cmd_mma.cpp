@@ -1,10 +1,10 @@
-// fpemu mma --preset NAME [--out fp32|fp16] [--a-format F] [--b-format F] [--list]: dot products
+// fpemu mma --preset NAME [--out-format fp32|fp16] [--a-format F] [--b-format F] [--list]: dot products
 // D = C + sum_i A_i * B_i as a GPU tensor core computes them (fpemu/presets.hpp).
 //
 // Reads one case per stdin line, "A_0 ... A_{K-1} ; B_0 ... B_{K-1} ; C", every value as 8 hex
 // digits of its binary32 bit pattern (optional 0x, either case). K may be any length >= 1: the
 // preset forms its blocks in order. Prints D per line, 8 lowercase hex digits of the binary32
-// pattern (4 of the binary16 pattern with --out fp16). Blank lines and lines whose first
+// pattern (4 of the binary16 pattern with --out-format fp16). Blank lines and lines whose first
 // non-blank character is '#' are skipped. Input is streamed: each result is printed as its line
 // is read, and on the first bad line the command stops with status 2 and one message
 // "line N: ..." (common.hpp); the results of the lines before it have already been printed.
@@ -31,6 +31,7 @@ struct mma_options {
   std::string a_format;
   std::string b_format;
   bool list = false;
+  output_options output;
 };
 
 constexpr std::string_view kBlanks = " \t\r\n\v\f";
@@ -105,17 +106,25 @@ std::string accumulator_of(const tensor_core_preset& p) {
   return s;
 }
 
-void print_list() {
+void print_list(const output_options& output) {
   const std::vector<tensor_core_preset>& presets = tensor_core_presets();
   struct row {
     std::string cells[9];
   };
   std::vector<row> rows;
   rows.push_back({{"NAME", "INPUTS", "K", "N", "F", "ACCUMULATOR", "FP16-OUT", "VALIDATED", "SUMMARY"}});
-  for (const tensor_core_preset& p : presets)
+  output_sinks sinks(output);
+  table_writer table(sinks, {"name", "inputs", "k", "n", "f", "accumulator", "fp16_out", "validated", "summary"});
+  for (const tensor_core_preset& p : presets) {
     rows.push_back({{p.name, inputs_of(p), std::to_string(p.instruction_k), std::to_string(p.model.block.block_size),
                      std::to_string(p.model.block.frac_bits), accumulator_of(p), p.fp16_accumulator ? "yes" : "no",
                      p.validated ? "yes" : "no", p.summary}});
+    table.row({p.name, inputs_of(p), p.instruction_k, p.model.block.block_size, p.model.block.frac_bits,
+               accumulator_of(p), p.fp16_accumulator.has_value(), p.validated, p.summary});
+  }
+  table.finish();
+  sinks.commit();
+  if (!sinks.text()) return;
   std::size_t widths[9] = {};
   for (const row& r : rows)
     for (std::size_t i = 0; i < 9; ++i) widths[i] = std::max(widths[i], r.cells[i].size());
@@ -144,17 +153,17 @@ tensor_core_preset resolve_preset(const mma_options& o) {
 
 void run_mma(const mma_options& o) {
   if (o.list) {
-    print_list();
+    print_list(o.output);
     return;
   }
-  if (o.out != "fp32" && o.out != "fp16") fail("--out " + show(o.out) + " is not valid: expected fp32 or fp16");
+  if (!o.output.csv.empty() || !o.output.json.empty()) fail("mma: --csv and --json apply to --list (the preset table)");
   const bool fp16_out = o.out == "fp16";
   const tensor_core_preset p = resolve_preset(o);
   if (fp16_out && !p.fp16_accumulator) {
     std::string with;
     for (const tensor_core_preset& q : tensor_core_presets())
       if (q.fp16_accumulator) with += (with.empty() ? "" : ", ") + q.name;
-    fail("preset " + p.name + " has no fp16 accumulator (--out fp16): presets with one are " + with);
+    fail("preset " + p.name + " has no fp16 accumulator (--out-format fp16): presets with one are " + with);
   }
   const int digits = fp16_out ? 4 : 8;
 
@@ -196,25 +205,31 @@ command add_mma(CLI::App& parent) {
   CLI::App* app = parent.add_subcommand("mma", "Tensor-core dot products D = C + sum A_i*B_i, bit-exact per GPU preset");
   app->add_option("--preset,-p", o->preset, "Tensor-core preset, e.g. v100-fp16, a100-fp16, h100-e4m3 (see --list)")
       ->type_name("NAME");
-  app->add_option("--out", o->out, "D's format: fp32, or fp16 (the fp16-accumulator variant, where the preset has one)")
+  app->add_option("--out-format", o->out, "D's format: fp32, or fp16 (the fp16-accumulator variant, where the preset has one)")
+      ->transform(choice_check({"fp32", "fp16"}))
       ->capture_default_str()
-      ->type_name("fp32|fp16");
-  app->add_option("--a-format", o->a_format, "Format of A (default: the preset's); fp8 presets take e4m3fn or e5m2")
       ->type_name("FMT");
-  app->add_option("--b-format", o->b_format, "Format of B (default: the preset's); fp8 presets take e4m3fn or e5m2")
+  app->add_option("--a-format", o->a_format, "Format of A; fp8 presets take e4m3fn or e5m2")
+      ->check(format_check())
+      ->default_str("the preset's")
+      ->type_name("FMT");
+  app->add_option("--b-format", o->b_format, "Format of B; fp8 presets take e4m3fn or e5m2")
+      ->check(format_check())
+      ->default_str("the preset's")
       ->type_name("FMT");
   app->add_flag("--list", o->list, "List the presets (inputs, instruction k, block size n, F, accumulator, "
                                    "validation against hardware) and exit");
+  add_output_options(*app, o->output);
   app->footer(
-      "Usage: fpemu mma --preset NAME [--out fp32|fp16] [--a-format FMT] [--b-format FMT] < CASES\n"
+      "Usage: fpemu mma --preset NAME [--out-format fp32|fp16] [--a-format FMT] [--b-format FMT] < CASES\n"
       "Reads one case per stdin line:  A_0 ... A_{K-1} ; B_0 ... B_{K-1} ; C\n"
       "each value as 8 hex digits of its binary32 bit pattern (optional 0x, any case), separated\n"
       "by blanks; both ';' are required. A and B have the same length K >= 1; K may exceed the\n"
       "instruction's k: the blocks are formed in order. Every A_i, B_i must be exactly representable\n"
-      "in the input format (tf32 presets drop the low 13 bits, as the hardware does). With --out\n"
+      "in the input format (tf32 presets drop the low 13 bits, as the hardware does). With --out-format\n"
       "fp16, C is first rounded to binary16 (nearest-even).\n"
       "Prints D per line: 8 lowercase hex digits of the binary32 pattern, or 4 of the binary16\n"
-      "pattern with --out fp16. Blank lines and lines starting with '#' are skipped.\n"
+      "pattern with --out-format fp16. Blank lines and lines starting with '#' are skipped.\n"
       "Input is streamed; on the first bad line the command prints 'fpemu: line N: ...' on stderr\n"
       "and stops with status 2: the results of the lines before it are already printed, nothing\n"
       "after it is.");

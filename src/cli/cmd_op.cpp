@@ -78,10 +78,11 @@ void run_op(const op_options& o) {
 command add_op(CLI::App& parent) {
   auto o = std::make_shared<op_options>();
   CLI::App* app = parent.add_subcommand("op", "Apply add/sub/mul/div/fma/sqrt to codes read from stdin");
-  app->add_option("OP", o->op, "Operation: add|sub|mul|div|fma|sqrt")->required()->type_name("");
-  app->add_option("--format,-f", o->format, "Format of operands and result: a name or eXmY[:options]")
+  app->add_option("OP", o->op, "Operation")
       ->required()
-      ->type_name("FMT");
+      ->transform(choice_check({"add", "sub", "mul", "div", "fma", "sqrt"}))
+      ->type_name("");
+  add_format_option(*app, o->format, "Format of operands and result: a name or eXmY[:options]")->required();
   add_rounding_options(*app, o->rounding);
   app->footer(
       "Reads one operation per stdin line: operand codes in hex (1 for sqrt, 2 for add/sub/mul/div,\n"

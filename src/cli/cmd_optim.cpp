@@ -1,5 +1,5 @@
 // fpemu optim --optimizer NAME [--policy P] [hyper-parameters] [--steps N] [--rows R --cols C]
-// [--seed S] [--csv | --json]: one optimizer (analysis/training/optimizer.hpp) under one precision policy
+// [--seed S] [--csv FILE] [--json FILE]: one optimizer (analysis/training/optimizer.hpp) under one precision policy
 // on a fixed, seeded least-squares problem, and its trajectory. fpemu optim --memory: the
 // bytes-per-parameter table (training::bytes_per_parameter) instead.
 //
@@ -66,18 +66,17 @@ struct optim_options {
   std::string lr, momentum, dampening, weight_decay, beta1, beta2, eps;  // empty: not given
   bool nesterov = false;
   std::string steps, rows, cols, seed;  // empty: not given
-  bool csv = false, json = false, memory = false;
+  bool memory = false;
+  output_options output;
 };
 
 // ---- Output helpers ---------------------------------------------------------------------------
 
-// Exact for doubles and for binary32 values widened to double; null when not finite.
-std::string json_num(double x) { return std::isfinite(x) ? exact_num(x) : "null"; }
 
 template <class T>
 void json_array(std::ostream& out, const std::vector<T>& v) {
   out << '[';
-  for (std::size_t i = 0; i < v.size(); ++i) out << (i ? "," : "") << json_num(static_cast<double>(v[i]));
+  for (std::size_t i = 0; i < v.size(); ++i) out << (i ? "," : "") << json_number(static_cast<double>(v[i]));
   out << ']';
 }
 
@@ -192,7 +191,7 @@ std::string describe_policy(const training::precision_policy& p) {
 // (name, value) of the hyper-parameters the optimizer uses, in a fixed order.
 std::vector<std::pair<std::string, std::string>> hyper_fields(optimizer_kind k, const training::hyperparameters& h,
                                                               bool json) {
-  const auto n = [json](double x) { return json ? json_num(x) : num(x, 9); };
+  const auto n = [json](double x) { return json ? json_number(x) : num(x, 9); };
   std::vector<std::pair<std::string, std::string>> f{{"lr", n(h.lr)}};
   if (k == optimizer_kind::sgd) {
     f.emplace_back("momentum", n(h.momentum));
@@ -221,18 +220,22 @@ void run_trajectory(const optim_options& o) {
 
   const problem prob = make_problem(rows, cols, seed);
   const std::vector<std::vector<float>> initial{prob.w0};
+  output_sinks sinks(o.output);
+  std::ostream* const csv = sinks.csv();
+  std::ostream* const json = sinks.json();
+  const bool text = sinks.text();
   training::optimizer opt = value_or_fail(training::optimizer::create(k, h, policy, initial, seed), "optim");
 
   std::vector<double> r(rows);
   std::vector<float> w = opt.weights(0).values(), g(cols);
   std::vector<double> losses;
-  if (o.json) losses.reserve(static_cast<std::size_t>(steps) + 1);
+  if (json) losses.reserve(static_cast<std::size_t>(steps) + 1);
   double loss = prob.residual(w, r);
 
   const auto print_csv_row = [&](std::int64_t step) {
-    std::cout << step << ',' << exact_num(loss);
-    for (const float x : w) std::cout << ',' << exact_num(static_cast<double>(x));
-    std::cout << '\n';
+    *csv << step << ',' << exact_num(loss);
+    for (const float x : w) *csv << ',' << exact_num(static_cast<double>(x));
+    *csv << '\n';
   };
   const std::size_t shown = std::min(cols, kShownWeights);
   const std::int64_t stride = steps > 10 ? steps / 10 : 1;
@@ -248,29 +251,31 @@ void run_trajectory(const optim_options& o) {
     std::cout << line << '\n';
   };
 
-  if (o.csv) {
-    std::cout << "step,loss";
-    for (std::size_t j = 0; j < cols; ++j) std::cout << ",w" << j;
-    std::cout << '\n';
+  if (csv) {
+    *csv << "step,loss";
+    for (std::size_t j = 0; j < cols; ++j) *csv << ",w" << j;
+    *csv << '\n';
     print_csv_row(0);
-  } else if (o.json) {  // everything but the trajectory and the losses; the weights are streamed
+  }
+  if (json) {  // everything but the trajectory and the losses; the weights are streamed
     losses.push_back(loss);
-    std::cout << "{\"optimizer\": " << json_string(training::to_string(k)) << ", \"policy\": " << json_string(policy.name)
+    *json << "{\"optimizer\": " << json_string(training::to_string(k)) << ", \"policy\": " << json_string(policy.name)
               << ", \"policy_description\": " << json_string(describe_policy(policy)) << ",\n \"hyper\": {";
     bool first = true;
     for (const auto& [name, value] : hyper_fields(k, h, true)) {
-      std::cout << (first ? "" : ", ") << json_string(name) << ": " << value;
+      *json << (first ? "" : ", ") << json_string(name) << ": " << value;
       first = false;
     }
-    std::cout << "},\n \"rows\": " << rows << ", \"cols\": " << cols << ", \"seed\": " << seed << ", \"steps\": " << steps
+    *json << "},\n \"rows\": " << rows << ", \"cols\": " << cols << ", \"seed\": " << seed << ", \"steps\": " << steps
               << ",\n \"A\": ";
-    json_array(std::cout, prob.a);
-    std::cout << ",\n \"b\": ";
-    json_array(std::cout, prob.b);
-    std::cout << ",\n \"w0\": ";
-    json_array(std::cout, prob.w0);
-    std::cout << ",\n \"trajectory\": [";
-  } else {
+    json_array(*json, prob.a);
+    *json << ",\n \"b\": ";
+    json_array(*json, prob.b);
+    *json << ",\n \"w0\": ";
+    json_array(*json, prob.w0);
+    *json << ",\n \"trajectory\": [";
+  }
+  if (text) {
     std::cout << "fpemu optim: " << training::to_string(k) << ", policy " << policy.name << " ("
               << describe_policy(policy) << ")\n";
     std::cout << "hyper-parameters:";
@@ -291,28 +296,34 @@ void run_trajectory(const optim_options& o) {
 
   training::stored_tensor grad(policy.grads, cols);
   const double initial_loss = loss;
+  progress bar("optim", static_cast<std::uint64_t>(steps));
   for (std::int64_t step = 1; step <= steps; ++step) {
     prob.gradient(r, g);
     grad.store(0, g);  // nearest-even into the policy's gradient format
     opt.step({&grad, 1});
     w = opt.weights(0).values();
     loss = prob.residual(w, r);
-    if (o.csv) {
-      print_csv_row(step);
-    } else if (o.json) {
+    bar.set(static_cast<std::uint64_t>(step));
+    if (csv) print_csv_row(step);
+    if (json) {
       losses.push_back(loss);
-      std::cout << (step > 1 ? ",\n  " : "\n  ");
-      json_array(std::cout, w);
-    } else if (step <= 10 || step % stride == 0 || step == steps) {
+      *json << (step > 1 ? ",\n  " : "\n  ");
+      json_array(*json, w);
+    }
+    if (text && (step <= 10 || step % stride == 0 || step == steps)) {
+      bar.finish();  // the row replaces the progress line
       print_table_row(step);
     }
   }
+  bar.finish();
 
-  if (o.json) {
-    std::cout << "],\n \"loss\": ";
-    json_array(std::cout, losses);
-    std::cout << "}\n";
-  } else if (!o.csv) {
+  if (json) {
+    *json << "],\n \"loss\": ";
+    json_array(*json, losses);
+    *json << "}\n";
+  }
+  sinks.commit();
+  if (text) {
     std::cout << "loss " << num(initial_loss, 9) << " -> " << num(loss, 9) << " after " << steps << " steps\n";
   }
 }
@@ -365,38 +376,38 @@ void run_memory(const optim_options& o) {
     for (const char* name : kMemoryPolicies) policies.push_back(require_policy(name));
   }
 
-  if (o.json) {
-    std::cout << "[";
+  output_sinks sinks(o.output);
+  if (std::ostream* json = sinks.json()) {
+    *json << "[";
     bool first = true;
     for (const memory_row& r : rows) {
       for (const auto& p : policies) {
         const training::memory_account m = training::bytes_per_parameter(r.kind, r.h, p);
-        std::cout << (first ? "\n" : ",\n") << "  {\"optimizer\": " << json_string(training::to_string(r.kind));
-        if (r.kind == optimizer_kind::sgd) std::cout << ", \"momentum\": " << (r.h.momentum != 0 ? "true" : "false");
-        std::cout << ", \"policy\": " << json_string(p.name) << ", \"min\": " << m.min << ", \"max\": " << m.max
-                  << ", \"components\": [";
+        *json << (first ? "\n" : ",\n") << "  {\"optimizer\": " << json_string(training::to_string(r.kind));
+        if (r.kind == optimizer_kind::sgd) *json << ", \"momentum\": " << (r.h.momentum != 0 ? "true" : "false");
+        *json << ", \"policy\": " << json_string(p.name) << ", \"min\": " << m.min << ", \"max\": " << m.max
+              << ", \"components\": [";
         for (std::size_t i = 0; i < m.components.size(); ++i) {
           const auto& c = m.components[i];
-          std::cout << (i ? ", " : "") << "{\"name\": " << json_string(c.name) << ", \"bytes\": " << c.bytes
-                    << ", \"optional\": " << (c.optional ? "true" : "false") << '}';
+          *json << (i ? ", " : "") << "{\"name\": " << json_string(c.name) << ", \"bytes\": " << c.bytes
+                << ", \"optional\": " << (c.optional ? "true" : "false") << '}';
         }
-        std::cout << "]}";
+        *json << "]}";
         first = false;
       }
     }
-    std::cout << "\n]\n";
-    return;
+    *json << "\n]\n";
   }
-  if (o.csv) {
-    std::cout << "optimizer,policy,min,max,components\n";
+  {
+    table_writer table(sinks, {"optimizer", "policy", "min", "max", "components"}, false);
     for (const memory_row& r : rows)
       for (const auto& p : policies) {
         const training::memory_account m = training::bytes_per_parameter(r.kind, r.h, p);
-        std::cout << csv_field(r.label) << ',' << csv_field(p.name) << ',' << m.min << ',' << m.max << ','
-                  << csv_field(components_text(m)) << '\n';
+        table.row({r.label, p.name, m.min, m.max, components_text(m)});
       }
-    return;
   }
+  sinks.commit();
+  if (!sinks.text()) return;
   std::cout << "Bytes per parameter (min: required buffers; max: with the optional ones, in brackets)\n";
   char buf[96];
   std::snprintf(buf, sizeof buf, "%-13s %-11s %3s %3s  %s\n", "optimizer", "policy", "min", "max", "components");
@@ -410,7 +421,6 @@ void run_memory(const optim_options& o) {
 }
 
 void run_optim(const optim_options& o) {
-  if (o.csv && o.json) fail("optim: --csv and --json exclude each other");
   if (o.memory) {
     run_memory(o);
   } else {
@@ -424,40 +434,57 @@ command add_optim(CLI::App& parent) {
   auto o = std::make_shared<optim_options>();
   CLI::App* app = parent.add_subcommand(
       "optim", "An optimizer under a precision policy on a fixed least-squares problem; the memory table");
-  app->add_option("--optimizer", o->optimizer, "sgd|adam|adamw|lion (required unless --memory)")->type_name("NAME");
+  app->add_option("--optimizer", o->optimizer, "Optimizer (required unless --memory)")
+      ->transform(choice_check({"sgd", "adam", "adamw", "lion"}))
+      ->type_name("NAME");
   app->add_option("--policy", o->policy,
-                  "Precision policy (default fp32): fp32, mixed, mixed-fp16, or FMT[-kahan|-zamirai|-sr[K]][-ops] "
+                  "Precision policy: fp32, mixed, mixed-fp16, or FMT[-kahan|-zamirai|-sr[K]][-ops] "
                   "with FMT such as bf16 or fp16")
+      ->check(parser_check(
+          [](const std::string& in) {
+            const auto p = training::parse_policy(in);
+            return p ? std::string{} : p.message();
+          },
+          ""))
+      ->default_str("fp32 (--memory: the table's eight)")
       ->type_name("P");
-  app->add_option("--lr", o->lr, "Learning rate, finite and > 0 (default 0.001)")->type_name("X")->group("Hyper-parameters");
-  app->add_option("--momentum", o->momentum, "sgd: momentum, >= 0 (default 0)")->type_name("X")->group("Hyper-parameters");
-  app->add_option("--dampening", o->dampening, "sgd: dampening, in [0, 1] (default 0)")
-      ->type_name("X")
-      ->group("Hyper-parameters");
+  // The hyper-parameters stay text, empty when not given: an option the optimizer does not use
+  // is an error, and defaults depend on the optimizer. The checks run while parsing.
+  const auto hyper = [&](const char* name, std::string& target, const char* help, const CLI::Validator& check,
+                         const char* def) {
+    app->add_option(name, target, help)->transform(check)->default_str(def)->type_name("X")->group("Hyper-parameters");
+  };
+  hyper("--lr", o->lr, "Learning rate", real_check(0, kInf, true), "0.001");
+  hyper("--momentum", o->momentum, "sgd: momentum", real_check(0, kInf), "0");
+  hyper("--dampening", o->dampening, "sgd: dampening", real_check(0, 1), "0");
   app->add_flag("--nesterov", o->nesterov, "sgd: Nesterov momentum (needs --momentum > 0 and dampening 0)")
       ->group("Hyper-parameters");
-  app->add_option("--weight-decay", o->weight_decay,
-                  ">= 0 (default 0); sgd, adam: L2 added to the gradient; adamw, lion: decoupled")
-      ->type_name("X")
-      ->group("Hyper-parameters");
-  app->add_option("--beta1", o->beta1, "adam, adamw, lion: in [0, 1) (default 0.9)")
-      ->type_name("X")
-      ->group("Hyper-parameters");
-  app->add_option("--beta2", o->beta2, "adam, adamw, lion: in [0, 1) (default 0.999; lion 0.99)")
-      ->type_name("X")
-      ->group("Hyper-parameters");
-  app->add_option("--eps", o->eps, "adam, adamw: finite and > 0 (default 1e-8)")->type_name("X")->group("Hyper-parameters");
-  app->add_option("--steps", o->steps, "Steps, 1..10000000 (default 100)")->type_name("N")->group("Problem");
-  app->add_option("--rows", o->rows, "Rows R of A, 1..10000 (default 32)")->type_name("R")->group("Problem");
-  app->add_option("--cols", o->cols, "Columns C of A (parameters), 1..10000 (default 16)")
+  hyper("--weight-decay", o->weight_decay, "sgd, adam: L2 added to the gradient; adamw, lion: decoupled",
+        real_check(0, kInf), "0");
+  hyper("--beta1", o->beta1, "adam, adamw, lion: beta1", real_check(0, 1, false, true), "0.9");
+  hyper("--beta2", o->beta2, "adam, adamw, lion: beta2", real_check(0, 1, false, true), "0.999, lion 0.99");
+  hyper("--eps", o->eps, "adam, adamw: epsilon", real_check(0, kInf, true), "1e-8");
+  app->add_option("--steps", o->steps, "Steps")
+      ->transform(integer_check(1, kMaxSteps))
+      ->default_str("100")
+      ->type_name("N")
+      ->group("Problem");
+  app->add_option("--rows", o->rows, "Rows R of A")
+      ->transform(integer_check(1, kMaxOptimDim))
+      ->default_str("32")
+      ->type_name("R")
+      ->group("Problem");
+  app->add_option("--cols", o->cols, "Columns C of A (parameters)")
+      ->transform(integer_check(1, kMaxOptimDim))
+      ->default_str("16")
       ->type_name("C")
       ->group("Problem");
-  app->add_option("--seed", o->seed, "Seed of A, b and w0 and of stochastic rounding (default 0); decimal or 0x hex")
+  app->add_option("--seed", o->seed, "Seed of A, b and w0 and of stochastic rounding")
+      ->transform(unsigned_check(~std::uint64_t{0}))
+      ->default_str("0")
       ->type_name("S")
       ->group("Problem");
-  app->add_flag("--csv", o->csv, "CSV: step,loss,w0,w1,... for every step (step 0: the initial weights)")
-      ->group("Output");
-  app->add_flag("--json", o->json, "One JSON object: problem, hyper-parameters, the whole trajectory")->group("Output");
+  add_output_options(*app, o->output);
   app->add_flag("--memory", o->memory,
                 "Print the bytes-per-parameter table of every optimizer under fp32, mixed, mixed-fp16, bf16, "
                 "bf16-kahan, bf16-sr, fp16, fp16-kahan instead (--optimizer, --policy: only those)")
@@ -465,8 +492,8 @@ command add_optim(CLI::App& parent) {
   app->footer(
       "Usage: fpemu optim --optimizer sgd|adam|adamw|lion [--policy P] [--lr X] [--momentum X]\n"
       "       [--dampening X] [--nesterov] [--weight-decay X] [--beta1 X] [--beta2 X] [--eps X]\n"
-      "       [--steps N] [--rows R] [--cols C] [--seed S] [--csv | --json]\n"
-      "       fpemu optim --memory [--optimizer NAME [hyper-parameters]] [--policy P] [--csv | --json]\n"
+      "       [--steps N] [--rows R] [--cols C] [--seed S] [--csv FILE] [--json FILE]\n"
+      "       fpemu optim --memory [--optimizer NAME [hyper-parameters]] [--policy P] [--csv FILE] [--json FILE]\n"
       "Minimises 0.5/R ||A w - b||^2 (A: R x C) with one optimizer of analysis/training/optimizer.hpp, whose\n"
       "binary32 updates follow torch.optim's single-tensor implementations, under a precision policy:\n"
       "fp32; mixed (bf16 model copy of fp32 master weights and states), mixed-fp16; or FMT with\n"
@@ -478,8 +505,8 @@ command add_optim(CLI::App& parent) {
       "Gradient at the model's weights: A^T (A w - b) / R in double, rounded to binary32, then\n"
       "into the policy's gradient format.\n"
       "Prints a table of step, loss and the first weights (steps 0..10, then every steps/10);\n"
-      "--csv: 'step,loss,w0,w1,...' and one line per step (step 0: the initial weights as stored);\n"
-      "--json: {optimizer, policy, policy_description, hyper, rows, cols, seed, steps, A (row-major),\n"
+      "--csv FILE: 'step,loss,w0,w1,...' and one line per step (step 0: the initial weights as stored);\n"
+      "--json FILE: {optimizer, policy, policy_description, hyper, rows, cols, seed, steps, A (row-major),\n"
       "b, w0, trajectory (the model's weights after steps 1..N), loss (steps 0..N)}.\n"
       "Every number is exact: the shortest decimal that reads back as the same double; non-finite\n"
       "values are null in JSON. Options an optimizer does not use are errors.\n"

@@ -1,9 +1,10 @@
-// fpemu sum --in FMT --n N [--method M|all] [--block B] [accumulator options] [workload options]:
-// sums random data with analysis::sum and prints, per method, the computed sum, the exact sum, the
+// fpemu sum --format FMT --n N [--method M|all] [--block B] [accumulator options] [workload
+// options] [--input FILE]: sums random data, or the user's (--input), with analysis::sum and prints, per method, the computed sum, the exact sum, the
 // error and every error bound of the method next to it (analysis/reference/summation.hpp, bounds.hpp).
 //
-// Data: N values drawn from --dist (workload.hpp), each rounded into --in with round-to-nearest-
-// even, saturating at the largest finite value; --first X replaces the first value by X before
+// Data: N values drawn from --dist (workload.hpp), or the values of --input FILE (data_file.hpp:
+// NumPy .npy or text), each rounded into --format with round-to-nearest-even, saturating at the
+// largest finite value; --first X replaces the first value by X before
 // that rounding (e.g. --first 1 with tiny positive data shows stagnation). With --samples S the
 // run is repeated with seeds S0, S0+1, ...; each method reports the mean and the max relative
 // error, and the detail lines of the sample with the largest relative error.
@@ -18,6 +19,7 @@
 
 #include "analysis/reference/summation.hpp"
 #include "common.hpp"
+#include "data_file.hpp"
 #include "fpemu/convert.hpp"
 #include "fpemu/spec.hpp"
 #include "workload.hpp"
@@ -31,12 +33,13 @@ constexpr std::int64_t kMaxN = 100'000'000;
 constexpr std::int64_t kMaxBlock = std::int64_t{1} << 30;
 
 struct sum_cli_options {
-  std::string in;  // empty: bf16, or the preset's input format
-  std::string n = "1000";
+  std::string format;  // empty: bf16, or the preset's input format
+  std::size_t n = 1000;
   std::string method = "all";
-  std::string block = "32";
+  int block = 32;
   std::string first;  // empty: not given
-  std::string lambda = "3";
+  double lambda = 3;
+  std::string input;  // empty: random data
   accumulator_options acc;
   workload_options work;
 };
@@ -118,13 +121,13 @@ void print_bound(const analysis::bound_line& b) {
 void run_sum(const sum_cli_options& o) {
   const workload w = resolve_workload(o.work);
   const accumulator_choice acc = resolve_accumulator(o.acc, "bf16");
-  const format in = o.in.empty() ? (acc.preset ? acc.preset->a : formats::bf16) : value_or_fail(parse_format(o.in), "--in");
-  const auto n = static_cast<std::size_t>(parse_integer(o.n, "--n", 1, kMaxN));
-  const int block = static_cast<int>(parse_integer(o.block, "--block", 1, kMaxBlock));
-  const double lambda = parse_real(o.lambda, "--lambda");
-  if (!(lambda > 0)) fail("--lambda " + quote(o.lambda) + " is out of range: valid > 0 and finite");
+  const format in = o.format.empty() ? (acc.preset ? acc.preset->a : formats::bf16) : require_format(o.format);
+  const std::vector<double> data = o.input.empty() ? std::vector<double>{} : read_vector("--input", o.input).values;
+  const std::size_t n = o.input.empty() ? o.n : data.size();
+  const int block = o.block;
+  const double lambda = o.lambda;
   const bool has_first = !o.first.empty();
-  const double first = has_first ? parse_real(o.first, "--first") : 0.0;
+  const double first = has_first ? std::stod(o.first) : 0.0;  // checked by real_check
   const std::vector<sum_method> methods = choose_methods(o.method, acc, !o.acc.promote.empty());
 
   std::vector<method_run> runs(methods.size());
@@ -139,13 +142,12 @@ void run_sum(const sum_cli_options& o) {
 
   const rounding to_input{round_mode::nearest_even, overflow_policy::saturate};
   std::vector<std::uint32_t> x(n);
-  progress_meter progress(w.progress, w.samples);
+  progress bar("sum", w.samples * runs.size());
   for (std::uint64_t s = 0; s < w.samples; ++s) {
-    progress.update(s + 1);
     const std::uint64_t seed = w.sample_seed(s);
     sampler draw(w, seed);
     for (std::size_t i = 0; i < n; ++i) {
-      const double v = draw();
+      const double v = data.empty() ? draw() : data[i];
       x[i] = from(in, i == 0 && has_first ? first : v, to_input).code;
     }
     for (method_run& r : runs) {
@@ -153,29 +155,30 @@ void run_sum(const sum_cli_options& o) {
       const expected<analysis::sum_result> result = analysis::sum(x, r.options);
       if (!result) fail("sum: " + result.message());
       r.add(*result, seed);
+      bar.step();
     }
   }
-  progress.finish();
+  bar.finish();
 
-  if (w.csv) {
-    std::cout << "method,n,input,accumulator,samples,seed,value,exact,error,rel_error,mean_rel_error,max_rel_error,"
-                 "bound,bound_coefficient,bound_absolute,bound_valid,max_error_over_bound,bound_violations\n";
-    for (const method_run& r : runs) {
-      const analysis::sum_result& b = r.worst;
-      const analysis::bound_line none{};
-      const analysis::bound_line& d = b.bounds.empty() ? none : b.bounds.front();
-      std::cout << analysis::to_string(r.options.method) << ',' << n << ',' << csv_field(to_string(in)) << ','
-                << csv_field(describe(acc)) << ',' << w.samples << ',' << r.worst_seed << ',' << exact_num(b.value)
-                << ',' << exact_num(b.exact) << ',' << exact_num(b.error) << ',' << num(b.relative_error, 9) << ','
-                << num(r.sum_rel / static_cast<double>(w.samples), 9) << ',' << num(r.max_rel, 9) << ','
-                << csv_field(d.name) << ',' << exact_num(d.coefficient) << ',' << exact_num(d.absolute) << ','
-                << (d.valid ? "yes" : "no") << ',' << (r.max_ratio >= 0 ? num(r.max_ratio, 9) : "") << ','
-                << r.violations << '\n';
-    }
-    return;
+  output_sinks sinks(o.work.output);
+  table_writer table(sinks, {"method", "n", "input", "accumulator", "samples", "seed", "value", "exact", "error",
+                             "rel_error", "mean_rel_error", "max_rel_error", "bound", "bound_coefficient",
+                             "bound_absolute", "bound_valid", "max_error_over_bound", "bound_violations"});
+  for (const method_run& r : runs) {
+    const analysis::sum_result& b = r.worst;
+    const analysis::bound_line none{};
+    const analysis::bound_line& d = b.bounds.empty() ? none : b.bounds.front();
+    table.row({std::string(analysis::to_string(r.options.method)), n, to_string(in), describe(acc), w.samples,
+               r.worst_seed, b.value, b.exact, b.error, b.relative_error,
+               r.sum_rel / static_cast<double>(w.samples), r.max_rel, d.name, d.coefficient, d.absolute, d.valid,
+               r.max_ratio >= 0 ? cell(r.max_ratio) : cell(), r.violations});
   }
+  table.finish();
+  sinks.commit();
+  if (!sinks.text()) return;
 
-  std::cout << "fpemu sum: " << n << ' ' << to_string(in) << " values from " << w.describe() << ", " << w.seeds();
+  std::cout << "fpemu sum: " << n << ' ' << to_string(in) << " values from "
+            << (data.empty() ? w.describe() + ", " + w.seeds() : quote(o.input));
   if (has_first) std::cout << ", x_0 = " << exact_num(first);
   std::cout << "\naccumulator: " << describe(acc) << '\n';
   for (const method_run& r : runs) {
@@ -210,30 +213,45 @@ void run_sum(const sum_cli_options& o) {
 command add_sum(CLI::App& parent) {
   auto o = std::make_shared<sum_cli_options>();
   CLI::App* app = parent.add_subcommand("sum", "Sum random data by several methods: error next to its bounds");
-  app->add_option("--in", o->in, "Format of the summands (default bf16, or the --preset's input format)")
-      ->type_name("FMT");
-  app->add_option("--n", o->n, "Number of summands, 1..100000000")->capture_default_str()->type_name("N");
-  app->add_option("--method", o->method,
-                  "recursive|pairwise|blocked|kahan|neumaier|promoted|stochastic, or all (every method "
-                  "that applies to the accumulator)")
+  add_format_option(*app, o->format, "Format of the summands")->default_str("bf16, or the --preset's input format");
+  app->add_option("--n", o->n, "Number of summands (random data)")
+      ->transform(integer_check(1, kMaxN))
+      ->capture_default_str()
+      ->type_name("N");
+  app->add_option("--input", o->input, "Sum the values of FILE instead of random data: NumPy .npy (1-D, float32 or "
+                                       "float64) or text (numbers separated by blanks)")
+      ->type_name("FILE");
+  app->add_option("--method", o->method, "Summation method, or all (every method that applies to the accumulator)")
+      ->check(parser_check(
+          [](const std::string& in) {
+            if (in == "all") return std::string{};
+            const auto m = analysis::parse_sum_method(in);
+            return m ? std::string{} : m.message() + ", or all";
+          },
+          "recursive|pairwise|blocked|kahan|neumaier|promoted|stochastic|all"))
       ->capture_default_str()
       ->type_name("M");
-  app->add_option("--block", o->block, "Block size b of blocked, chunk size Nc of promoted, 1..1073741824")
+  app->add_option("--block", o->block, "Block size b of blocked, chunk size Nc of promoted")
+      ->transform(integer_check(1, kMaxBlock))
       ->capture_default_str()
       ->type_name("B");
-  app->add_option("--first", o->first, "Replace the first value by X (before rounding into --in)")
+  app->add_option("--first", o->first, "Replace the first value by X (before rounding into --format)")
+      ->transform(real_check(-kInf, kInf))
       ->type_name("X");
-  app->add_option("--lambda", o->lambda, "lambda of the probabilistic bounds, > 0")
+  app->add_option("--lambda", o->lambda, "lambda of the probabilistic bounds")
+      ->transform(real_check(0, kInf, true))
       ->capture_default_str()
       ->type_name("L");
-  add_accumulator_options(*app, o->acc, "default: --acc bf16");
+  add_accumulator_options(*app, o->acc, "bf16");
   add_workload_options(*app, o->work);
   app->footer(
-      "Usage: fpemu sum [--in FMT] [--n N] [--method M|all] [--block B] [--acc FMT|exact|PRESET [--acc-round MODE]\n"
-      "       [--sr-bits K] | --preset NAME] [--promote N] [--dist D --mu X --sigma X --scale X] [--seed S]\n"
-      "       [--samples N] [--first X] [--csv] [--progress]\n"
-      "Draws N values (--dist), rounds each into --in (nearest-even, saturating) and sums them by each\n"
-      "method with analysis::sum. Per method it prints the computed sum (value), the exact sum, the\n"
+      "Usage: fpemu sum [--format FMT] [--n N | --input FILE] [--method M|all] [--block B]\n"
+      "       [--acc FMT|exact|PRESET [--acc-rounding MODE] [--sr-bits K] | --preset NAME] [--promote N]\n"
+      "       [--dist D --mu X --sigma X --scale X] [--seed S] [--samples N] [--first X] [--csv FILE]\n"
+      "       [--json FILE]\n"
+      "Draws N values (--dist), or reads them from --input FILE, rounds each into --format (nearest-even,\n"
+      "saturating) and sums them by each method with analysis::sum. Per method it prints the computed\n"
+      "sum (value), the exact sum, the\n"
       "error (computed - exact), the relative error, and every bound of the method: its name, the\n"
       "coefficient c, the absolute bound c * sum|x_i|, whether it is valid (with the condition or the\n"
       "reason it is not), and for a probabilistic bound the probability with which it holds.\n"
@@ -242,18 +260,19 @@ command add_sum(CLI::App& parent) {
       "accumulator promotes (--promote, or a promoting preset). pairwise, blocked, kahan, neumaier and\n"
       "stochastic need a format accumulator without promotion. promoted sums chunks of Nc (--block, or\n"
       "--promote N) in the accumulator and adds each chunk into fp32 (RNE); stochastic is recursive\n"
-      "with stochastic rounding (--sr-bits random bits unless --acc-round sr-exact).\n"
+      "with stochastic rounding (--sr-bits random bits unless --acc-rounding sr-exact).\n"
       "Seeds: sample s draws from std::mt19937_64(S+s); its stochastic roundings take the Philox stream\n"
       "keyed by the same seed S+s. With --samples > 1 each method reports the mean and max relative\n"
       "error, and the lines of the sample with the largest one (its seed), plus how many samples exceed\n"
       "the valid deterministic bound (always 0 unless the theory is wrong).\n"
-      "--csv: the header 'method,n,input,accumulator,samples,seed,value,exact,error,rel_error,\n"
-      "mean_rel_error,max_rel_error,bound,bound_coefficient,bound_absolute,bound_valid,\n"
+      "--csv FILE, --json FILE: the columns 'method,n,input,accumulator,samples,seed,value,exact,error,\n"
+      "rel_error,mean_rel_error,max_rel_error,bound,bound_coefficient,bound_absolute,bound_valid,\n"
       "max_error_over_bound,bound_violations' and one row per method (value..bound_valid: the sample\n"
-      "with the largest relative error; bound: the deterministic one). Progress ('sample i/N') goes to\n"
-      "stderr when it is a terminal, or with --progress.");
-  return {app, [o](const std::vector<std::string>& rest) {
+      "with the largest relative error; bound: the deterministic one); '-' writes them to stdout instead\n"
+      "of the report. --input FILE refuses the options of random data (--n, --samples, --dist, ...).");
+  return {app, [o, app](const std::vector<std::string>& rest) {
             no_trailing("sum", rest);
+            if (!o->input.empty()) refuse_random_options(*app, "--input", {"--n"});
             run_sum(*o);
           }};
 }

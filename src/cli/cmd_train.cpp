@@ -3,8 +3,9 @@
 //
 // Trains a model under one or more precision policies (analysis/training/train.hpp) and prints one
 // progress line per epoch (training loss, test loss and accuracy, seconds), then a summary per
-// policy over the seeds (--seeds N runs seeds S..S+N-1). --csv FILE writes the loss curves: one
-// row per optimizer step and one per epoch, written to FILE.tmp and renamed when complete.
+// policy over the seeds (--seeds N runs seeds S..S+N-1). --csv FILE / --json FILE write the loss
+// curves: one row per optimizer step and one per epoch, written to FILE.tmp and renamed when
+// complete.
 //
 // Data: fashion-mnist (Debian's dataset-fashion-mnist: 60000 training, 10000 test images),
 // heart_scale (Debian's liblinear-tools: 270 rows, split 80/20 by the seed), or a LIBSVM file
@@ -34,32 +35,36 @@ using namespace fpemu::training;
 
 struct train_cli_options {
   std::string data = "fashion-mnist";
-  std::string model;  // default: mlp for fashion-mnist, logreg otherwise
+  std::string model = "logreg";  // fashion-mnist: mlp unless given
   std::string optimizer = "sgd";
   std::string policy = "fp32";
-  std::string epochs;  // default: 3 (fashion-mnist), 50 (others)
-  std::string lr;      // default per optimizer
-  std::string momentum = "0", dampening = "0", weight_decay = "0", beta1, beta2, eps = "1e-8";
+  int epochs = 50;  // fashion-mnist: 3 unless given
+  std::string lr;   // empty: per optimizer (quadratic: a list)
+  double momentum = 0, dampening = 0, weight_decay = 0, beta1 = 0.9, beta2 = 0.999, eps = 1e-8;
   bool nesterov = false;
-  std::string batch;  // default: 128 (fashion-mnist), 32 (others)
-  std::string grad_accum = "1", clip = "0", seed = "1", seeds = "1", hidden = "256", threads = "0";
-  std::string test_fraction = "0.2";
+  int batch = 32;  // fashion-mnist: 128 unless given
+  int grad_accum = 1, hidden = 256, threads = 0, seeds = 1;
+  double clip = 0, test_fraction = 0.2;
+  std::uint64_t seed = 1;
   std::string format = "bf16";  // quadratic: the low-precision format
-  std::string csv;
+  output_options output;
+  // Which of the options whose default depends on another were given.
+  bool model_given = false, epochs_given = false, batch_given = false, beta2_given = false;
 };
-
 
 hyperparameters resolve_hyper(const train_cli_options& o, optimizer_kind k) {
   hyperparameters h;
   const double default_lr = k == optimizer_kind::sgd ? 0.05 : (k == optimizer_kind::lion ? 1e-4 : 1e-3);
-  h.lr = o.lr.empty() ? default_lr : parse_real(o.lr, "--lr");
-  h.momentum = parse_real(o.momentum, "--momentum");
-  h.dampening = parse_real(o.dampening, "--dampening");
+  if (!o.lr.empty() && split_list(o.lr, "--lr").size() != 1)
+    fail("--lr " + quote(o.lr) + ": training takes one learning rate (a list is for --data quadratic)");
+  h.lr = o.lr.empty() ? default_lr : std::stod(o.lr);  // checked by real_check
+  h.momentum = o.momentum;
+  h.dampening = o.dampening;
   h.nesterov = o.nesterov;
-  h.weight_decay = parse_real(o.weight_decay, "--weight-decay");
-  h.beta1 = o.beta1.empty() ? 0.9 : parse_real(o.beta1, "--beta1");
-  h.beta2 = o.beta2.empty() ? (k == optimizer_kind::lion ? 0.99 : 0.999) : parse_real(o.beta2, "--beta2");
-  h.eps = parse_real(o.eps, "--eps");
+  h.weight_decay = o.weight_decay;
+  h.beta1 = o.beta1;
+  h.beta2 = o.beta2_given || k != optimizer_kind::lion ? o.beta2 : 0.99;
+  h.eps = o.eps;
   if (auto bad = check(k, h)) fail(*bad);
   return h;
 }
@@ -71,12 +76,13 @@ void run_quadratic(const train_cli_options& o) {
   if (!o.lr.empty()) {
     lrs.clear();
     for (const auto& item : split_list(o.lr, "--lr")) {
-      const double lr = parse_real(item, "--lr");
+      const double lr = std::stod(item);  // checked by real_check
       if (!(lr > 0 && lr < 1)) fail("--lr " + item + ": a step size for the quadratic must lie in (0, 1)");
       lrs.push_back(lr);
     }
   }
-  const auto seed = parse_unsigned(o.seed, "--seed", ~std::uint64_t{0});
+  const auto seed = o.seed;
+  if (!o.output.csv.empty() || !o.output.json.empty()) fail("--csv and --json write training curves, not --data quadratic's table");
   std::cout << "Theorem 1 (seed 000): gradient descent on f(w) = 1/2 sum lambda_j (w_j - w*_j)^2, 64 weights,\n"
                "lambda_j in [0.5, 1], w*_j in [1, 2] on the "
             << to_string(f) << " grid, w0 = 0; distance ||w - w*|| after 80/lr steps.\n"
@@ -146,8 +152,7 @@ loaded_data load(const train_cli_options& o, std::uint64_t seed, model_kind kind
     fail("--data " + quote(o.data) + ": not fashion-mnist, heart_scale, quadratic or an existing LIBSVM file");
   const dataset all = value_or_fail(read_libsvm(path));
   if (all.cols < 1) fail(all.source + ": no features (every row has only a label)");
-  const double fraction = parse_real(o.test_fraction, "--test-fraction");
-  if (!(fraction > 0 && fraction < 1)) fail("--test-fraction " + o.test_fraction + " must lie in (0, 1)");
+  const double fraction = o.test_fraction;
   dataset labelled = all;
   if (kind == model_kind::mlp) map_labels(labelled, -1.0f, 0.0f);  // +-1 labels become the classes 0 and 1
   d.classes = check_model_labels(labelled, kind);
@@ -189,22 +194,21 @@ void run_training(const train_cli_options& o) {
   train_options base;
   base.optimizer = kind;
   base.hyper = h;
-  base.shape.kind = value_or_fail(parse_model_kind(o.model.empty() ? (fashion ? "mlp" : "logreg") : o.model), "--model");
-  base.epochs = static_cast<int>(parse_integer(o.epochs.empty() ? (fashion ? "3" : "50") : o.epochs, "--epochs", 1, 100000));
-  base.batch = static_cast<int>(parse_integer(o.batch.empty() ? (fashion ? "128" : "32") : o.batch, "--batch", 1, 1 << 20));
-  base.grad_accum = static_cast<int>(parse_integer(o.grad_accum, "--grad-accum", 1, 1 << 20));
-  base.clip_norm = parse_real(o.clip, "--clip");
-  if (!(std::isfinite(base.clip_norm) && base.clip_norm >= 0)) fail("--clip " + o.clip + " must be finite and >= 0 (0: off)");
-  base.threads = static_cast<int>(parse_integer(o.threads, "--threads", 0, 1024));
-  base.shape.hidden = static_cast<int>(parse_integer(o.hidden, "--hidden", 1, 1 << 16));
-  const auto first_seed = parse_unsigned(o.seed, "--seed", ~std::uint64_t{0});
-  const auto seeds = parse_integer(o.seeds, "--seeds", 1, 1000);
+  base.shape.kind = value_or_fail(parse_model_kind(fashion && !o.model_given ? "mlp" : o.model), "--model");
+  base.epochs = fashion && !o.epochs_given ? 3 : o.epochs;
+  base.batch = fashion && !o.batch_given ? 128 : o.batch;
+  base.grad_accum = o.grad_accum;
+  base.clip_norm = o.clip;
+  base.threads = o.threads;
+  base.shape.hidden = o.hidden;
+  const std::uint64_t first_seed = o.seed;
+  const std::int64_t seeds = o.seeds;
 
-  std::unique_ptr<atomic_file> csv;
-  if (!o.csv.empty()) {
-    csv = std::make_unique<atomic_file>("--csv", o.csv);
-    csv->out << "kind,policy,seed,epoch,step,loss,test_loss,test_accuracy,seconds\n";
-  }
+  output_sinks sinks(o.output);
+  table_writer table(sinks, {"kind", "policy", "seed", "epoch", "step", "loss", "test_loss", "test_accuracy", "seconds"});
+  const bool text = sinks.text();
+  progress bar("train", policies.size() * static_cast<std::uint64_t>(seeds) * static_cast<std::uint64_t>(base.epochs));
+  std::uint64_t epochs_done = 0;
   std::vector<summary> summaries;
   for (const auto& p : policies) {
     summary s{p.name, {}, {}, {}};
@@ -219,6 +223,9 @@ void run_training(const train_cli_options& o) {
       // The run's header comes with its first epoch, so that a run rejected by train() prints
       // nothing on stdout.
       const auto result = value_or_fail(train(data.train, data.test, t, [&](const epoch_record& r) {
+        bar.set(++epochs_done);
+        if (!text) return;
+        bar.finish();  // the line replaces the progress line
         if (r.epoch == 1)
           std::cout << data.name << ", " << to_string(t.shape.kind) << ", " << o.optimizer << " lr " << num(h.lr)
                     << ", policy " << p.name << ", seed " << seed << ", batch " << t.batch
@@ -234,20 +241,20 @@ void run_training(const train_cli_options& o) {
       double seconds = 0;
       for (const auto& r : result.epochs) seconds += r.seconds;
       s.seconds.push_back(seconds / static_cast<double>(result.epochs.size()));
-      if (csv) {
-        const std::size_t per_epoch = result.step_losses.size() / result.epochs.size();
-        for (std::size_t i = 0; i < result.step_losses.size(); ++i)
-          csv->out << "step," << p.name << ',' << seed << ',' << (per_epoch ? i / per_epoch + 1 : 1) << ',' << i + 1
-                   << ',' << exact_num(result.step_losses[i]) << ",,,\n";
-        for (const auto& r : result.epochs)
-          csv->out << "epoch," << p.name << ',' << seed << ',' << r.epoch << ',' << r.steps << ','
-                   << exact_num(r.train_loss) << ',' << exact_num(r.test_loss) << ',' << exact_num(r.test_accuracy)
-                   << ',' << num(r.seconds) << '\n';
-      }
+      const std::size_t per_epoch = result.step_losses.size() / result.epochs.size();
+      for (std::size_t i = 0; i < result.step_losses.size(); ++i)
+        // A step row has no test loss, accuracy or time: empty in CSV, null in JSON.
+        table.row({"step", p.name, seed, per_epoch ? i / per_epoch + 1 : 1, i + 1, result.step_losses[i], cell(), cell(),
+                   cell()});
+      for (const auto& r : result.epochs)
+        table.row({"epoch", p.name, seed, r.epoch, r.steps, r.train_loss, r.test_loss, r.test_accuracy, r.seconds});
     }
     summaries.push_back(std::move(s));
   }
-  if (csv) csv->commit();
+  bar.finish();
+  table.finish();
+  sinks.commit();
+  if (!text) return;
   std::cout << "\nsummary over " << seeds << (seeds == 1 ? " seed" : " seeds") << " (final epoch; mean +- sd)\n";
   print("%-18s %-22s %-22s %s\n", "policy", "training loss", "test accuracy %", "s/epoch");
   for (const auto& s : summaries)
@@ -263,33 +270,80 @@ command add_train(CLI::App& parent) {
   command c;
   c.app = parent.add_subcommand("train", "training runs under precision policies (SGD, Adam, AdamW, Lion; Kahan, SR)");
   CLI::App& a = *c.app;
-  a.add_option("--data", o->data, "fashion-mnist (default), heart_scale, quadratic (Theorem 1 table) or a LIBSVM file");
-  a.add_option("--model", o->model, "mlp | logreg | linreg (default: mlp for fashion-mnist, else logreg)");
-  a.add_option("--optimizer", o->optimizer, "sgd (default) | adam | adamw | lion");
+  const auto choice = [](std::vector<std::string> valid) { return choice_check(std::move(valid)); };
+  a.add_option("--data", o->data, "fashion-mnist, heart_scale, quadratic (Theorem 1 table) or a LIBSVM file")
+      ->capture_default_str()
+      ->type_name("NAME|FILE");
+  a.add_option("--model", o->model, "Model")
+      ->transform(choice({"mlp", "logreg", "linreg"}))
+      ->default_str("mlp for fashion-mnist, else logreg")
+      ->type_name("NAME");
+  a.add_option("--optimizer", o->optimizer, "Optimizer")
+      ->transform(choice({"sgd", "adam", "adamw", "lion"}))
+      ->capture_default_str()
+      ->type_name("NAME");
   a.add_option("--policy", o->policy,
-               "comma-separated policies: fp32 (default), mixed, mixed-fp16, FMT[-kahan|-zamirai|-sr[K]][-ops] "
-               "(e.g. bf16, bf16-kahan, bf16-sr, fp16-kahan, bf16-ops), or 'all'");
-  a.add_option("--epochs", o->epochs, "epochs (default 3 for fashion-mnist, 50 otherwise)");
-  a.add_option("--lr", o->lr, "learning rate (default sgd 0.05, adam/adamw 1e-3, lion 1e-4); quadratic: a list");
-  a.add_option("--momentum", o->momentum, "sgd momentum (default 0)");
-  a.add_option("--dampening", o->dampening, "sgd dampening (default 0)");
+               "Precision policies, comma-separated: fp32, mixed, mixed-fp16, FMT[-kahan|-zamirai|-sr[K]][-ops] "
+               "(e.g. bf16, bf16-kahan, bf16-sr, fp16-kahan, bf16-ops), or 'all'")
+      ->check(parser_check(
+          [](const std::string& in) -> std::string {
+            if (in == "all") return {};
+            std::size_t start = 0;
+            while (true) {
+              const std::size_t comma = in.find(',', start);
+              const std::string item(trim(std::string_view(in).substr(start, comma == std::string::npos ? comma : comma - start)));
+              if (item.empty()) return quote(in) + " has an empty item: expected a comma-separated list";
+              if (auto p = parse_policy(item); !p) return p.message();
+              if (comma == std::string::npos) return {};
+              start = comma + 1;
+            }
+          },
+          "comma-separated"))
+      ->capture_default_str()
+      ->type_name("LIST");
+  a.add_option("--epochs", o->epochs, "Epochs")
+      ->transform(integer_check(1, 100000))
+      ->default_str("3 for fashion-mnist, else 50")
+      ->type_name("E");
+  a.add_option("--lr", o->lr, "Learning rate; --data quadratic: a comma-separated list, each in (0, 1)")
+      ->transform(list_check(real_check(0, kInf, true)))
+      ->default_str("sgd 0.05, adam/adamw 1e-3, lion 1e-4; quadratic 0.5,0.2,0.1,0.05,0.02,0.01")
+      ->type_name("X");
+  a.add_option("--momentum", o->momentum, "sgd momentum")->transform(real_check(0, kInf))->capture_default_str();
+  a.add_option("--dampening", o->dampening, "sgd dampening")->transform(real_check(0, 1))->capture_default_str();
   a.add_flag("--nesterov", o->nesterov, "sgd Nesterov momentum");
-  a.add_option("--weight-decay", o->weight_decay, "L2 (sgd, adam) or decoupled (adamw, lion) weight decay");
-  a.add_option("--beta1", o->beta1, "default 0.9");
-  a.add_option("--beta2", o->beta2, "default 0.999 (lion 0.99)");
-  a.add_option("--eps", o->eps, "adam epsilon (default 1e-8)");
-  a.add_option("--batch", o->batch, "rows per micro-batch (default 128 for fashion-mnist, 32 otherwise)");
-  a.add_option("--grad-accum", o->grad_accum, "micro-batches per optimizer step (default 1)");
-  a.add_option("--clip", o->clip, "clip the accumulated gradient to this global l2 norm (default 0: off)");
-  a.add_option("--seed", o->seed, "first seed (default 1)");
-  a.add_option("--seeds", o->seeds, "number of seeds per policy (default 1)");
-  a.add_option("--hidden", o->hidden, "mlp hidden units (default 256)");
-  a.add_option("--threads", o->threads, "threads of the matmuls (default 0: all cores)");
-  a.add_option("--test-fraction", o->test_fraction, "held-out fraction of a LIBSVM dataset (default 0.2)");
-  a.add_option("--format", o->format, "quadratic: the low-precision format (default bf16)");
-  a.add_option("--csv", o->csv, "write loss curves to this file (per step and per epoch)");
-  c.run = [o](const std::vector<std::string>& after) {
+  a.add_option("--weight-decay", o->weight_decay, "L2 (sgd, adam) or decoupled (adamw, lion) weight decay")
+      ->transform(real_check(0, kInf))
+      ->capture_default_str();
+  a.add_option("--beta1", o->beta1, "adam, adamw, lion: beta1")->transform(real_check(0, 1, false, true))->capture_default_str();
+  a.add_option("--beta2", o->beta2, "adam, adamw, lion: beta2")
+      ->transform(real_check(0, 1, false, true))
+      ->default_str("0.999, lion 0.99");
+  a.add_option("--eps", o->eps, "adam, adamw: epsilon")->transform(real_check(0, kInf, true))->capture_default_str();
+  a.add_option("--batch", o->batch, "Rows per micro-batch")
+      ->transform(integer_check(1, 1 << 20))
+      ->default_str("128 for fashion-mnist, else 32");
+  a.add_option("--grad-accum", o->grad_accum, "Micro-batches per optimizer step")
+      ->transform(integer_check(1, 1 << 20))
+      ->capture_default_str();
+  a.add_option("--clip", o->clip, "Clip the accumulated gradient to this global l2 norm; 0: off")
+      ->transform(real_check(0, kInf))
+      ->capture_default_str();
+  add_seed_option(a, o->seed, "First seed (data split, initial weights, batches, stochastic rounding)");
+  a.add_option("--seeds", o->seeds, "Seeds per policy: S, S+1, ...")->transform(integer_check(1, 1000))->capture_default_str();
+  a.add_option("--hidden", o->hidden, "mlp hidden units")->transform(integer_check(1, 1 << 16))->capture_default_str();
+  add_threads_option(a, o->threads, "Threads of the matmuls");
+  a.add_option("--test-fraction", o->test_fraction, "Held-out fraction of a LIBSVM dataset")
+      ->transform(real_check(0, 1, true, true))
+      ->capture_default_str();
+  add_format_option(a, o->format, "--data quadratic: the low-precision format")->capture_default_str();
+  add_output_options(a, o->output);
+  c.run = [o, &a](const std::vector<std::string>& after) {
     no_trailing("train", after);
+    o->model_given = a.count("--model") != 0;
+    o->epochs_given = a.count("--epochs") != 0;
+    o->batch_given = a.count("--batch") != 0;
+    o->beta2_given = a.count("--beta2") != 0;
     if (o->data == "quadratic")
       run_quadratic(*o);
     else

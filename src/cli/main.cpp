@@ -1,11 +1,11 @@
 // The fpemu command: bit-exact emulation of floating-point formats from the shell.
 //
-//   fpemu formats [--json]           the named formats and their derived quantities
-//   fpemu round --to FMT [VALUE...]  round exact decimal/hex values into a format
-//   fpemu decode FMT CODE...         the value, fields and class of codes
+//   fpemu formats                    the named formats and their derived quantities
+//   fpemu round -f FMT [VALUE...]    round exact decimal/hex values into a format
+//   fpemu decode -f FMT CODE...      the value, fields and class of codes
 //   fpemu op OP --format FMT         arithmetic on codes read from stdin
 //   fpemu mma --preset NAME          tensor-core dot products read from stdin
-//   fpemu sum --in FMT --n N         summation methods on random data: error next to the bounds
+//   fpemu sum -f FMT --n N           summation methods on random data: error next to the bounds
 //   fpemu dot --k K                  a random dot product: error against exact, bounds
 //   fpemu gemm --m M --n N --k K     a random GEMM: max/mean relative error, speed
 //   fpemu optim --optimizer NAME     an optimizer on a fixed problem: trajectory, memory table
@@ -14,6 +14,8 @@
 //   fpemu allreduce                  the AllReduce constant C(P) of each algorithm and datatype
 //   fpemu gpu-check                  every CUDA kernel against the emulator on this GPU
 //   fpemu demo                       a short tour
+//
+// Commands that print a table take --csv FILE and --json FILE ('-': standard output).
 //
 // Exit status: 0 on success and for --help/--version; 2 for any bad input, after one line
 // "fpemu: <message>" on stderr that names the bad value and what is valid. gpu-check also exits
@@ -88,6 +90,8 @@ int run(int argc, char** argv) {
     app.parse(static_cast<int>(head.size()), head.data());
   } catch (const CLI::ParseError& e) {
     if (e.get_exit_code() == 0) return app.exit(e);  // --help, --help-all, --version
+    // A bad value: the option's check names the option, the value and what is valid.
+    if (dynamic_cast<const CLI::ValidationError*>(&e) != nullptr) return report(e.what());
     // Point to the help of the subcommand that was being parsed, or list the subcommands.
     const auto selected = app.get_subcommands();
     if (!selected.empty())

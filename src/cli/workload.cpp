@@ -12,13 +12,6 @@
 #include "fpemu/convert.hpp"
 #include "fpemu/spec.hpp"
 
-#ifdef _WIN32
-#include <io.h>
-#define FPEMU_ISATTY(fd) _isatty(fd)
-#else
-#include <unistd.h>
-#define FPEMU_ISATTY(fd) isatty(fd)
-#endif
 
 namespace fpemu::cli {
 
@@ -47,50 +40,46 @@ std::int64_t parse_integer(const std::string& text, std::string_view option, std
   return v;
 }
 
-std::string num(double x, int digits) {
-  if (std::isnan(x)) return "nan";
-  if (std::isinf(x)) return x > 0 ? "inf" : "-inf";
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "%.*g", digits, x);
-  return buf;
-}
-
-std::string exact_num(double x) {
-  if (!std::isfinite(x)) return num(x);
-  char buf[64];
-  const auto [ptr, ec] = std::to_chars(buf, buf + sizeof buf, x);
-  return ec == std::errc{} ? std::string(buf, ptr) : num(x, 17);
-}
-
 // ---- Workload -----------------------------------------------------------------------------------
 
 void add_workload_options(CLI::App& app, workload_options& o) {
   app.add_option("--dist", o.dist, "Data: normal N(mu, sigma), uniform U(-1,1)*scale, positive U(0,1)*scale")
+      ->transform(choice_check({"normal", "uniform", "positive"}))
       ->capture_default_str()
       ->type_name("DIST")
       ->group("Workload");
-  app.add_option("--mu", o.mu, "Mean of --dist normal (default 0)")->type_name("X")->group("Workload");
-  app.add_option("--sigma", o.sigma, "Standard deviation of --dist normal, > 0 (default 1)")
+  // mu, sigma and scale stay text, empty when not given: each applies to some --dist only.
+  app.add_option("--mu", o.mu, "Mean of --dist normal")
+      ->transform(real_check(-kInf, kInf))
+      ->default_str("0")
       ->type_name("X")
       ->group("Workload");
-  app.add_option("--scale", o.scale, "Scale of --dist uniform and positive, > 0 (default 1)")
+  app.add_option("--sigma", o.sigma, "Standard deviation of --dist normal")
+      ->transform(real_check(0, kInf, true))
+      ->default_str("1")
       ->type_name("X")
       ->group("Workload");
-  app.add_option("--seed", o.seed,
-                 "Seed S: data from std::mt19937_64(S), stochastic rounding from the Philox stream keyed by S "
-                 "(sample s uses S+s); decimal or 0x hex")
-      ->capture_default_str()
-      ->type_name("S")
+  app.add_option("--scale", o.scale, "Scale of --dist uniform and positive")
+      ->transform(real_check(0, kInf, true))
+      ->default_str("1")
+      ->type_name("X")
       ->group("Workload");
-  app.add_option("--samples", o.samples, "Repeat with consecutive seeds S, S+1, ...; report mean and max "
-                                         "relative error, 1..1000000")
-      ->capture_default_str()
-      ->type_name("N")
+  add_seed_option(app, o.seed,
+                  "Seed S: data from std::mt19937_64(S), stochastic rounding from the Philox stream keyed by S "
+                  "(sample s uses S+s)")
       ->group("Workload");
-  app.add_flag("--csv", o.csv, "CSV on stdout: one header line, then the summary rows; nothing else")
+  add_samples_option(app, o.samples,
+                     "Repeat with consecutive seeds S, S+1, ...; report mean and max relative error")
       ->group("Workload");
-  app.add_flag("--progress", o.progress, "Show 'sample i/N' on stderr even when stderr is not a terminal")
-      ->group("Workload");
+  add_output_options(app, o.output);
+}
+
+void refuse_random_options(const CLI::App& app, const std::string& data_option, const std::vector<std::string>& more) {
+  std::vector<std::string> options = more;
+  for (const char* name : {"--samples", "--dist", "--mu", "--sigma", "--scale"}) options.emplace_back(name);
+  for (const std::string& name : options)
+    if (app.count(name) != 0)
+      fail(name + " shapes random data, but " + data_option + " gives the data: leave " + name + " out");
 }
 
 std::string workload::describe() const {
@@ -132,10 +121,8 @@ workload resolve_workload(const workload_options& o) {
     w.scale = parse_real(o.scale, "--scale");
     if (!(w.scale > 0)) fail("--scale " + quote(o.scale) + " is out of range: valid > 0 and finite");
   }
-  w.seed = parse_unsigned(o.seed, "--seed", ~std::uint64_t{0});
-  w.samples = static_cast<std::uint64_t>(parse_integer(o.samples, "--samples", 1, 1000000));
-  w.csv = o.csv;
-  w.progress = o.progress;
+  w.seed = o.seed;
+  w.samples = o.samples;
   return w;
 }
 
@@ -150,16 +137,21 @@ double sampler::operator()() {
 
 // ---- Accumulator --------------------------------------------------------------------------------
 
-void add_accumulator_options(CLI::App& app, accumulator_options& o, const std::string& defaults) {
+void add_accumulator_options(CLI::App& app, accumulator_options& o, const std::string& default_name) {
   app.add_option("--acc", o.acc,
                  "Accumulator format (every addition rounded into it), 'exact' (rounded once, at "
-                 "the end) or a tensor-core preset as --preset; " + defaults)
+                 "the end) or a tensor-core preset as --preset")
+      ->default_str(default_name)
       ->type_name("FMT|exact|PRESET")
       ->group("Accumulator");
-  app.add_option("--acc-round", o.acc_round, "Rounding of --acc: rne|rna|rz|ru|rd|rto|sr|sr-exact (default rne)")
+  app.add_option("--acc-rounding", o.acc_round, "Rounding of --acc")
+      ->transform(choice_check({"rne", "rna", "rz", "ru", "rd", "rto", "sr", "sr-exact"}))
+      ->default_str("rne")
       ->type_name("MODE")
       ->group("Accumulator");
-  app.add_option("--sr-bits", o.sr_bits, "Random bits of stochastic rounding (--acc-round sr), 1..32 (default 16)")
+  app.add_option("--sr-bits", o.sr_bits, "Random bits of stochastic rounding (--acc-rounding sr)")
+      ->transform(integer_check(1, 32))
+      ->default_str("16")
       ->type_name("K")
       ->group("Accumulator");
   app.add_option("--preset", o.preset,
@@ -168,7 +160,8 @@ void add_accumulator_options(CLI::App& app, accumulator_options& o, const std::s
       ->type_name("NAME")
       ->group("Accumulator");
   app.add_option("--promote", o.promote,
-                 "Promote the partial sum into an fp32 register (RNE) every N products, 1..1073741824")
+                 "Promote the partial sum into an fp32 register (RNE) every N products")
+      ->transform(integer_check(1, max_promote))
       ->type_name("N")
       ->group("Accumulator");
 }
@@ -187,14 +180,14 @@ accumulator_choice resolve_accumulator(const accumulator_options& o, const std::
   accumulator_choice c = value_or_fail(parse_accumulator(name), option);
   if (c.preset) {
     if (!o.acc_round.empty())
-      fail("--acc-round " + quote(o.acc_round) + " applies to --acc FORMAT, not to " + option + " " + quote(name) +
+      fail("--acc-rounding " + quote(o.acc_round) + " applies to --acc FORMAT, not to " + option + " " + quote(name) +
            " (the preset fixes its rounding)");
     if (!o.sr_bits.empty())
-      fail("--sr-bits " + quote(o.sr_bits) + " applies to --acc FORMAT with --acc-round sr, not to " + option + " " +
+      fail("--sr-bits " + quote(o.sr_bits) + " applies to --acc FORMAT with --acc-rounding sr, not to " + option + " " +
            quote(name));
   } else {
-    if (!o.acc_round.empty()) r.mode = value_or_fail(parse_round_mode(o.acc_round), "--acc-round");
-    c = value_or_fail(with_rounding(c, r), "--acc-round");
+    if (!o.acc_round.empty()) r.mode = value_or_fail(parse_round_mode(o.acc_round), "--acc-rounding");
+    c = value_or_fail(with_rounding(c, r), "--acc-rounding");
   }
   if (!o.promote.empty())
     c = value_or_fail(with_promotion(c, static_cast<int>(parse_integer(o.promote, "--promote", 1, max_promote))),
@@ -230,51 +223,7 @@ std::vector<float> draw_floats(sampler& draw, std::size_t n) {
   return v;
 }
 
-// ---- Progress -----------------------------------------------------------------------------------
-
-progress_meter::progress_meter(bool forced, std::uint64_t total)
-    : forced_(forced), total_(total), start_(std::chrono::steady_clock::now()), last_(start_) {
-  tty_ = FPEMU_ISATTY(2) != 0;
-  on_ = forced_ || tty_;
-}
-
-void progress_meter::update(std::uint64_t sample, std::string_view stage) {
-  if (!on_) return;
-  const auto now = std::chrono::steady_clock::now();
-  if (!forced_ && now - start_ < std::chrono::milliseconds(500)) return;
-  if (shown_ && sample != total_ && now - last_ < std::chrono::milliseconds(100)) return;
-  std::string line = "sample " + std::to_string(sample) + "/" + std::to_string(total_);
-  if (!stage.empty()) line += ": " + std::string(stage);
-  const std::size_t len = line.size();
-  if (len < width_) line.append(width_ - len, ' ');
-  width_ = std::max(width_, len);
-  std::fputs(("\r" + line).c_str(), stderr);
-  std::fflush(stderr);
-  shown_ = true;
-  last_ = now;
-}
-
-void progress_meter::finish() {
-  if (!shown_) return;
-  if (tty_) {
-    std::fputs(("\r" + std::string(width_, ' ') + "\r").c_str(), stderr);
-  } else {
-    std::fputs("\n", stderr);
-  }
-  std::fflush(stderr);
-  shown_ = false;
-}
-
 // ---- Output helpers ----------------------------------------------------------------------
 
-std::string csv_field(std::string_view s) {
-  if (s.find_first_of(",\"\r\n") == std::string_view::npos) return std::string(s);
-  std::string q = "\"";
-  for (const char ch : s) {
-    if (ch == '"') q += '"';
-    q += ch;
-  }
-  return q + "\"";
-}
 
 }  // namespace fpemu::cli

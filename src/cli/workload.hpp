@@ -1,6 +1,5 @@
 // Pieces shared by the workload commands sum, dot and gemm (cmd_sum.cpp, cmd_dot.cpp,
-// cmd_gemm.cpp): random data, the accumulator choice, numeric option parsing, a progress line
-// and CSV fields.
+// cmd_gemm.cpp): random data and its options, the accumulator choice and numeric option parsing.
 //
 // Random data. Sample s (0-based) of a run with --seed S draws its values from
 // std::mt19937_64 seeded with S + s (mod 2^64); stochastic rounding in that sample takes its
@@ -36,22 +35,22 @@ double parse_real(const std::string& text, std::string_view option);
 // A decimal integer in lo..hi; fails naming the option and the range.
 std::int64_t parse_integer(const std::string& text, std::string_view option, std::int64_t lo, std::int64_t hi);
 
-// %.*g, with inf and nan spelled as Python's float() reads them.
-std::string num(double x, int digits = 6);
-// The shortest decimal that reads back as exactly x (std::to_chars), inf and nan as above.
-std::string exact_num(double x);
 
-// ---- Workload options: --dist --mu --sigma --scale --seed --samples --csv --progress -----------
+// ---- Workload options: --dist --mu --sigma --scale --seed --samples --csv --json -----------------
 
 struct workload_options {
   std::string dist = "normal";
-  std::string mu, sigma, scale;  // empty: not given (defaults 0, 1, 1)
-  std::string seed = "0";
-  std::string samples = "1";
-  bool csv = false;
-  bool progress = false;
+  std::string mu, sigma, scale;  // empty: not given (defaults 0, 1, 1); checked while parsing
+  std::uint64_t seed = 0;
+  std::uint64_t samples = 1;
+  output_options output;
 };
 void add_workload_options(CLI::App& app, workload_options& o);
+
+// With the user's data (`data_option`, e.g. --input), the options that shape random data are
+// refused, naming the first one given: --samples, --dist, --mu, --sigma, --scale and `more`
+// (the sizes, e.g. --n). --seed stays: it also keys stochastic rounding.
+void refuse_random_options(const CLI::App& app, const std::string& data_option, const std::vector<std::string>& more);
 
 enum class distribution : std::uint8_t { normal, uniform, positive };
 
@@ -60,8 +59,6 @@ struct workload {
   double mu = 0, sigma = 1, scale = 1;
   std::uint64_t seed = 0;
   std::uint64_t samples = 1;
-  bool csv = false;
-  bool progress = false;
 
   std::uint64_t sample_seed(std::uint64_t s) const { return seed + s; }  // wraps mod 2^64
   std::string describe() const;                                          // "normal(mu = 0, sigma = 1)"
@@ -84,7 +81,7 @@ class sampler {
   std::uniform_real_distribution<double> positive_;
 };
 
-// ---- Accumulator options: --acc --acc-round --sr-bits --preset --promote ------------------------
+// ---- Accumulator options: --acc --acc-rounding --sr-bits --preset --promote ---------------------
 
 struct accumulator_options {
   std::string acc;        // FORMAT or "exact"; empty: not given
@@ -93,12 +90,12 @@ struct accumulator_options {
   std::string preset;     // empty: not given
   std::string promote;    // empty: no promotion
 };
-// `defaults` completes the help text, e.g. "default: --acc bf16".
-void add_accumulator_options(CLI::App& app, accumulator_options& o, const std::string& defaults);
+// `default_name`: the accumulator without --acc and --preset (a format or a preset), shown in --help.
+void add_accumulator_options(CLI::App& app, accumulator_options& o, const std::string& default_name);
 
 // The accumulator the options name (parse_accumulator's grammar: --acc FORMAT|exact|PRESET, or
 // --preset PRESET). Without --acc and --preset the default name applies. --acc with --preset,
-// and --acc-round or --sr-bits with a preset, are errors naming both options.
+// and --acc-rounding or --sr-bits with a preset, are errors naming both options.
 accumulator_choice resolve_accumulator(const accumulator_options& o, const std::string& default_name);
 
 // --scaling NAME (analysis::parse_scaling).
@@ -112,29 +109,7 @@ accumulator_model model_for_scaling(const accumulator_choice& c, analysis::scali
 // n values of a sample as floats (the "original" data of dot and gemm).
 std::vector<float> draw_floats(sampler& draw, std::size_t n);
 
-// ---- Progress line on stderr --------------------------------------------------------------------
-
-// "sample 37/100" rewritten in place with '\r', at most ten times a second. On when --progress
-// is given, or when stderr is a terminal (then only once a run has taken half a second).
-class progress_meter {
- public:
-  progress_meter(bool forced, std::uint64_t total);
-  ~progress_meter() { finish(); }
-  progress_meter(const progress_meter&) = delete;
-  progress_meter& operator=(const progress_meter&) = delete;
-  void update(std::uint64_t sample, std::string_view stage = {});  // sample is 1-based
-  void finish();
-
- private:
-  bool on_ = false, forced_ = false, tty_ = false, shown_ = false;
-  std::uint64_t total_ = 1;
-  std::size_t width_ = 0;
-  std::chrono::steady_clock::time_point start_, last_;
-};
-
 // ---- Output helpers -----------------------------------------------------------------------------
 
-// A CSV field, quoted when it holds a comma, a quote or a line break (RFC 4180).
-std::string csv_field(std::string_view s);
 
 }  // namespace fpemu::cli

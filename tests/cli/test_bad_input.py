@@ -91,6 +91,16 @@ def idx_labels(labels, promised=None):
     return struct.pack(">II", 0x801, n) + bytes(labels)
 
 
+def npy(values, descr="<f8", shape=None, fortran=False):
+    """A NumPy .npy file (format 1.0) written from the format's documentation (numpy.lib.format)."""
+    shape = (len(values),) if shape is None else shape
+    dims = ", ".join(map(str, shape)) + ("," if len(shape) == 1 else "")
+    header = "{'descr': '%s', 'fortran_order': %s, 'shape': (%s), }" % (descr, fortran, dims)
+    header += " " * ((64 - (10 + len(header) + 1) % 64) % 64) + "\n"
+    fmt = {"<f8": "<%dd", "<i4": "<%di"}[descr] % len(values)
+    return b"\x93NUMPY\x01\x00" + struct.pack("<H", len(header)) + header.encode() + struct.pack(fmt, *values)
+
+
 GOOD_IMAGES = idx_images(4, 2, 2)
 GOOD_LABELS = idx_labels([0, 1, 2, 3])
 
@@ -131,40 +141,42 @@ CASES = [
          "fpemu: The following argument was not expected: --yaml (see fpemu formats --help)"),
     not_applicable("formats", "it takes no values"),
 
-    case("round", FORMAT, "`--to e4m3fx`", ["round", "--to", "e4m3fx", "1"],
-         "fpemu: unknown format 'e4m3fx': expected one of e4m3fn, e5m2, e4m3fnuz, e5m2fnuz, bf16, fp16, tf32, fp32, "
-         "e8m13, e2m3fn, e3m2fn, e2m1fn, e8m0fnu, or eXmY[:bias=N][:nosub][:ieee|fn|fnuz|finite][:unsigned][:nozero]"),
-    case("round", NAME, "`--mode rnx`", ["round", "--to", "e4m3fn", "--mode", "rnx", "1"],
-         "fpemu: unknown rounding mode 'rnx': valid rne|rna|rz|ru|rd|rto|sr|sr-exact"),
-    case("round", NUMBER, "value `1.2.3`", ["round", "--to", "e4m3fn", "1.2.3"],
+    case("round", FORMAT, "`--format e4m3fx`", ["round", "--format", "e4m3fx", "1"],
+         "fpemu: --format: unknown format 'e4m3fx': expected one of e4m3fn, e5m2, e4m3fnuz, e5m2fnuz, "
+         "bf16, fp16, tf32, fp32, e8m13, e2m3fn, e3m2fn, e2m1fn, e8m0fnu, or "
+         "eXmY[:bias=N][:nosub][:ieee|fn|fnuz|finite][:unsigned][:nozero]"),
+    case("round", NAME, "`--rounding rnx`", ["round", "--format", "e4m3fn", "--rounding", "rnx", "1"],
+         "fpemu: --rounding: 'rnx' is not valid: expected rne|rna|rz|ru|rd|rto|sr|sr-exact"),
+    case("round", NUMBER, "value `1.2.3`", ["round", "--format", "e4m3fn", "1.2.3"],
          "fpemu: cannot parse '1.2.3' as a number: expected decimal (1.5e-3), hex float (0x1.8p-3), inf or nan"),
-    case("round", NUMBER, "stdin line 2 `abc`", ["round", "--to", "bf16"],
+    case("round", NUMBER, "stdin line 2 `abc`", ["round", "--format", "bf16"],
          "fpemu: stdin line 2: cannot parse 'abc' as a number: expected decimal (1.5e-3), hex float (0x1.8p-3), "
          "inf or nan", stdin=b"\nabc\n"),
-    case("round", NUMBER, "stdin `1`, NUL, `x`", ["round", "--to", "bf16"],
+    case("round", NUMBER, "stdin `1`, NUL, `x`", ["round", "--format", "bf16"],
          "fpemu: stdin line 1: cannot parse '1\\x00x' as a number: expected decimal (1.5e-3), hex float (0x1.8p-3), "
          "inf or nan", stdin=b"1\x00x\n"),
-    case("round", RANGE, "`--sr-bits 33`", ["round", "--to", "e4m3fn", "--mode", "sr", "--sr-bits", "33", "1"],
-         "fpemu: --sr-bits '33' out of range: valid 1..32"),
-    case("round", RANGE, "`--stream 4294967296`", ["round", "--to", "e4m3fn", "--stream", "4294967296", "1"],
-         "fpemu: --stream '4294967296' is not valid: expected an integer in 0..4294967295 (decimal or 0x hex)"),
-    case("round", CONFLICT, "`--overflow nan` into e2m1fn", ["round", "--to", "e2m1fn", "--overflow", "nan", "1"],
+    case("round", RANGE, "`--sr-bits 33`", ["round", "--format", "e4m3fn", "--rounding", "sr", "--sr-bits", "33", "1"],
+         "fpemu: --sr-bits: '33' is out of range: valid 1..32"),
+    case("round", RANGE, "`--stream 4294967296`", ["round", "--format", "e4m3fn", "--stream", "4294967296", "1"],
+         "fpemu: --stream: '4294967296' is not valid: expected an integer in 0..4294967295 (decimal or 0x "
+         "hex)"),
+    case("round", CONFLICT, "`--overflow nan` into e2m1fn", ["round", "--format", "e2m1fn", "--overflow", "nan", "1"],
          "fpemu: overflow policy nan needs a format with a NaN; e2m1fn has none (use ieee or saturate)"),
     not_applicable("round", "values one at a time"),
 
-    case("decode", FORMAT, "`e99m2`", ["decode", "e99m2", "7e"],
-         "fpemu: format 'e99m2': exponent bits 99 out of range: valid 1..11"),
-    case("decode", NUMBER, "code `zz`", ["decode", "e4m3fn", "zz"],
+    case("decode", FORMAT, "`--format e99m2`", ["decode", "--format", "e99m2", "7e"],
+         "fpemu: --format: format 'e99m2': exponent bits 99 out of range: valid 1..11"),
+    case("decode", NUMBER, "code `zz`", ["decode", "--format", "e4m3fn", "zz"],
          "fpemu: cannot parse code 'zz' as hex: expected hex digits with an optional 0x, e.g. 0x7e"),
-    case("decode", RANGE, "code `0x1ff` in 8 bits", ["decode", "e4m3fn", "7e", "0x1ff"],
+    case("decode", RANGE, "code `0x1ff` in 8 bits", ["decode", "--format", "e4m3fn", "7e", "0x1ff"],
          "fpemu: code '0x1ff' does not fit e4m3fn's 8 bits: valid 0x00..0xff"),
     not_applicable("decode", "codes only"),
 
     case("op", NAME, "`pow`", ["op", "pow", "--format", "e4m3fn"],
-         "fpemu: unknown operation 'pow': valid add|sub|mul|div|fma|sqrt", stdin=b"38 38\n"),
+         "fpemu: OP: 'pow' is not valid: expected add|sub|mul|div|fma|sqrt", stdin=b"38 38\n"),
     case("op", FORMAT, "`--format e4m3:foo`", ["op", "add", "--format", "e4m3:foo"],
-         "fpemu: format 'e4m3:foo': unknown option 'foo': valid bias=N, nosub, ieee, fn, fnuz, finite, unsigned, "
-         "nozero", stdin=b"38 38\n"),
+         "fpemu: --format: format 'e4m3:foo': unknown option 'foo': valid bias=N, nosub, ieee, fn, fnuz, "
+         "finite, unsigned, nozero", stdin=b"38 38\n"),
     case("op", NUMBER, "stdin `38 4g`", ["op", "mul", "--format", "e4m3fn"],
          "fpemu: stdin line 1: cannot parse code '4g' as hex: expected hex digits with an optional 0x, e.g. 0x7e",
          stdin=b"38 4g\n"),
@@ -181,8 +193,8 @@ CASES = [
     case("mma", FORMAT, "`--a-format fp16` with an FP8 preset", ["mma", "--preset", "h100-e4m3", "--a-format", "fp16"],
          "fpemu: preset h100-e4m3 takes inputs e4m3fn or e5m2 for each operand, not fp16 x e4m3fn",
          stdin=b"3f800000 ; 3f800000 ; 00000000\n"),
-    case("mma", FORMAT, "`--out fp64`", ["mma", "--preset", "v100-fp16", "--out", "fp64"],
-         "fpemu: --out 'fp64' is not valid: expected fp32 or fp16", stdin=b"3f800000 ; 3f800000 ; 00000000\n"),
+    case("mma", FORMAT, "`--out-format fp64`", ["mma", "--preset", "v100-fp16", "--out-format", "fp64"],
+         "fpemu: --out-format: 'fp64' is not valid: expected fp32|fp16", stdin=b"3f800000 ; 3f800000 ; 00000000\n"),
     case("mma", NUMBER, "C `0000000g`", ["mma", "--preset", "v100-fp16"],
          "fpemu: line 1: C '0000000g' is not valid: expected 8 hex digits of a binary32 bit pattern (optional 0x), "
          "e.g. 3f800000 for 1.0", stdin=b"3f800000 ; 3f800000 ; 0000000g\n"),
@@ -194,58 +206,70 @@ CASES = [
          stdin=b"3f800000 ; 3f800000 3f800000 ; 00000000\n"),
     not_applicable("mma", "the operands are hex values on stdin"),
 
-    case("sum", FORMAT, "`--in e99m2`", ["sum", "--in", "e99m2"],
-         "fpemu: --in: format 'e99m2': exponent bits 99 out of range: valid 1..11"),
+    case("sum", FORMAT, "`--format e99m2`", ["sum", "--format", "e99m2"],
+         "fpemu: --format: format 'e99m2': exponent bits 99 out of range: valid 1..11"),
     case("sum", NAME, "`--method fastest`", ["sum", "--method", "fastest"],
          "fpemu: --method: unknown summation method 'fastest': expected one of recursive, pairwise, blocked, kahan, "
          "neumaier, promoted, stochastic, or all"),
-    case("sum", NUMBER, "`--n ten`", ["sum", "--n", "ten"], "fpemu: --n 'ten' is not an integer: valid 1..100000000"),
-    case("sum", RANGE, "`--n 0`", ["sum", "--n", "0"], "fpemu: --n '0' is out of range: valid 1..100000000"),
+    case("sum", NUMBER, "`--n ten`", ["sum", "--n", "ten"], "fpemu: --n: 'ten' is not an integer: valid 1..100000000"),
+    case("sum", RANGE, "`--n 0`", ["sum", "--n", "0"], "fpemu: --n: '0' is out of range: valid 1..100000000"),
     case("sum", HYPER, "`--sigma -1`", ["sum", "--sigma", "-1"],
-         "fpemu: --sigma '-1' is out of range: valid > 0 and finite"),
+         "fpemu: --sigma: '-1' is out of range: valid > 0 and finite"),
     case("sum", HYPER, "`--lambda nan`", ["sum", "--lambda", "nan"],
-         "fpemu: --lambda 'nan' is not finite: expected a finite number"),
+         "fpemu: --lambda: 'nan' is not finite: valid > 0 and finite"),
     case("sum", CONFLICT, "`--acc bf16 --preset h100-bf16`", ["sum", "--acc", "bf16", "--preset", "h100-bf16"],
          "fpemu: --acc 'bf16' and --preset 'h100-bf16' both choose the accumulator: give one of them"),
-    not_applicable("sum", "the data are random"),
+    case("sum", CONFLICT, "`--input v.txt --n 3`", ["sum", "--input", "v.txt", "--n", "3"],
+         "fpemu: --n shapes random data, but --input gives the data: leave --n out", files={"v.txt": b"1 2 3\n"}),
+    not_applicable("sum", "its files are read by the .npy and text reader"),
 
     case("dot", FORMAT, "`--a-format e99m2`", ["dot", "--a-format", "e99m2"],
          "fpemu: --a-format: format 'e99m2': exponent bits 99 out of range: valid 1..11"),
     case("dot", NAME, "`--scaling tile64`", ["dot", "--scaling", "tile64"],
-         "fpemu: --scaling: unknown scaling 'tile64': valid are none, tensor, tile128, block128, mx32"),
-    case("dot", NUMBER, "`--k 1.5`", ["dot", "--k", "1.5"], "fpemu: --k '1.5' is not an integer: valid 1..100000000"),
-    case("dot", RANGE, "`--k 0`", ["dot", "--k", "0"], "fpemu: --k '0' is out of range: valid 1..100000000"),
+         "fpemu: --scaling: 'tile64' is not valid: expected none|tensor|tile128|block128|mx32"),
+    case("dot", NUMBER, "`--k 1.5`", ["dot", "--k", "1.5"], "fpemu: --k: '1.5' is not an integer: valid 1..100000000"),
+    case("dot", RANGE, "`--k 0`", ["dot", "--k", "0"], "fpemu: --k: '0' is out of range: valid 1..100000000"),
     case("dot", CONFLICT, "`--scaling tile128 --promote 64`",
          ["dot", "--scaling", "tile128", "--acc", "fp32", "--promote", "64"],
          "fpemu: --scaling tile128 groups K by 128 and folds each group into fp32, but --promote 64: they must agree "
          "(give --promote 128 or leave --promote out)"),
-    not_applicable("dot", "the data are random, of one length K"),
+    case("dot", SHAPE, "3 values of a, 2 of b", ["dot", "--a-input", "a.txt", "--b-input", "b.txt"],
+         "fpemu: --a-input 'a.txt' holds 3 values but --b-input 'b.txt' holds 2: a dot product needs vectors of one "
+         "length", files={"a.txt": b"1 2 3\n", "b.txt": b"1 2\n"}),
+    not_applicable("dot", "its files are read by the .npy and text reader"),
 
-    case("gemm", FORMAT, "`--out e4m3:foo`", ["gemm", "--out", "e4m3:foo"],
-         "fpemu: --out: format 'e4m3:foo': unknown option 'foo': valid bias=N, nosub, ieee, fn, fnuz, finite, "
-         "unsigned, nozero"),
-    case("gemm", NUMBER, "`--m x`", ["gemm", "--m", "x"], "fpemu: --m 'x' is not an integer: valid 1..65536"),
+    case("gemm", FORMAT, "`--out-format e4m3:foo`", ["gemm", "--out-format", "e4m3:foo"],
+         "fpemu: --out-format: format 'e4m3:foo': unknown option 'foo': valid bias=N, nosub, ieee, fn, "
+         "fnuz, finite, unsigned, nozero"),
+    case("gemm", NUMBER, "`--m x`", ["gemm", "--m", "x"], "fpemu: --m: 'x' is not an integer: valid 1..65536"),
     case("gemm", RANGE, "`--threads 2000`", ["gemm", "--threads", "2000"],
-         "fpemu: --threads '2000' is out of range: valid 1..1024"),
+         "fpemu: --threads: '2000' is out of range: valid 0..1024"),
     case("gemm", HYPER, "`--alpha nan`", ["gemm", "--alpha", "nan"],
-         "fpemu: --alpha 'nan' is not finite: expected a finite number"),
+         "fpemu: --alpha: 'nan' is not finite: expected a finite number"),
     case("gemm", SHAPE, "`--m 4096 --k 8192`", ["gemm", "--k", "8192", "--m", "4096"],
          "fpemu: A would have --m x --k = 33554432 elements: at most 16777216 (2^24) per matrix"),
-    not_applicable("gemm", "the data are random"),
+    case("gemm", SHAPE, "A 2 x 3, B 2 x 2", ["gemm", "--a-input", "a.txt", "--b-input", "b.txt"],
+         "fpemu: --a-input 'a.txt' is 2 x 3 but --b-input 'b.txt' is 2 x 2: A's columns must equal B's rows",
+         files={"a.txt": b"1 2 3\n4 5 6\n", "b.txt": b"1 0\n0 1\n"}),
+    case("gemm", CONFLICT, "`--a-input` with `--beta 1`",
+         ["gemm", "--a-input", "a.txt", "--b-input", "a.txt", "--beta", "1"],
+         "fpemu: --beta needs C, which is drawn at random: leave --beta out with --a-input",
+         files={"a.txt": b"1 2\n3 4\n"}),
+    not_applicable("gemm", "its files are read by the .npy and text reader"),
 
     case("optim", NAME, "`--optimizer rmsprop`", ["optim", "--optimizer", "rmsprop"],
-         "fpemu: --optimizer: unknown optimizer 'rmsprop' (valid: sgd adam adamw lion)"),
+         "fpemu: --optimizer: 'rmsprop' is not valid: expected sgd|adam|adamw|lion"),
     case("optim", FORMAT, "`--policy e99m2`", ["optim", "--optimizer", "adam", "--policy", "e99m2"],
          "fpemu: --policy: unknown policy 'e99m2' (valid: fp32, mixed, mixed-fp16, or FMT[-kahan|-zamirai|-sr[K]]"
          "[-ops] with FMT such as bf16 or fp16; format 'e99m2': exponent bits 99 out of range: valid 1..11)"),
     case("optim", NUMBER, "`--steps 1e3`", ["optim", "--optimizer", "sgd", "--steps", "1e3"],
-         "fpemu: --steps '1e3' is not an integer: valid 1..10000000"),
+         "fpemu: --steps: '1e3' is not an integer: valid 1..10000000"),
     case("optim", HYPER, "`--lr nan`", ["optim", "--optimizer", "adam", "--lr", "nan"],
-         "fpemu: --lr 'nan' is not finite: expected a finite number"),
+         "fpemu: --lr: 'nan' is not finite: valid > 0 and finite"),
     case("optim", HYPER, "`--lr -1`", ["optim", "--optimizer", "adam", "--lr", "-1"],
-         "fpemu: optim --optimizer adam: learning rate -1 must be finite and > 0"),
+         "fpemu: --lr: '-1' is out of range: valid > 0 and finite"),
     case("optim", RANGE, "`--beta1 1.5`", ["optim", "--optimizer", "adam", "--beta1", "1.5"],
-         "fpemu: optim --optimizer adam: beta1 1.5 must lie in [0, 1)"),
+         "fpemu: --beta1: '1.5' is out of range: valid >= 0 and < 1"),
     case("optim", CONFLICT, "`--momentum` with adam", ["optim", "--optimizer", "adam", "--momentum", "0.9"],
          "fpemu: --momentum '0.9' does not apply to --optimizer adam"),
     not_applicable("optim", "the problem is generated"),
@@ -255,13 +279,13 @@ CASES = [
     case("train", FORMAT, "`--data quadratic --format e99m2`", ["train", "--data", "quadratic", "--format", "e99m2"],
          "fpemu: --format: format 'e99m2': exponent bits 99 out of range: valid 1..11"),
     case("train", NUMBER, "`--epochs x`", ["train", "--data", "d.svm", "--epochs", "x"],
-         "fpemu: --epochs 'x' is not an integer: valid 1..100000", files={"d.svm": GOOD_SVM}),
+         "fpemu: --epochs: 'x' is not an integer: valid 1..100000", files={"d.svm": GOOD_SVM}),
     case("train", RANGE, "`--test-fraction 1`", TRAIN + ["--data", "d.svm", "--test-fraction", "1"],
-         "fpemu: --test-fraction 1 must lie in (0, 1)", files={"d.svm": GOOD_SVM}),
+         "fpemu: --test-fraction: '1' is out of range: valid > 0 and < 1", files={"d.svm": GOOD_SVM}),
     case("train", HYPER, "`--lr nan`", TRAIN + ["--data", "d.svm", "--lr", "nan"],
-         "fpemu: --lr 'nan' is not finite: expected a finite number", files={"d.svm": GOOD_SVM}),
+         "fpemu: --lr: 'nan' is not finite: valid > 0 and finite", files={"d.svm": GOOD_SVM}),
     case("train", HYPER, "`--weight-decay -1`", TRAIN + ["--data", "d.svm", "--weight-decay", "-1"],
-         "fpemu: weight decay -1 must be finite and >= 0", files={"d.svm": GOOD_SVM}),
+         "fpemu: --weight-decay: '-1' is out of range: valid >= 0 and finite", files={"d.svm": GOOD_SVM}),
     case("train", LABELS, "label `2` on line 2, `--model logreg`", TRAIN + ["--data", "d.svm"],
          "fpemu: d.svm: label 2 on line 2 is not valid for the logreg model (allowed: -1, 1)",
          files={"d.svm": b"1 1:1\n2 1:0.5\n-1 2:1\n"}),
@@ -273,17 +297,17 @@ CASES = [
     not_applicable("train", "its files are read by the LIBSVM and IDX readers"),
 
     case("casgd", NAME, "`--loss hinge`", ["casgd", "--loss", "hinge"],
-         "fpemu: --loss: unknown loss 'hinge' (expected logistic, linear or poisson)"),
+         "fpemu: --loss: 'hinge' is not valid: expected logistic|linear|poisson"),
     case("casgd", FORMAT, "`--slot u_G=e99m2`", ["casgd", "--slot", "u_G=e99m2"],
          "fpemu: --slot: u_G: format 'e99m2': exponent bits 99 out of range: valid 1..11"),
-    case("casgd", NUMBER, "`--b x`", ["casgd", "--b", "x"], "fpemu: --b 'x' is not an integer: valid 1..65536"),
+    case("casgd", NUMBER, "`--b x`", ["casgd", "--b", "x"], "fpemu: --b: 'x' is not an integer: valid 1..65536"),
     case("casgd", NUMBER, "`--data synth:10`", ["casgd", "--data", "synth:10"],
          "fpemu: --data synth:10: expected synth:M,N with M rows and N features (positive integers)"),
-    case("casgd", RANGE, "`--b 0`", ["casgd", "--b", "0"], "fpemu: --b '0' is out of range: valid 1..65536"),
+    case("casgd", RANGE, "`--b 0`", ["casgd", "--b", "0"], "fpemu: --b: '0' is out of range: valid 1..65536"),
     case("casgd", HYPER, "`--eta nan`", ["casgd", "--eta", "nan"],
-         "fpemu: --eta 'nan' is not finite: expected a finite number"),
+         "fpemu: --eta: 'nan' is not finite: valid > 0 and finite"),
     case("casgd", HYPER, "`--eta -1`", ["casgd", "--eta", "-1"],
-         "fpemu: --eta '-1' is out of range: valid > 0 and finite"),
+         "fpemu: --eta: '-1' is out of range: valid > 0 and finite"),
     case("casgd", SHAPE, "`--P 11` ranks for 10 columns", ["casgd", "--data", "synth:10,10", "--P", "11"],
          "fpemu: --P 11 is out of range (1..n = 10: every rank needs a column)"),
     case("casgd", CONFLICT, "`--weights` of two recipes",
@@ -292,13 +316,13 @@ CASES = [
     not_applicable("casgd", "its files are read by the LIBSVM and CSV readers"),
 
     case("allreduce", NAME, "`--algorithm butterfly`", ["allreduce", "--algorithm", "butterfly"],
-         "fpemu: --algorithm: unknown AllReduce algorithm 'butterfly' (expected ring, rd, tree or seq)"),
+         "fpemu: --algorithm: 'butterfly' is not valid: expected ring|rd|tree|seq"),
     case("allreduce", FORMAT, "`--datatype e99m2`", ["allreduce", "--datatype", "e99m2"],
-         "fpemu: --datatype 'e99m2': format 'e99m2': exponent bits 99 out of range: valid 1..11 (or fp64)"),
+         "fpemu: --datatype: format 'e99m2': exponent bits 99 out of range: valid 1..11 (or fp64)"),
     case("allreduce", NUMBER, "`--P 4,x`", ["allreduce", "--P", "4,x"],
-         "fpemu: --P 'x' is not an integer: valid 1..4096"),
+         "fpemu: --P: 'x' is not an integer: valid 1..4096"),
     case("allreduce", RANGE, "`--trials 0`", ["allreduce", "--trials", "0"],
-         "fpemu: --trials '0' is out of range: valid 1..1000000"),
+         "fpemu: --trials: '0' is out of range: valid 1..1000000"),
     case("allreduce", SHAPE, "`--P 4096 --length 65536`", ["allreduce", "--P", "4096", "--length", "65536"],
          "fpemu: --P 4096 with --length 65536 holds 268435456 elements: valid P x length <= 134217728"),
     not_applicable("allreduce", "the rank vectors are random"),
@@ -423,6 +447,37 @@ CASES = [
 
     not_applicable("IDX reader", "bytes, not text"),
 
+    # The user's data of sum, dot and gemm (src/cli/data_file.cpp): NumPy .npy or text.
+    case("data reader", MISSING, "`--input missing.npy`", ["sum", "--input", "missing.npy"],
+         "fpemu: --input 'missing.npy': No such file or directory"),
+    case("data reader", EMPTY, "0-byte text file", ["sum", "--input", "v.txt"],
+         "fpemu: --input 'v.txt': no numbers: expected a vector", files={"v.txt": b""}),
+    case("data reader", FORMAT, "`.npy` without the magic", ["sum", "--input", "v.npy"],
+         "fpemu: --input 'v.npy': not a NumPy .npy file (it does not start with the magic \\x93NUMPY): expected a "
+         "file written by numpy.save, or plain text under another name", files={"v.npy": b"1 2 3\n"}),
+    case("data reader", FORMAT, "descr `<i4`", ["sum", "--input", "v.npy"],
+         "fpemu: --input 'v.npy': descr '<i4' is not supported: expected '<f4' or '<f8' (little-endian float32 or "
+         "float64)", files={"v.npy": npy([1, 2], "<i4")}),
+    case("data reader", FORMAT, "Fortran order", ["gemm", "--a-input", "m.npy", "--b-input", "m.npy"],
+         "fpemu: --a-input 'm.npy': fortran_order True is not supported: expected C order (fortran_order False; "
+         "numpy.ascontiguousarray)", files={"m.npy": npy([1.0, 2.0, 3.0, 4.0], shape=(2, 2), fortran=True)}),
+    case("data reader", SHAPE, "a 2-D array as a vector", ["sum", "--input", "m.npy"],
+         "fpemu: --input 'm.npy': shape (2, 2) is not supported: expected a 1-D array, shape (n,)",
+         files={"m.npy": npy([1.0, 2.0, 3.0, 4.0], shape=(2, 2))}),
+    case("data reader", SHAPE, "text rows of 3 and 2 numbers", ["gemm", "--a-input", "a.txt", "--b-input", "a.txt"],
+         "fpemu: --a-input 'a.txt': line 2 has 2 numbers, line 1 has 3: a matrix needs one row per line, every row "
+         "of the same length", files={"a.txt": b"1 2 3\n4 5\n"}),
+    case("data reader", TRUNCATED, "`.npy` data cut by 4 bytes", ["sum", "--input", "v.npy"],
+         "fpemu: --input 'v.npy': shape (3,) of <f8 needs 24 bytes of data, the file has 20",
+         files={"v.npy": npy([1.0, 2.0, 3.0])[:-4]}),
+    case("data reader", NUMBER, "line 2: `x4`", ["sum", "--input", "v.txt"],
+         "fpemu: --input 'v.txt': line 2: 'x4' is not a number: expected decimal or hex-float values separated by "
+         "blanks", files={"v.txt": b"1 2\n3 x4\n"}),
+    case("data reader", NUMBER, "a NaN in `.npy`", ["sum", "--input", "v.npy"],
+         "fpemu: --input 'v.npy': element 1 (row-major, 0-based) is nan: expected finite values",
+         files={"v.npy": npy([1.0, float("nan")])}),
+    not_applicable("data reader", "plain values: no parameters, labels or devices"),
+
     # Output files: FILE.tmp, renamed to FILE when the run is complete (src/cli/common.cpp).
     case("train --csv", UNWRITABLE, "`--csv nodir/c.csv`", TRAIN + ["--data", "d.svm", "--csv", "nodir/c.csv"],
          "fpemu: --csv 'nodir/c.csv': cannot write 'nodir/c.csv.tmp': No such file or directory",
@@ -433,9 +488,9 @@ CASES = [
     case("casgd --csv", UNWRITABLE, "`--csv nodir/t.csv`", CASGD_SMALL + ["--csv", "nodir/t.csv"],
          "fpemu: --csv 'nodir/t.csv': cannot write 'nodir/t.csv.tmp': No such file or directory"),
     case("casgd --csv", UNWRITABLE, "`--csv` names a directory", CASGD_SMALL + ["--csv", "out"],
-         "fpemu: --csv 'out': is a directory: expected a file name", files={"out": None}),
+         "fpemu: --csv: 'out' is a directory: expected a file name", files={"out": None}),
     case("casgd --csv", KEPT, "`t.csv` exists, `--eta 0`", ["casgd", "--eta", "0", "--csv", "t.csv"],
-         "fpemu: --eta '0' is out of range: valid > 0 and finite", files={"t.csv": SENTINEL}),
+         "fpemu: --eta: '0' is out of range: valid > 0 and finite", files={"t.csv": SENTINEL}),
     case("casgd --weights", UNWRITABLE, "`--weights nodir/w.txt`",
          CASGD_SMALL + ["--weights", "nodir/w.txt"],
          "fpemu: --weights 'nodir/w.txt': cannot write 'nodir/w.txt.tmp': No such file or directory"),
@@ -445,7 +500,7 @@ CASES = [
     case("allreduce --csv", UNWRITABLE, "`--csv nodir/cp.csv`", ["allreduce", "--P", "2", "--csv", "nodir/cp.csv"],
          "fpemu: --csv 'nodir/cp.csv': cannot write 'nodir/cp.csv.tmp': No such file or directory"),
     case("allreduce --csv", KEPT, "`cp.csv` exists, `--length 0`", ["allreduce", "--length", "0", "--csv", "cp.csv"],
-         "fpemu: --length '0' is out of range: valid 1..16777216", files={"cp.csv": SENTINEL}),
+         "fpemu: --length: '0' is out of range: valid 1..16777216", files={"cp.csv": SENTINEL}),
     case("allreduce --csv", KILLED, "SIGKILL while `cp.csv.tmp` is being written",
          ["allreduce", "--P", "256", "--length", "65536", "--trials", "1000000", "--csv", "cp.csv"],
          None, status=-signal.SIGKILL, files={"cp.csv": SENTINEL}, killed="cp.csv"),

@@ -229,7 +229,7 @@ NAMED = ["e4m3fn", "e5m2", "e4m3fnuz", "e5m2fnuz", "bf16", "fp16", "tf32", "fp32
 
 @test
 def formats_json():
-    rc, out, err = run("formats", "--json")
+    rc, out, err = run("formats", "--json", "-")
     check(rc == 0 and err == "", "formats --json exits 0")
     try:
         data = json.loads(out)
@@ -289,7 +289,7 @@ def round_known_values():
         ("e4m3fn", ["448"], "0x7e 448 -"),
         ("e4m3fn", ["464"], "0x7e 448 inexact"),            # the tie between 448 and 480 goes to even
         ("e4m3fn", ["465"], "0x7f nan overflow,inexact"),   # above the tie: 480 overflows to NaN
-        ("e4m3fn", ["--mode", "rz", "1000"], "0x7e 448 overflow,inexact"),
+        ("e4m3fn", ["--rounding", "rz", "1000"], "0x7e 448 overflow,inexact"),
         ("e4m3fn", ["--overflow", "saturate", "465"], "0x7e 448 overflow,inexact"),
         ("e4m3fn", ["1e-3"], "0x01 0.001953125 underflow,inexact"),
         ("e5m2", ["1e6"], "0x7c inf overflow,inexact"),
@@ -304,18 +304,18 @@ def round_known_values():
         ("e8m0fnu", ["3.5"], "0x81 4 inexact"),
         ("e8m0fnu", ["0x1p127"], "0xfe 1.70141183460469231731687303715884105728e+38 -"),
         # 1 + 2^-8 is the midpoint of bf16 1 and 1 + 2^-7: to-odd gives 1 + 2^-7.
-        ("bf16", ["--mode", "rto", "1.00390625"], "0x3f81 1.0078125 inexact"),
+        ("bf16", ["--rounding", "rto", "1.00390625"], "0x3f81 1.0078125 inexact"),
     ]
     for f, args, expected in cases:
-        rc, out, err = run("round", "--to", f, *args)
+        rc, out, err = run("round", "--format", f, *args)
         check(rc == 0 and out.strip() == expected and err == "",
               "round --to %s %s: expected %r, got %r (rc %d, %r)" % (f, " ".join(args), expected, out.strip(), rc, err))
     # Values that CLI11 would take for options ("-inf", "-.5") keep their order, also after "--".
-    rc, out, err = run("round", "--to", "fp16", "0.5", "-inf", "--mode", "rz", "-.5", "--", "-nan", "-1e-3", "2")
+    rc, out, err = run("round", "--format", "fp16", "0.5", "-inf", "--rounding", "rz", "-.5", "--", "-nan", "-1e-3", "2")
     check(rc == 0 and [line.split()[0] for line in out.splitlines()] ==
           ["0x3800", "0xfc00", "0xb800", "0xfe00", "0x9418", "0x4000"], "round keeps value order around '--': %r" % out)
     # tf32 is 19 bits wide: codes have 5 hex digits. 2^-136 is its smallest subnormal.
-    rc, out, err = run("round", "--to", "tf32", "0x1p-136")
+    rc, out, err = run("round", "--format", "tf32", "0x1p-136")
     words = out.split()
     check(rc == 0 and len(words) == 3 and words[0] == "0x00001" and Fraction(words[1]) == Fraction(2) ** -136 and
           words[2] == "-", "round tf32 smallest subnormal: %r" % out)
@@ -340,7 +340,7 @@ def round_matches_reference():
                     texts.append("%s0x%xp-%d" % ("-" if mid < 0 else "", abs(mid.numerator), exp))
                     values.append(mid)
             expected_cases += len(texts)
-            rc, out, err = run("round", "--to", f, "--mode", mode, stdin="\n".join(texts) + "\n")
+            rc, out, err = run("round", "--format", f, "--rounding", mode, stdin="\n".join(texts) + "\n")
             lines = out.splitlines()
             if not check(rc == 0 and len(lines) == len(texts), "round %s %s over stdin: rc %d, %d lines, %r" %
                          (f, mode, rc, len(lines), err)):
@@ -359,10 +359,10 @@ def round_matches_reference():
 
 @test
 def round_stdin_mode():
-    rc, out, err = run("round", "--to", "e4m3fn", stdin="0.1\n\n  448  \r\n-1.5\n")
+    rc, out, err = run("round", "--format", "e4m3fn", stdin="0.1\n\n  448  \r\n-1.5\n")
     check(rc == 0 and out.splitlines() == ["0x1d 0.1015625 inexact", "0x7e 448 -", "0xbc -1.5 -"],
           "round from stdin skips blank lines and trims: %r" % out)
-    rc, out, err = run("round", "--to", "e4m3fn", stdin="0.1\n\n1.2.3\n448\n")
+    rc, out, err = run("round", "--format", "e4m3fn", stdin="0.1\n\n1.2.3\n448\n")
     check(rc == 2 and out.splitlines() == ["0x1d 0.1015625 inexact"],
           "round stops at the first bad stdin line, earlier lines printed: %r" % out)
     check(len(err.splitlines()) == 1 and err.startswith("fpemu: ") and "line 3" in err and "1.2.3" in err,
@@ -372,7 +372,7 @@ def round_stdin_mode():
 @test
 def round_stochastic():
     values = ["0.1"] * 400
-    base = ["round", "--to", "bf16", "--mode", "sr", "--seed", "7"]
+    base = ["round", "--format", "bf16", "--rounding", "sr", "--seed", "7"]
     rc1, out1, _ = run(*base, *values)
     rc2, out2, _ = run(*base, *values)
     check(rc1 == 0 and out1 == out2, "sr with a seed is reproducible")
@@ -390,11 +390,11 @@ def round_stochastic():
     rc6, out6, _ = run(*base, "--sr-bits", "1", *values)
     check(rc6 == 0 and set(line.split()[0] for line in out6.splitlines()) <= {"0x3dcc", "0x3dcd"},
           "sr with 1 random bit")
-    rc7, out7, _ = run("round", "--to", "bf16", "--mode", "sr-exact", "--seed", "7", *values)
+    rc7, out7, _ = run("round", "--format", "bf16", "--rounding", "sr-exact", "--seed", "7", *values)
     c7 = [line.split()[0] for line in out7.splitlines()]
     check(rc7 == 0 and 0.7 < c7.count("0x3dcd") / max(1, len(c7)) < 0.9, "sr-exact rounds up with probability ~0.8")
     # An exact value never moves.
-    rc8, out8, _ = run("round", "--to", "bf16", "--mode", "sr", "1.5", "-2")
+    rc8, out8, _ = run("round", "--format", "bf16", "--rounding", "sr", "1.5", "-2")
     check(rc8 == 0 and out8.splitlines() == ["0x3fc0 1.5 -", "0xc000 -2 -"], "sr leaves exact values alone")
 
 
@@ -403,12 +403,12 @@ def round_stochastic():
 
 @test
 def decode_known():
-    rc, out, err = run("decode", "e4m3fn", "0x7e")
+    rc, out, err = run("decode", "--format", "e4m3fn", "0x7e")
     words = out.split()
     check(rc == 0 and words[:2] == ["0x7e", "448"] and "sign=0" in words and "exp=1111" in words and
           "frac=110" in words and "(2^8" in words and "1.75)" in words and words[-1] == "positive_normal",
           "decode e4m3fn 0x7e: %r" % out)
-    rc, out, err = run("decode", "fp16", "3c00", "0x8000", "7c00", "7e00", "7d00", "0001")
+    rc, out, err = run("decode", "--format", "fp16", "3c00", "0x8000", "7c00", "7e00", "7d00", "0001")
     classes = [line.split()[-1] for line in out.splitlines()]
     check(rc == 0 and classes == ["positive_normal", "negative_zero", "positive_infinity", "quiet_nan",
                                   "signaling_nan", "positive_subnormal"], "decode fp16 classes: %r" % classes)
@@ -419,7 +419,7 @@ def decode_all_codes():
     cases = 0
     for f in ("e4m3fn", "e5m2", "e4m3fnuz", "e2m1fn", "e3m2fn", "e2m3fn", "e8m0fnu"):
         n = 1 << width(f)
-        rc, out, err = run("decode", f, *["%x" % c for c in range(n)])
+        rc, out, err = run("decode", "--format", f, *["%x" % c for c in range(n)])
         lines = out.splitlines()
         if not check(rc == 0 and len(lines) == n, "decode %s: every code (rc %d, %r)" % (f, rc, err)):
             continue
@@ -443,9 +443,9 @@ def op_known():
     cases = [  # (op, format, extra args, stdin, expected lines)
         ("add", "e4m3fn", [], "0x38 0x38\n40 40\n\n7e 7e\n", ["0x40 -", "0x48 -", "0x7f overflow,inexact"]),
         ("add", "fp16", [], "3c00 0001\n", ["0x3c00 inexact"]),
-        ("add", "fp16", ["--mode", "ru"], "3c00 0001\n", ["0x3c01 inexact"]),
+        ("add", "fp16", ["--rounding", "ru"], "3c00 0001\n", ["0x3c01 inexact"]),
         ("sub", "fp16", [], "3c00 3c00\n", ["0x0000 -"]),
-        ("sub", "fp16", ["--mode", "rd"], "3c00 3c00\n", ["0x8000 -"]),
+        ("sub", "fp16", ["--rounding", "rd"], "3c00 3c00\n", ["0x8000 -"]),
         ("mul", "fp16", [], "4000 4200\n", ["0x4600 -"]),
         ("div", "fp16", [], "3c00 0000\n3c00 4200\n", ["0x7c00 divide-by-zero", "0x3555 inexact"]),
         ("sqrt", "fp16", [], "4400\nbc00\n", ["0x4000 -", "0x7e00 invalid"]),
@@ -474,7 +474,7 @@ def op_add_matches_reference():
                             continue
                     pairs.append((a, b))
             stdin = "".join("%x %x\n" % p for p in pairs)
-            rc, out, err = run("op", "add", "--format", f, "--mode", mode, stdin=stdin)
+            rc, out, err = run("op", "add", "--format", f, "--rounding", mode, stdin=stdin)
             lines = out.splitlines()
             if not check(rc == 0 and len(lines) == len(pairs), "op add %s %s: rc %d %r" % (f, mode, rc, err)):
                 continue
@@ -493,7 +493,7 @@ def op_add_matches_reference():
 
 @test
 def op_stochastic_reproducible():
-    base = ["op", "add", "--format", "bf16", "--mode", "sr", "--seed", "3"]
+    base = ["op", "add", "--format", "bf16", "--rounding", "sr", "--seed", "3"]
     rc1, out1, _ = run(*base, stdin="3f80 3b80\n" * 300)  # 1 + 2^-8 = midpoint in bf16
     rc2, out2, _ = run(*base, stdin="3f80 3b80\n" * 300)
     codes = out1.split()[0::2]
@@ -559,7 +559,7 @@ def mma_hardware_vectors():
     ]
     for gpu, fmt, out, preset, c_zero in sets:
         cases = hardware_cases(gpu, fmt, out, 20, c_zero)
-        rc, got, err = run("mma", "--preset", preset, "--out", out, stdin=mma_stdin(cases))
+        rc, got, err = run("mma", "--preset", preset, "--out-format", out, stdin=mma_stdin(cases))
         want = [w for _, _, _, w in cases]
         lines = got.splitlines()
         check(rc == 0 and err == "" and len(lines) == len(want),
@@ -660,11 +660,11 @@ def mma_errors():
         (["--preset", "v100-fp16"], "# comment\n\n3f800001 ; 3f800000 ; 00000000\n", ["line 3", "A_0", "fp16"]),
         (["--preset", "h100-e4m3"], "3f800000 ; 43e80000 ; 00000000\n", ["B_0", "e4m3fn"]),  # 464 > 448
         (["--preset", "v100-fpx"], good + "\n", ["v100-fpx", "v100-fp16"]),
-        (["--preset", "v100-fp16", "--out", "fp64"], good + "\n", ["'fp64'", "fp32", "fp16"]),
-        (["--preset", "a100-bf16", "--out", "fp16"], good + "\n", ["a100-bf16", "fp16"]),
+        (["--preset", "v100-fp16", "--out-format", "fp64"], good + "\n", ["'fp64'", "fp32", "fp16"]),
+        (["--preset", "a100-bf16", "--out-format", "fp16"], good + "\n", ["a100-bf16", "fp16"]),
         (["--preset", "h100-e4m3", "--a-format", "e4m3fx"], good + "\n", ["e4m3fx"]),
         (["--preset", "a100-bf16", "--a-format", "e4m3fn"], good + "\n", ["a100-bf16", "e4m3fn"]),
-        (["--out", "fp32"], good + "\n", ["--preset"]),
+        (["--out-format", "fp32"], good + "\n", ["--preset"]),
         (["--preset"], good + "\n", ["--preset"]),
         (["--preset", "v100-fp16", "--bogus"], good + "\n", ["--bogus"]),
         (["--preset", "v100-fp16"], "3f800000 ; zz", ["line 1", "';'"]),  # no final newline
@@ -739,7 +739,7 @@ DOT_HEADER = ("a_format,b_format,k,accumulator,scaling,out,samples,seed,value,ex
               "max_rel_error,bound,bound_coefficient,bound_absolute,bound_valid,max_error_over_bound,"
               "bound_violations,exact_original,error_original,rel_error_original,bound_original_absolute,"
               "bound_original_valid,bound_original_violations").split(",")
-GEMM_HEADER = ("m,n,k,a_format,b_format,scaling,accumulator,out,alpha,beta,threads,samples,seed,max_rel_error,"
+GEMM_HEADER = ("m,n,k,a_format,b_format,scaling,accumulator,out,alpha,beta,threads,samples,seed,reference,max_rel_error,"
                "mean_rel_error,normwise_error,normwise_bound,normwise_bound_valid,checksum,elapsed_s,"
                "products_per_s").split(",")
 
@@ -771,13 +771,13 @@ def sum_default():
 
 @test
 def sum_csv():
-    rc, out, err = run("sum", "--csv", "--n", "200")
+    rc, out, err = run("sum", "--csv", "-", "--n", "200")
     header, rows = csv_rows(out)
     check(rc == 0 and err == "" and header == SUM_HEADER, "sum --csv header: %r" % header)
     check(len(rows) == len(SUM_METHODS) and all(len(r) == len(SUM_HEADER) for r in rows),
           "sum --csv: one full row per method, got %d" % len(rows))
     check([r[0] for r in rows] == SUM_METHODS, "sum --csv rows in method order: %r" % [r[0] for r in rows])
-    rc, out, err = run("sum", "--csv", "--method", "kahan", "--samples", "4", "--n", "100", "--acc", "fp16")
+    rc, out, err = run("sum", "--csv", "-", "--method", "kahan", "--samples", "4", "--n", "100", "--acc", "fp16")
     header, rows = csv_rows(out)
     check(rc == 0 and err == "" and len(rows) == 1 and rows[0][0] == "kahan" and rows[0][4] == "4",
           "sum --csv --samples 4: one row: %r" % rows)
@@ -785,7 +785,7 @@ def sum_csv():
         r = dict(zip(header, rows[0]))
         check(float(r["max_rel_error"]) >= float(r["mean_rel_error"]) and float(r["max_rel_error"]) == float(r["rel_error"]),
               "sum --samples: max >= mean and the row is the worst sample: %r" % r)
-        check(r["bound_valid"] == "yes" and r["bound_violations"] == "0" and float(r["max_error_over_bound"]) <= 1,
+        check(r["bound_valid"] == "true" and r["bound_violations"] == "0" and float(r["max_error_over_bound"]) <= 1,
               "sum --samples: no violation of the valid kahan bound: %r" % r)
 
 
@@ -794,10 +794,10 @@ def sum_bounds_hold():
     configs = [
         ["--acc", "fp16", "--n", "300"],
         ["--acc", "bf16", "--n", "60", "--dist", "uniform", "--scale", "3"],
-        ["--acc", "fp16", "--acc-round", "rz", "--n", "300", "--dist", "positive"],
-        ["--acc", "e5m2", "--in", "e5m2", "--n", "6", "--seed", "7"],
+        ["--acc", "fp16", "--acc-rounding", "rz", "--n", "300", "--dist", "positive"],
+        ["--acc", "e5m2", "--format", "e5m2", "--n", "6", "--seed", "7"],
         ["--preset", "a100-fp16", "--n", "500"],
-        ["--acc", "exact", "--in", "fp32", "--n", "100"],
+        ["--acc", "exact", "--format", "fp32", "--n", "100"],
     ]
     valid_seen = 0
     for args in configs:
@@ -818,7 +818,7 @@ def sum_bounds_hold():
                 check(absolute == float("inf"), "sum %s %s: an invalid bound is inf" % (" ".join(args), name))
     check(valid_seen >= 25, "sum: most deterministic bounds are valid in these configurations (%d)" % valid_seen)
     # Many samples at once: the CSV counts violations of the valid bound.
-    rc, out, _ = run("sum", "--csv", "--acc", "fp16", "--n", "200", "--samples", "25")
+    rc, out, _ = run("sum", "--csv", "-", "--acc", "fp16", "--n", "200", "--samples", "25")
     header, rows = csv_rows(out)
     for r in rows:
         d = dict(zip(header, r))
@@ -830,7 +830,7 @@ def sum_recursive_stagnates():
     # [1, then 1999 x 2^-9] in bf16: 1 + 2^-9 rounds back to 1 (8 bits), so recursive summation stalls
     # at 1; Kahan's compensation recovers the lost low parts.
     data = ["--n", "2000", "--dist", "normal", "--mu", "0.001953125", "--sigma", "1e-12", "--first", "1",
-            "--in", "bf16", "--acc", "bf16", "--csv"]
+            "--format", "bf16", "--acc", "bf16", "--csv", "-"]
     rc1, out1, _ = run("sum", "--method", "recursive", *data)
     rc2, out2, _ = run("sum", "--method", "kahan", *data)
     h1, r1 = csv_rows(out1)
@@ -860,7 +860,7 @@ def dot_default():
               "dot: error_original = value - exact_original")
     check(len(bound_lines(out)) == 1 and len(bound_lines(out, "bound_original")) == 1,
           "dot prints the accumulation bound and the bound against the original data")
-    rc, out, err = run("dot", "--csv", "--k", "300", "--samples", "3")
+    rc, out, err = run("dot", "--csv", "-", "--k", "300", "--samples", "3")
     header, rows = csv_rows(out)
     check(rc == 0 and err == "" and header == DOT_HEADER and len(rows) == 1 and len(rows[0]) == len(DOT_HEADER),
           "dot --csv: header and one row: %r" % out)
@@ -871,14 +871,14 @@ def dot_bounds_hold():
     configs = [
         [],
         ["--acc", "fp16", "--k", "500"],
-        ["--acc", "bf16", "--acc-round", "rz", "--k", "100", "--a-format", "bf16", "--b-format", "bf16"],
+        ["--acc", "bf16", "--acc-rounding", "rz", "--k", "100", "--a-format", "bf16", "--b-format", "bf16"],
         ["--acc", "fp32", "--scaling", "mx32", "--k", "1000"],
         ["--acc", "fp32", "--scaling", "tensor", "--k", "700", "--seed", "3"],
         ["--preset", "h100-e4m3-deepseek", "--scaling", "tile128", "--k", "1024"],
         ["--preset", "a100-bf16", "--k", "2000", "--dist", "uniform"],
         ["--acc", "exact", "--scaling", "block128", "--k", "600"],
         ["--acc", "bf16", "--promote", "32", "--k", "1000", "--a-format", "bf16", "--b-format", "bf16"],
-        ["--acc", "bf16", "--acc-round", "sr", "--sr-bits", "8", "--k", "100", "--a-format", "fp16", "--b-format", "e5m2"],
+        ["--acc", "bf16", "--acc-rounding", "sr", "--sr-bits", "8", "--k", "100", "--a-format", "fp16", "--b-format", "e5m2"],
     ]
     valid_seen = 0
     for args in configs:
@@ -895,14 +895,14 @@ def dot_bounds_hold():
                 check(abs(float(kv[err_key])) <= absolute,
                       "dot %s: |%s| %s <= %s %s" % (" ".join(args), err_key, kv[err_key], key, absolute))
     check(valid_seen >= 18, "dot: the bounds are valid in most configurations (%d of 20)" % valid_seen)
-    rc, out, _ = run("dot", "--csv", "--acc", "fp16", "--k", "256", "--samples", "20")
+    rc, out, _ = run("dot", "--csv", "-", "--acc", "fp16", "--k", "256", "--samples", "20")
     header, rows = csv_rows(out)
     if check(rc == 0 and len(rows) == 1, "dot --samples 20 --csv"):
         d = dict(zip(header, rows[0]))
         check(d["bound_violations"] == "0" and d["bound_original_violations"] == "0",
               "dot --samples 20: no violations: %r" % d)
     # The exact accumulator with per-tensor scaling rounds once: relative error <= 2^-24.
-    rc, out, _ = run("dot", "--csv", "--acc", "exact", "--scaling", "tensor", "--k", "999", "--samples", "5")
+    rc, out, _ = run("dot", "--csv", "-", "--acc", "exact", "--scaling", "tensor", "--k", "999", "--samples", "5")
     header, rows = csv_rows(out)
     if check(rc == 0 and len(rows) == 1, "dot --acc exact --csv"):
         check(float(dict(zip(header, rows[0]))["max_rel_error"]) <= 2.0 ** -24, "dot --acc exact: one rounding")
@@ -919,12 +919,12 @@ def gemm_runs():
         check(k in kv, "gemm prints %s" % k)
     if "max_rel_error" in kv and "mean_rel_error" in kv:
         check(0 <= float(kv["mean_rel_error"]) <= float(kv["max_rel_error"]) < 1e-2, "gemm: 0 <= mean <= max, small")
-    rc, out, err = run("gemm", "--csv", "--m", "8", "--n", "8", "--k", "64", "--samples", "2")
+    rc, out, err = run("gemm", "--csv", "-", "--m", "8", "--n", "8", "--k", "64", "--samples", "2")
     header, rows = csv_rows(out)
     check(rc == 0 and err == "" and header == GEMM_HEADER and len(rows) == 1 and len(rows[0]) == len(GEMM_HEADER),
           "gemm --csv: header and one row: %r" % out)
     # The exact accumulator with fp32 inputs and output rounds once per output.
-    rc, out, _ = run("gemm", "--csv", "--acc", "exact", "--a-format", "fp32", "--b-format", "fp32", "--m", "16",
+    rc, out, _ = run("gemm", "--csv", "-", "--acc", "exact", "--a-format", "fp32", "--b-format", "fp32", "--m", "16",
                      "--n", "16", "--k", "100", "--alpha", "0.75", "--beta", "-2", "--scaling", "tensor")
     header, rows = csv_rows(out)
     if check(rc == 0 and len(rows) == 1, "gemm --acc exact --csv"):
@@ -939,15 +939,32 @@ def gemm_normwise_error_within_bound():
                  ["--preset", "h100-e4m3-deepseek", "--scaling", "tile128"],
                  ["--a-format", "e2m1fn", "--b-format", "e2m1fn", "--acc", "fp32", "--scaling", "mx32"],
                  ["--acc", "fp16", "--alpha", "0.5", "--beta", "2"]):
-        rc, out, err = run("gemm", "--csv", "--m", "8", "--n", "8", "--k", "256", "--samples", "2", *args)
+        rc, out, err = run("gemm", "--csv", "-", "--m", "8", "--n", "8", "--k", "256", "--samples", "2", *args)
         header, rows = csv_rows(out)
         if not check(rc == 0 and len(rows) == 1, "gemm %s: %r" % (" ".join(args), err)):
             continue
         row = dict(zip(header, rows[0]))
-        check(row["normwise_bound_valid"] == "yes", "gemm %s: the bound holds its premises" % " ".join(args))
+        check(row["normwise_bound_valid"] == "true", "gemm %s: the bound holds its premises" % " ".join(args))
         check(0 <= float(row["normwise_error"]) <= float(row["normwise_bound"]),
               "gemm %s: 0 <= normwise error %s <= bound %s" % (" ".join(args), row["normwise_error"],
                                                                  row["normwise_bound"]))
+
+
+@test
+def gemm_reference_none_skips_the_errors_not_the_gemm():
+    args = ["gemm", "--m", "12", "--n", "10", "--k", "128", "--samples", "2", "--json", "-"]
+    rc1, exact, _ = run(*args)
+    rc2, none, _ = run(*args, "--reference", "none")
+    if check(rc1 == 0 and rc2 == 0, "gemm --reference exact and none run"):
+        e, n = json.loads(exact)[0], json.loads(none)[0]
+        check(e["checksum"] == n["checksum"], "the same GEMM either way: %s, %s" % (e["checksum"], n["checksum"]))
+        check(e["reference"] == "exact" and 0 <= e["normwise_error"] <= e["normwise_bound"],
+              "--reference exact: the normwise error within its bound: %r" % e)
+        check(n["reference"] == "none" and all(n[k] is None for k in ("max_rel_error", "mean_rel_error",
+                                                                      "normwise_error", "normwise_bound")),
+              "--reference none: the error columns are null: %r" % n)
+    rc, out, _ = run("gemm", "--m", "8", "--n", "8", "--k", "64", "--reference", "none")
+    check(rc == 0 and "normwise" not in out and "checksum" in out, "--reference none: the report has no errors")
 
 
 @test
@@ -958,7 +975,7 @@ def gemm_threads_identical():
         return rc, [kv.get(k) for k in ("max_rel_error", "mean_rel_error", "checksum")]
     for args in (["--m", "24", "--n", "20", "--k", "96"],
                  ["--m", "17", "--n", "9", "--k", "256", "--preset", "h100-e4m3-deepseek", "--scaling", "tile128"],
-                 ["--m", "13", "--n", "11", "--k", "64", "--acc", "bf16", "--acc-round", "sr", "--beta", "1"]):
+                 ["--m", "13", "--n", "11", "--k", "64", "--acc", "bf16", "--acc-rounding", "sr", "--beta", "1"]):
         rc1, r1 = results("--threads", "1", *args)
         rc2, r2 = results("--threads", "2", *args)
         check(rc1 == 0 and rc2 == 0 and None not in r1 and r1 == r2,
@@ -966,11 +983,12 @@ def gemm_threads_identical():
 
 
 @test
-def workload_progress():
-    rc, out, err = run("sum", "--n", "50", "--samples", "3", "--method", "pairwise", "--csv", "--progress")
+def workload_progress_silent_in_logs():
+    # The progress line is for terminals only (test_options.py checks it under a pty).
+    rc, out, err = run("sum", "--n", "50", "--samples", "3", "--method", "pairwise", "--csv", "-")
     header, rows = csv_rows(out)
-    check(rc == 0 and "sample 3/3" in err and header == SUM_HEADER and len(rows) == 1,
-          "--progress writes 'sample i/N' to stderr, CSV on stdout untouched: %r %r" % (err, out))
+    check(rc == 0 and err == "" and header == SUM_HEADER and len(rows) == 1,
+          "sum under a pipe: CSV on stdout, nothing on stderr: %r %r" % (err, out))
     rc, out, err = run("dot", "--k", "64", "--samples", "3")
     check(rc == 0 and err == "", "no progress line when stderr is not a terminal: %r" % err)
 
@@ -979,7 +997,7 @@ def workload_progress():
 def workload_errors():
     cases = [  # (args, texts that the one message line must contain)
         (["sum", "--method", "fastest"], ["fastest", "kahan"]),
-        (["sum", "--in", "e4m3fx"], ["--in", "e4m3fx"]),
+        (["sum", "--format", "e4m3fx"], ["--format", "e4m3fx"]),
         (["sum", "--acc", "bf16", "--preset", "h100-bf16"], ["--acc", "--preset"]),
         (["dot", "--acc", "fp32", "--preset", "h100-e4m3"], ["--acc", "--preset"]),
         (["sum", "--n", "0"], ["--n", "1..100000000"]),
@@ -988,9 +1006,9 @@ def workload_errors():
         (["sum", "--sigma", "inf"], ["--sigma", "finite"]),
         (["sum", "--samples", "0"], ["--samples", "1..1000000"]),
         (["sum", "--block", "0"], ["--block"]),
-        (["sum", "--acc-round", "sr", "--sr-bits", "33"], ["--sr-bits", "1..32"]),
-        (["sum", "--acc-round", "rnx"], ["rnx"]),
-        (["sum", "--preset", "h100-bf16", "--acc-round", "rz"], ["--acc-round", "--preset"]),
+        (["sum", "--acc-rounding", "sr", "--sr-bits", "33"], ["--sr-bits", "1..32"]),
+        (["sum", "--acc-rounding", "rnx"], ["rnx"]),
+        (["sum", "--preset", "h100-bf16", "--acc-rounding", "rz"], ["--acc-rounding", "--preset"]),
         (["sum", "--method", "kahan", "--preset", "h100-bf16"], ["kahan", "format accumulator"]),
         (["sum", "--method", "pairwise", "--promote", "16"], ["pairwise", "--promote"]),
         (["sum", "--dist", "gaussian"], ["gaussian", "normal"]),
@@ -1004,9 +1022,8 @@ def workload_errors():
         (["dot", "--preset", "z100"], ["z100"]),
         (["gemm", "--m", "0"], ["--m", "1..65536"]),
         (["gemm", "--k", "8192", "--m", "4096"], ["--m x --k", "2^24"]),
-        (["gemm", "--threads", "0"], ["--threads", "1..1024"]),
-        (["gemm", "--threads", "2000"], ["--threads", "1..1024"]),
-        (["gemm", "--out", "fp64"], ["--out", "fp64"]),
+        (["gemm", "--threads", "2000"], ["--threads", "0..1024"]),
+        (["gemm", "--out-format", "fp64"], ["--out-format", "fp64"]),
         (["gemm", "--alpha", "nan"], ["--alpha"]),
         (["gemm", "--beta", "1e300"], ["--beta", "2^100"]),
         (["gemm", "--bogus"], ["--bogus"]),
@@ -1026,34 +1043,34 @@ def workload_errors():
 @test
 def errors():
     cases = [  # (args, stdin, text that the message must contain)
-        (["round", "--to", "e4m3fx", "1"], None, "e4m3fx"),
-        (["round", "--to", "e99m2", "1"], None, "e99m2"),
-        (["round", "--to", "e4m3fn", "1.2.3"], None, "'1.2.3'"),
-        (["round", "--to", "e4m3fn", "abc"], None, "abc"),
-        (["round", "--to", "e4m3fn", "--mode", "rnx", "1"], None, "rnx"),
-        (["round", "--to", "e4m3fn", "--mode", "sr", "--sr-bits", "0", "1"], None, "1..32"),
-        (["round", "--to", "e4m3fn", "--mode", "sr", "--sr-bits", "33", "1"], None, "33"),
-        (["round", "--to", "e4m3fn", "--sr-bits", "x", "1"], None, "'x'"),
-        (["round", "--to", "e2m1fn", "--overflow", "nan", "1"], None, "e2m1fn"),
-        (["round", "--to", "e4m3fn", "--overflow", "wrap", "1"], None, "wrap"),
-        (["round", "--to", "e4m3fn", "--seed", "-1", "1"], None, "-1"),
-        (["round", "--to", "e4m3fn", "--stream", "4294967296", "1"], None, "4294967296"),
-        (["round", "--to", "e4m3fn", "--mdoe", "rz", "1"], None, "--mdoe"),
-        (["round", "1"], None, "--to"),
-        (["decode", "e4m3fn", "zz"], None, "zz"),
-        (["decode", "e4m3fn", "0x1ff"], None, "0x1ff"),
-        (["decode", "tf32", "80000"], None, "19"),
-        (["decode", "fp32", "123456789"], None, "123456789"),
-        (["decode", "e4m3fn", "7e", "0x100"], None, "0x100"),
-        (["decode", "nonsense", "7e"], None, "nonsense"),
-        (["decode", "e4m3fn"], None, "CODE"),
-        (["decode", "e4m3fn", "--", "-7e"], None, "-7e"),
+        (["round", "--format", "e4m3fx", "1"], None, "e4m3fx"),
+        (["round", "--format", "e99m2", "1"], None, "e99m2"),
+        (["round", "--format", "e4m3fn", "1.2.3"], None, "'1.2.3'"),
+        (["round", "--format", "e4m3fn", "abc"], None, "abc"),
+        (["round", "--format", "e4m3fn", "--rounding", "rnx", "1"], None, "rnx"),
+        (["round", "--format", "e4m3fn", "--rounding", "sr", "--sr-bits", "0", "1"], None, "1..32"),
+        (["round", "--format", "e4m3fn", "--rounding", "sr", "--sr-bits", "33", "1"], None, "33"),
+        (["round", "--format", "e4m3fn", "--sr-bits", "x", "1"], None, "'x'"),
+        (["round", "--format", "e2m1fn", "--overflow", "nan", "1"], None, "e2m1fn"),
+        (["round", "--format", "e4m3fn", "--overflow", "wrap", "1"], None, "wrap"),
+        (["round", "--format", "e4m3fn", "--seed", "-1", "1"], None, "-1"),
+        (["round", "--format", "e4m3fn", "--stream", "4294967296", "1"], None, "4294967296"),
+        (["round", "--format", "e4m3fn", "--mdoe", "rz", "1"], None, "--mdoe"),
+        (["round", "1"], None, "--format"),
+        (["decode", "--format", "e4m3fn", "zz"], None, "zz"),
+        (["decode", "--format", "e4m3fn", "0x1ff"], None, "0x1ff"),
+        (["decode", "--format", "tf32", "80000"], None, "19"),
+        (["decode", "--format", "fp32", "123456789"], None, "123456789"),
+        (["decode", "--format", "e4m3fn", "7e", "0x100"], None, "0x100"),
+        (["decode", "--format", "nonsense", "7e"], None, "nonsense"),
+        (["decode", "--format", "e4m3fn"], None, "CODE"),
+        (["decode", "--format", "e4m3fn", "--", "-7e"], None, "-7e"),
         (["op", "add", "--format", "e4m3fn"], "38 38\n38 38 38\n", "line 2"),
         (["op", "sqrt", "--format", "e4m3fn"], "38 38\n", "line 1"),
         (["op", "mul", "--format", "e4m3fn"], "38 4g\n", "4g"),
         (["op", "mul", "--format", "e4m3fn"], "\n38 100\n", "line 2"),
         (["op", "pow", "--format", "e4m3fn"], "38 38\n", "pow"),
-        (["op", "add", "--format", "bf16", "--mode", "sr", "--sr-bits", "0"], "3f80 3f80\n", "--sr-bits"),
+        (["op", "add", "--format", "bf16", "--rounding", "sr", "--sr-bits", "0"], "3f80 3f80\n", "--sr-bits"),
         (["op", "add"], "", "--format"),
         (["frobnicate"], None, "frobnicate"),
         ([], None, "subcommand"),
@@ -1069,9 +1086,10 @@ def errors():
         first_bad_is_first = not (stdin and "\n" in stdin.strip())
         if first_bad_is_first:
             check(out == "", "fpemu %s: nothing on stdout, got %r" % (" ".join(args), out))
-    # The lines before the first bad input are printed; nothing after it.
-    rc, out, err = run("round", "--to", "e4m3fn", "0.5", "1.2.3", "0.25")
-    check(rc == 2 and out == "0x30 0.5 -\n" and "1.2.3" in err, "round stops at the first bad value: %r" % out)
+    # A bad value among the arguments prints nothing, even after good ones; from stdin, the
+    # lines before the first bad input are printed and nothing after it.
+    rc, out, err = run("round", "--format", "e4m3fn", "0.5", "1.2.3", "0.25")
+    check(rc == 2 and out == "" and "1.2.3" in err, "round prints nothing for a bad argument value: %r" % out)
     rc, out, err = run("op", "add", "--format", "e4m3fn", stdin="38 38\n38\n38 38\n")
     check(rc == 2 and out == "0x40 -\n" and "line 2" in err, "op stops at the first bad line: %r" % out)
 
@@ -1142,7 +1160,7 @@ def optim_memory():
     for opt in ("sgd", "adam", "adamw", "lion"):
         for policy in ("fp32", "mixed", "mixed-fp16", "bf16", "bf16-kahan", "bf16-sr", "fp16", "fp16-kahan"):
             check((opt, policy) in table, "optim --memory has a row for %s %s" % (opt, policy))
-    rc, out, err = run("optim", "--memory", "--json")
+    rc, out, err = run("optim", "--memory", "--json", "-")
     try:
         rows = json.loads(out) if rc == 0 else []
     except ValueError:
@@ -1159,7 +1177,7 @@ def optim_memory():
 @test
 def optim_csv():
     args = ("optim", "--optimizer", "sgd", "--lr", "0.1", "--momentum", "0.9", "--steps", "7", "--cols", "3")
-    rc, out, err = run(*args, "--csv")
+    rc, out, err = run(*args, "--csv", "-")
     lines = out.splitlines()
     check(rc == 0 and err == "" and lines and lines[0] == "step,loss,w0,w1,w2",
           "optim --csv header: rc %d, %r" % (rc, lines[:1]))
@@ -1167,9 +1185,9 @@ def optim_csv():
     rows = [line.split(",") for line in lines[1:]]
     check([r[0] for r in rows] == [str(i) for i in range(8)] and all(len(r) == 5 for r in rows),
           "optim --csv: steps 0..7, 5 fields each")
-    rc2, out2, _ = run(*args, "--csv")
+    rc2, out2, _ = run(*args, "--csv", "-")
     check(rc2 == 0 and out2 == out, "optim --csv is deterministic")
-    rc, out, err = run(*args, "--json")
+    rc, out, err = run(*args, "--json", "-")
     try:
         j = json.loads(out)
     except ValueError:
@@ -1192,7 +1210,7 @@ def train_errors():
         (["train", "--data", "heart_scale", "--model", "svm"], "'svm'"),
         (["train", "--data", "heart_scale", "--policy", "fp32,bf17"], "'bf17'"),
         (["train", "--data", "heart_scale", "--lr", "nan"], "nan"),
-        (["train", "--data", "heart_scale", "--optimizer", "adam", "--beta2", "1"], "beta2 1"),
+        (["train", "--data", "heart_scale", "--optimizer", "adam", "--beta2", "1"], "--beta2: '1' is out of range"),
         (["train", "--data", "heart_scale", "--epochs", "0"], "0"),
         (["train", "--data", "heart_scale", "--grad-accum", "0"], "0"),
         (["train", "--data", "heart_scale", "--clip", "-1"], "-1"),

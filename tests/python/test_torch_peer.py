@@ -6,7 +6,7 @@ Usage: python3 tests/python/test_torch_peer.py PATH-TO-FPEMU
 Python 3 with torch and numpy. Without torch the check is skipped: it prints
 "torch_peer: 0 passed, 0 failed, 1 skipped" and exits 77 (meson's skip code).
 
-Trajectories. `fpemu optim --json --policy fp32` prints its problem (A, b, w0: binary32 values,
+Trajectories. `fpemu optim --json - --policy fp32` prints its problem (A, b, w0: binary32 values,
 printed exactly), the hyper-parameters and the weights after every step. The same run is made
 here with torch.optim's single-tensor implementations (foreach=False, CPU, torch's portable
 kernels unless ATEN_CPU_CAPABILITY is set: see the comment at the import): a float32 parameter
@@ -20,7 +20,7 @@ not compared here.
 
 Casts. Binary32 values (random bit patterns over all exponents, values drawn inside the target's
 range, exact ties, subnormals, +-0, +-inf, NaN, the values around the overflow threshold) are
-rounded by `fpemu round --to bf16|fp16` (input: C99 hex floats, exact) and by
+rounded by `fpemu round --format bf16|fp16` (input: C99 hex floats, exact) and by
 tensor.to(torch.bfloat16|torch.float16); the 16-bit codes must be equal bit for bit, except that
 for NaN only NaN-ness is compared (torch keeps or canonicalises payloads, `fpemu round` reads
 "nan" without one).
@@ -115,7 +115,7 @@ def make_torch_optimizer(name, hyper, params):
 
 
 def compare_trajectory(label, args):
-    out = json.loads(fpemu("optim", "--json", "--steps", "100", "--policy", "fp32", *args))
+    out = json.loads(fpemu("optim", "--json", "-", "--steps", "100", "--policy", "fp32", *args))
     rows, cols = out["rows"], out["cols"]
     A, b, w0 = out["A"], out["b"], out["w0"]
     ok = len(A) == rows * cols and len(b) == rows and len(w0) == cols and len(out["trajectory"]) == 100
@@ -239,7 +239,7 @@ def compare_casts(fmt, dtype, seed):
     bits = cast_inputs(rng, fmt)
     values = f32_from_bits(bits)
     text = "\n".join(float_text(v) for v in values) + "\n"
-    out = fpemu("round", "--to", fmt, stdin=text).splitlines()
+    out = fpemu("round", "--format", fmt, stdin=text).splitlines()
     if len(out) != len(values):
         print("FAIL cast %s: fpemu printed %d lines for %d values" % (fmt, len(out), len(values)))
         return False
