@@ -7,7 +7,7 @@ cannot drift from the code.
 
 Each table sits in its page between "<!-- table:NAME -->" and "<!-- /table:NAME -->":
 
-    formats   docs/formats.md        from `fpemu formats --json`
+    formats   docs/formats.md        from `fpemu formats --json -`
     presets   docs/accumulation.md   from `fpemu mma --list`
 
 (The bad-input audit tables have their own generators, the audit tests' --markdown.)
@@ -58,7 +58,7 @@ def json_output(exe, *attempts):
 def formats_table(exe):
     formats = json_output(exe, ["formats", "--json"], ["formats", "--json", "-"])
     if formats is None:
-        raise SystemExit("docs_tables: `fpemu formats --json` gave no JSON")
+        raise SystemExit("docs_tables: `fpemu formats --json -` gave no JSON")
     cited = any(f.get("citation") for f in formats)
     header = ["name", "bits", "layout", "non-finite encoding", "max finite", "description"]
     if cited:
