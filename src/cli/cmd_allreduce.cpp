@@ -1,7 +1,7 @@
 // fpemu allreduce [--P LIST] [--algorithm LIST] [--datatype LIST] [--length L] [--trials T]
 //                 [--seed S] [--csv FILE] [--json FILE]
 //
-// The AllReduce constant C(P) of seed 003 (Assumption 5.4, Figure 2), measured on the simulated
+// The AllReduce constant C(P) of Devarakonda et al. 2026 (Assumption 5.4, Figure 2), measured on the simulated
 // collectives of analysis/casgd/allreduce.hpp: one row per P, algorithm and datatype, next to the
 // paper's worst-case trace bound 2.4P and its empirical NCCL fit 4.62 P^0.56. --csv FILE and
 // --json FILE write the same rows to FILE.tmp and rename it to FILE when complete.
@@ -105,7 +105,7 @@ void run_allreduce(const allreduce_cli_options& o) {
 command add_allreduce(CLI::App& parent) {
   auto o = std::make_shared<allreduce_cli_options>();
   CLI::App* app =
-      parent.add_subcommand("allreduce", "The AllReduce constant C(P) of each algorithm and datatype (seed 003)");
+      parent.add_subcommand("allreduce", "The AllReduce constant C(P) of each algorithm and datatype (Devarakonda et al. 2026)");
   app->add_option("--P", o->P, "Rank counts")
       ->transform(list_check(integer_check(1, kMaxP)))
       ->capture_default_str()
@@ -134,9 +134,9 @@ command add_allreduce(CLI::App& parent) {
   add_seed_option(*app, o->seed, "Philox seed of the rank vectors");
   add_output_options(*app, o->output);
   app->footer(
-      "C(P) is the constant of seed 003's Assumption 5.4: an AllReduce of P rank vectors v_p into a\n"
-      "datatype of unit roundoff u returns v_hat with |v_hat - v| <= C(P) u sum_p |v_p| (+ O(u^2)),\n"
-      "v = sum_p v_p. This command measures it on simulated collectives, as Figure 2 does on NCCL\n"
+      "C(P) is the constant of Assumption 5.4 of Devarakonda et al. 2026: an AllReduce of P rank\n"
+      "vectors v_p into a datatype of unit roundoff u returns v_hat with\n"
+      "|v_hat - v| <= C(P) u sum_p |v_p| (+ O(u^2)), v = sum_p v_p. This command measures it on simulated collectives, as Figure 2 does on NCCL\n"
       "(there against an FP64 reference, here against the exact sum): every rank vector is L\n"
       "(--length) N(0,1) values rounded into the datatype; the vectors are reduced in the datatype by\n"
       "the algorithm (every addition rounded to nearest-even, in the algorithm's grouping) and\n"

@@ -2,7 +2,7 @@
 //             [--slot NAME=PRECISION ...] --b B --s S --P P --eta ETA --outer H --seed S[,S..]
 //             [--allreduce ring|rd|tree|seq] [--bound] [--csv FILE] [--json FILE] [--weights FILE]
 //
-// Runs CA-SGD (analysis/casgd/run.hpp, seed 003's Algorithm 1) for each recipe and seed on the same
+// Runs CA-SGD (analysis/casgd/run.hpp, Algorithm 1 of Devarakonda et al. 2026) for each recipe and seed on the same
 // samples, and prints the final loss of each run with its relative gap |L - L_first| / |L_first|
 // to the first recipe listed (Table 5 uses --recipe A,C). --s 1 is mini-batch SGD.
 //
@@ -269,7 +269,7 @@ void run_casgd(const casgd_cli_options& o) {
 command add_casgd(CLI::App& parent) {
   auto o = std::make_shared<casgd_cli_options>();
   command c;
-  c.app = parent.add_subcommand("casgd", "communication-avoiding SGD for GLMs with nine precision slots (seed 003)");
+  c.app = parent.add_subcommand("casgd", "communication-avoiding SGD for GLMs with nine precision slots (Devarakonda et al. 2026)");
   CLI::App& a = *c.app;
   a.add_option("--loss", o->loss, "GLM loss")
       ->transform(choice_check({"logistic", "linear", "poisson"}))

@@ -56,7 +56,8 @@ constexpr std::int64_t kMaxSteps = 10'000'000;
 constexpr std::int64_t kMaxOptimDim = 10'000;
 constexpr std::size_t kShownWeights = 4;  // weights in the default table
 
-// The policies of the memory table (seed 001's columns and their Kahan / SR variants).
+// The policies of the memory table: the columns of Warner's optimi table (2023) and their Kahan
+// and SR variants.
 constexpr std::array<const char*, 8> kMemoryPolicies{"fp32", "mixed", "mixed-fp16", "bf16",
                                                      "bf16-kahan", "bf16-sr", "fp16", "fp16-kahan"};
 
@@ -510,8 +511,9 @@ command add_optim(CLI::App& parent) {
       "b, w0, trajectory (the model's weights after steps 1..N), loss (steps 0..N)}.\n"
       "Every number is exact: the shortest decimal that reads back as the same double; non-finite\n"
       "values are null in JSON. Options an optimizer does not use are errors.\n"
-      "--memory: bytes per parameter as seed 001's table counts them (min: required buffers; max:\n"
-      "with the optional low-precision model copy and a distributed gradient buffer, in brackets).");
+      "--memory: bytes per parameter as Warner's optimi table (2023) counts them (min: required\n"
+      "buffers; max: with the optional low-precision model copy and a distributed gradient buffer, in\n"
+      "brackets).");
   return {app, [o](const std::vector<std::string>& rest) {
             no_trailing("optim", rest);
             run_optim(*o);

@@ -9,7 +9,7 @@
 //
 // Data: fashion-mnist (Debian's dataset-fashion-mnist: 60000 training, 10000 test images),
 // heart_scale (Debian's liblinear-tools: 270 rows, split 80/20 by the seed), or a LIBSVM file
-// path (split likewise). --data quadratic prints seed 000's Theorem 1 table instead: the
+// path (split likewise). --data quadratic prints the table of Theorem 1 of Zamirai et al. 2020 instead: the
 // predicted nearest-rounding floor next to the measured distance to the optimum for nearest,
 // Kahan, stochastic rounding and fp32, per step size.
 #include <CLI/CLI.hpp>
@@ -83,7 +83,7 @@ void run_quadratic(const train_cli_options& o) {
   }
   const auto seed = o.seed;
   if (!o.output.csv.empty() || !o.output.json.empty()) fail("--csv and --json write training curves, not --data quadratic's table");
-  std::cout << "Theorem 1 (seed 000): gradient descent on f(w) = 1/2 sum lambda_j (w_j - w*_j)^2, 64 weights,\n"
+  std::cout << "Theorem 1 (Zamirai et al. 2020): gradient descent on f(w) = 1/2 sum lambda_j (w_j - w*_j)^2, 64 weights,\n"
                "lambda_j in [0.5, 1], w*_j in [1, 2] on the "
             << to_string(f) << " grid, w0 = 0; distance ||w - w*|| after 80/lr steps.\n"
             << "predicted: the theorem's floor for nearest rounding, min(u (1 - lr L)/(lr L + u) min|w*|, ||w0 - w*||)"
