@@ -10,12 +10,16 @@
 
 A notebook runs with its own directory as the working directory: it writes figures to
 figures/NN_*.png and reads recorded results from ../bench/results and hardware vectors from
-../tests/data, which --out links to the source tree's. The module must be importable (PYTHONPATH holding the build's src/python).
+../tests/data, which --out links to the source tree's. The kernel is the interpreter that runs this
+script (a venv where pip installed fpemu, or Debian's python3 with PYTHONPATH at the build's
+src/python); it needs ipykernel.
 """
 import argparse
+import json
 import os
 import shutil
 import sys
+import tempfile
 import time
 
 import nbformat
@@ -54,8 +58,16 @@ def main():
     if os.environ.get("PYTHONPATH"):
         os.environ["PYTHONPATH"] = os.pathsep.join(os.path.abspath(p) for p in os.environ["PYTHONPATH"].split(os.pathsep))
     os.environ.setdefault("PYDEVD_DISABLE_FILE_VALIDATION", "1")  # the kernel's debugger notice on stderr
+    # The kernel is this interpreter: Debian's python3 kernel spec would start /usr/bin/python3,
+    # outside the venv that holds fpemu.
+    specs = tempfile.mkdtemp(prefix="fpemu-kernel-")
+    os.makedirs(os.path.join(specs, "kernels", "fpemu"))
+    with open(os.path.join(specs, "kernels", "fpemu", "kernel.json"), "w") as f:
+        json.dump({"argv": [sys.executable, "-m", "ipykernel_launcher", "-f", "{connection_file}"],
+                   "display_name": "fpemu", "language": "python"}, f)
+    os.environ["JUPYTER_PATH"] = os.pathsep.join(p for p in (specs, os.environ.get("JUPYTER_PATH")) if p)
     nb = nbformat.read(source, as_version=4)
-    runner = ExecutePreprocessor(timeout=args.timeout, kernel_name="python3")
+    runner = ExecutePreprocessor(timeout=args.timeout, kernel_name="fpemu")
     start = time.monotonic()
     name = os.path.basename(source)
     try:
@@ -64,6 +76,8 @@ def main():
         nbformat.write(nb, target if not args.in_place else target + ".failed")
         print(f"{name}: FAILED after {time.monotonic() - start:.1f} s\n{e}", file=sys.stderr)
         return 1
+    finally:
+        shutil.rmtree(specs)
     nbformat.write(nb, target)
     print(f"{name}: ran {sum(c.cell_type == 'code' for c in nb.cells)} code cells in {time.monotonic() - start:.1f} s")
     return 0

@@ -110,7 +110,16 @@ void bind_binary(py::module_& m, const char* name, array_op op, const std::strin
 
 }  // namespace
 
-PYBIND11_MODULE(fpemu, m) {
+PYBIND11_MODULE(_fpemu, m) {
+  // The package fpemu re-exports everything here: classes and submodules are named as users
+  // reach them (fpemu.format, fpemu.bounds), not by the extension's own name.
+  m.attr("__name__") = "fpemu";
+  m.attr("__version__") = FPEMU_VERSION;
+  // The NumPy releases this build reads arrays of correctly, [low, high): pybind11 speaks NumPy 2's
+  // ABI from 2.12 on; fpemu/__init__.py refuses any other NumPy at import.
+  m.attr("_numpy_supported") = py::make_tuple(py::make_tuple(1, 22), PYBIND11_VERSION_HEX >= 0x020C0000
+                                                                          ? py::make_tuple(3, 0)
+                                                                          : py::make_tuple(2, 0));
   m.doc() =
       "fpemu: bit-exact software emulation of floating-point formats (FP8, FP6, FP4, bf16, fp16, tf32,\n"
       "fp32, eXmY). Formats are spec strings ('e4m3fn', 'bf16', 'e5m3:fn') or fpemu.format objects;\n"

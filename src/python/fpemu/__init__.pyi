@@ -1,0 +1,386 @@
+"""
+fpemu: bit-exact software emulation of floating-point formats (FP8, FP6, FP4, bf16, fp16, tf32,
+fp32, eXmY). Formats are spec strings ('e4m3fn', 'bf16', 'e5m3:fn') or fpemu.format objects;
+rounding modes are rne rna rz ru rd rto sr sr-exact; overflow policies ieee saturate nan.
+Every rounding is the C++ core's; bad arguments raise ValueError with the library's message.
+"""
+from __future__ import annotations
+import numpy
+import numpy as _numpy
+import typing
+from . import bounds
+__all__: list[str] = ['DIVIDE_BY_ZERO', 'INEXACT', 'INVALID', 'OVERFLOW', 'UNDERFLOW', 'accumulation_experiment', 'add', 'allreduce_cp', 'bounds', 'bytes_per_parameter', 'casgd', 'casgd_recipes', 'convert', 'decode', 'div', 'dot', 'effective_unit_roundoff', 'fma', 'format', 'formats', 'gemm', 'load_fashion_mnist', 'load_libsvm', 'mma', 'mul', 'optimizer', 'policy', 'presets', 'round', 'sqrt', 'sub', 'sum', 'theorem1_floor', 'train']
+class format:
+    """
+    A floating-point format: exponent and fraction widths, bias and encoding.
+    """
+    def __eq__(self, arg0: typing.Any) -> typing.Any:
+        ...
+    def __hash__(self) -> int:
+        ...
+    def __init__(self, spec: str) -> None:
+        """
+        A format from its spec: a name (e4m3fn, bf16, ...) or eXmY[:bias=B][:nosub][:fn|fnuz|finite][:unsigned].
+        """
+    def __repr__(self) -> str:
+        ...
+    @property
+    def bias(self) -> int:
+        ...
+    @property
+    def emax(self) -> int:
+        """
+        Exponent of the largest finite.
+        """
+    @property
+    def emin(self) -> int:
+        """
+        Exponent of the smallest normal.
+        """
+    @property
+    def encoding(self) -> str:
+        """
+        ieee (inf, NaN), fn (NaN only), fnuz (NaN = 0x80, no -0) or finite
+        """
+    @property
+    def exp_bits(self) -> int:
+        ...
+    @property
+    def frac_bits(self) -> int:
+        ...
+    @property
+    def has_inf(self) -> bool:
+        ...
+    @property
+    def has_nan(self) -> bool:
+        ...
+    @property
+    def is_signed(self) -> bool:
+        ...
+    @property
+    def machine_epsilon(self) -> float:
+        """
+        2^(1-p).
+        """
+    @property
+    def max_finite(self) -> float:
+        ...
+    @property
+    def min_normal(self) -> float:
+        ...
+    @property
+    def min_positive(self) -> float:
+        """
+        The smallest positive value (subnormal where the format has them).
+        """
+    @property
+    def name(self) -> str:
+        """
+        The canonical spec.
+        """
+    @property
+    def precision(self) -> int:
+        """
+        Significant bits p.
+        """
+    @property
+    def subnormals(self) -> bool:
+        ...
+    @property
+    def unit_roundoff(self) -> float:
+        """
+        u = 2^-p.
+        """
+    @property
+    def width(self) -> int:
+        """
+        Bits per code.
+        """
+class optimizer:
+    """
+    An optimizer (sgd, adam, adamw, lion) under a precision policy, over numpy tensors.
+    Follows torch.optim's single-tensor implementations operation by operation in binary32,
+    so the fp32 policy reproduces PyTorch's trajectories bit for bit.
+    """
+    def __init__(self, kind: str, params: list[numpy.ndarray], policy: str = 'fp32', *, lr: float = 0.001, momentum: float = 0.0, dampening: float = 0.0, nesterov: bool = False, weight_decay: float = 0.0, beta1: float = 0.9, beta2: float | None = None, eps: float = 1e-08, seed: int = 0) -> None:
+        """
+        params: the initial tensors (float arrays, any shapes), rounded into the policy's storage
+        with nearest-even. seed keys stochastic rounding.
+        Hyper-parameters as in torch.optim: lr, momentum, dampening, nesterov (sgd), weight_decay (L2 for
+        sgd and adam, decoupled for adamw and lion), beta1, beta2 (default 0.999, lion 0.99), eps.
+        Policies: fp32 | mixed | mixed-fp16 | FMT[-kahan|-zamirai|-sr[K]][-ops], e.g. bf16, bf16-kahan,
+        bf16-sr, bf16-sr8-ops (FMT a format whose values are binary32 values: bf16, fp16, tf32, ...).
+        """
+    def compensation(self, i: int) -> typing.Any:
+        """
+        The Kahan compensation of tensor i (kahan, kahan_zamirai policies), or None.
+        """
+    def state(self, i: int, k: int) -> typing.Any:
+        """
+        State k of tensor i (sgd: 0 momentum; adam/adamw: 0 exp_avg, 1 exp_avg_sq; lion: 0 m), or None.
+        """
+    def step(self, grads: list[numpy.ndarray]) -> None:
+        """
+        One step with one gradient per tensor (same shapes), rounded into the policy's gradient format.
+        """
+    def updated_weights(self, i: int) -> numpy.ndarray:
+        """
+        Tensor i as the update acts on it (the fp32 master under mixed), float32.
+        """
+    def weights(self, i: int) -> numpy.ndarray:
+        """
+        Tensor i as the model computes with it (the low-precision copy under mixed), float32.
+        """
+    @property
+    def bytes(self) -> int:
+        """
+        Bytes held by weights, master copy, states and compensation.
+        """
+    @property
+    def lr(self) -> float:
+        """
+        The learning rate (settable, for schedules).
+        """
+    @lr.setter
+    def lr(self, arg1: float) -> None:
+        ...
+    @property
+    def policy(self) -> policy:
+        ...
+    @property
+    def steps(self) -> int:
+        ...
+    @property
+    def tensors(self) -> int:
+        ...
+class policy:
+    """
+    A precision policy: where weights, states and gradients live and how updates are stored.
+    """
+    def __init__(self, name: str) -> None:
+        """
+        fp32 | mixed | mixed-fp16 | FMT[-kahan|-zamirai|-sr[K]][-ops].
+        """
+    def __repr__(self) -> str:
+        ...
+    @property
+    def grads(self) -> format:
+        ...
+    @property
+    def master(self) -> bool:
+        ...
+    @property
+    def math(self) -> str:
+        """
+        fused: binary32 math, one rounding per stored tensor; per_op: every tensor operation rounded.
+        """
+    @property
+    def name(self) -> str:
+        ...
+    @property
+    def rule(self) -> str:
+        """
+        How the weight update is stored: nearest, kahan, kahan_zamirai or stochastic.
+        """
+    @property
+    def sr_bits(self) -> int:
+        ...
+    @property
+    def states(self) -> format:
+        ...
+    @property
+    def weights(self) -> format:
+        ...
+def _check_numpy(version, supported):
+    ...
+def _numpy_release(text):
+    """
+    (major, minor) of a NumPy version string such as '2.4.6' or '2.5.0rc1'.
+    """
+def accumulation_experiment(ks: list[int], samples: int = 100, seed: int = 2025) -> list:
+    """
+    The FP8 accumulation table (DeepSeek-V3 2024) with the faithful models: dot products of K e4m3fn inputs from
+    N(0, 0.5^2) accumulated in e4m3fn, on the H100 tensor core without promotion, with DeepSeek-V3
+    promotion every 128 (before and after its bf16 epilogue) and in fp32; one dict per method and K
+    with the mean and max relative error, the max error over sum |a_i b_i| and the bounds. The default
+    seed is that of `fpemu demo` and the table of docs/accumulation.md.
+    """
+def add(a: numpy.ndarray, b: numpy.ndarray, fmt: typing.Any, *, mode: str = 'rne', overflow: str = 'ieee', sr_bits: int = 16, seed: int = 0, stream: int = 0, flags: bool = False) -> typing.Any:
+    """
+    add(a, b, fmt): a + b. (codes of fmt, same shape) -> codes of fmt: the correctly rounded result of each element, one
+    rounding by the core in `mode` (stochastic: bits of element i from (seed, stream, i)).
+    flags=True returns (codes, per-element IEEE flags as uint8: fpemu.INVALID | DIVIDE_BY_ZERO |
+    OVERFLOW | UNDERFLOW | INEXACT).
+    """
+def allreduce_cp(P: int, algorithm: str = 'ring', datatype: str = 'fp32', length: int = 4096, trials: int = 4, seed: int = 1) -> dict:
+    """
+    The AllReduce constant C(P) (Devarakonda et al. 2026, Figure 2): the largest |computed - exact| / (u sum |v_p|) over
+    `trials` sets of P random N(0,1) rank vectors of `length` elements in datatype, for ring, rd
+    (recursive doubling), tree or seq; worst_case is the paper's 2.4 P.
+    """
+def bytes_per_parameter(optimizer: str, policy: str, *, lr: float = 0.001, momentum: float = 0.0, dampening: float = 0.0, nesterov: bool = False, weight_decay: float = 0.0, beta1: float = 0.9, beta2: float | None = None, eps: float = 1e-08) -> dict:
+    """
+    Bytes per parameter as optimi's table (Warner 2023) counts them: dict with components [(name, bytes,
+    optional)], min (required buffers) and max (with the optional ones).
+    Hyper-parameters as in torch.optim: lr, momentum, dampening, nesterov (sgd), weight_decay (L2 for
+    sgd and adam, decoupled for adamw and lion), beta1, beta2 (default 0.999, lion 0.99), eps.
+    Policies: fp32 | mixed | mixed-fp16 | FMT[-kahan|-zamirai|-sr[K]][-ops], e.g. bf16, bf16-kahan,
+    bf16-sr, bf16-sr8-ops (FMT a format whose values are binary32 values: bf16, fp16, tf32, ...).
+    """
+def casgd(data: str = 'synth:4096,256', *, loss: str = 'logistic', recipe: str = 'C', slots: list[str] = [], b: int = 32, s: int = 16, P: int = 1, eta: float = 0.5, outer: int = 200, seed: int = 42, data_seed: int = 1, allreduce: str = 'ring', eval_every: int | None = None, threads: int = 0, budget_at: int | None = None, cp: typing.Any = 'worst') -> dict:
+    """
+    CA-SGD (Devarakonda et al. 2026, Algorithm 1) on P simulated ranks with a Table 3 recipe (A..I) and slot overrides
+    ('u_c=fp32', 'u_G=bf16,fp32', 'u_G=e4m3fn,h100-e4m3', ...). data: 'synth:M,N', 'heart_scale' or a
+    LIBSVM/CSV file; rows are l2-normalised. s=1 is mini-batch SGD. Returns a dict: outer and sgd_steps
+    of each evaluation (every eval_every outer iterations, default outer/20), loss F(x) there, the final
+    weights x, slots, m, n, and with budget_at=h Theorem 5.7's budget at outer iteration h (E per slot,
+    K_s, T_*, omega, tau_G, Omega, sum, bound, valid) next to the measured local error against a
+    binary64 run from the same x and samples; cp: C(P) for it, 'worst' (2.4 P) or a number.
+    """
+def casgd_recipes() -> dict:
+    """
+    Table 3's recipes A..I: letter -> the nine slots, e.g. 'u_A=bf16 u_G=b u_r=b ...'.
+    """
+def convert(codes: numpy.ndarray, src: typing.Any, dst: typing.Any, *, mode: str = 'rne', overflow: str = 'ieee', sr_bits: int = 16, seed: int = 0, stream: int = 0, flags: bool = False) -> typing.Any:
+    """
+    Codes of format src rounded once into format dst (no detour through a binary float).
+    """
+def decode(codes: numpy.ndarray, fmt: typing.Any) -> typing.Any:
+    """
+    The exact values of codes as float64 (NaN codes give NaN).
+    """
+def div(a: numpy.ndarray, b: numpy.ndarray, fmt: typing.Any, *, mode: str = 'rne', overflow: str = 'ieee', sr_bits: int = 16, seed: int = 0, stream: int = 0, flags: bool = False) -> typing.Any:
+    """
+    div(a, b, fmt): a / b. (codes of fmt, same shape) -> codes of fmt: the correctly rounded result of each element, one
+    rounding by the core in `mode` (stochastic: bits of element i from (seed, stream, i)).
+    flags=True returns (codes, per-element IEEE flags as uint8: fpemu.INVALID | DIVIDE_BY_ZERO |
+    OVERFLOW | UNDERFLOW | INEXACT).
+    """
+def dot(a: numpy.ndarray, b: numpy.ndarray, *, a_fmt: typing.Any = 'fp32', b_fmt: typing.Any = None, acc: str = 'fp32', acc_mode: str = 'rne', sr_bits: int = 16, promote: int = 0, out: typing.Any = 'fp32', out_mode: str = 'rne', seed: int = 0) -> int:
+    """
+    The dot product of code vectors a and b (a 1 x K by K x 1 gemm): returns the code of out.
+    acc: a format spec ('fp32', 'bf16', 'e4m3fn', ...) rounded after every product in acc_mode
+    (sr_bits random bits for 'sr'), 'exact', or a tensor-core preset (fpemu.presets(): a block-FMA
+    model of the hardware, e.g. 'h100-e4m3-fastaccum'); promote=Nc folds every Nc products into an
+    fp32 register (DeepSeek-V3), 0 keeps the preset's interval or never promotes.
+    """
+def effective_unit_roundoff(fmt: typing.Any, mode: str = 'rne') -> float:
+    """
+    The u to put into the bounds for one rounding of fmt in mode: 2^-p for nearest, 2^(1-p) for directed,
+    odd and stochastic rounding.
+    """
+def fma(a: numpy.ndarray, b: numpy.ndarray, c: numpy.ndarray, fmt: typing.Any, *, mode: str = 'rne', overflow: str = 'ieee', sr_bits: int = 16, seed: int = 0, stream: int = 0, flags: bool = False) -> typing.Any:
+    """
+    fma(a, b, c, fmt): a * b + c with one rounding. (codes of fmt, same shape) -> codes of fmt: the correctly rounded result of each element, one
+    rounding by the core in `mode` (stochastic: bits of element i from (seed, stream, i)).
+    flags=True returns (codes, per-element IEEE flags as uint8: fpemu.INVALID | DIVIDE_BY_ZERO |
+    OVERFLOW | UNDERFLOW | INEXACT).
+    """
+def formats() -> list[str]:
+    """
+    The names of the named formats, in display order.
+    """
+def gemm(A: numpy.ndarray, B: numpy.ndarray, C: numpy.ndarray | None = None, *, a_fmt: typing.Any = 'fp32', b_fmt: typing.Any = None, acc: str = 'fp32', acc_mode: str = 'rne', sr_bits: int = 16, promote: int = 0, out: typing.Any = 'fp32', out_mode: str = 'rne', alpha: float = 1.0, beta: float = 0.0, k_order: list[int] | None = None, threads: int = 0, seed: int = 0) -> typing.Any:
+    """
+    D = alpha * A B + beta * C on codes: A (M x K) of a_fmt, B (K x N) of b_fmt (default a_fmt),
+    C (M x N) of out. Each output accumulates its products in k_order (default 0..K-1) under the
+    accumulator, then alpha*acc + beta*c is rounded once into out. Returns M x N codes of out;
+    bit-identical for any thread count.
+    acc: a format spec ('fp32', 'bf16', 'e4m3fn', ...) rounded after every product in acc_mode
+    (sr_bits random bits for 'sr'), 'exact', or a tensor-core preset (fpemu.presets(): a block-FMA
+    model of the hardware, e.g. 'h100-e4m3-fastaccum'); promote=Nc folds every Nc products into an
+    fp32 register (DeepSeek-V3), 0 keeps the preset's interval or never promotes.
+    """
+def load_fashion_mnist(train: bool = True, dir: str | None = None) -> tuple:
+    """
+    Fashion-MNIST as (x, y): x float32 (rows, 784) with pixels in [0, 1], y the class indices as float32.
+    dir defaults to $FPEMU_FASHION_MNIST_DIR, else where Debian's dataset-fashion-mnist installs it.
+    """
+def load_libsvm(path: str | None = None, min_cols: int = 0) -> tuple:
+    """
+    A LIBSVM file as (x, y) float32 arrays; path defaults to heart_scale from Debian's liblinear-tools.
+    """
+def mma(A: numpy.ndarray, B: numpy.ndarray, C: numpy.ndarray | None = None, *, preset: str, out: str = 'fp32', a_fmt: typing.Any = None, b_fmt: typing.Any = None) -> numpy.ndarray:
+    """
+    D = C + A B as a GPU tensor core computes it (the preset's bit-exact model): A (M x K) and B (K x N)
+    hold values of the preset's input formats (as float32 arrays; a value that is not one is an error),
+    C (M x N, default zeros) and D are fp32 or, with out='fp16' where the preset has one, fp16 values.
+    Each D[i, j] is one chain of the preset's instructions over K in order. a_fmt/b_fmt choose
+    e4m3fn/e5m2 operands for the mixed FP8 presets. Returns float32.
+    """
+def mul(a: numpy.ndarray, b: numpy.ndarray, fmt: typing.Any, *, mode: str = 'rne', overflow: str = 'ieee', sr_bits: int = 16, seed: int = 0, stream: int = 0, flags: bool = False) -> typing.Any:
+    """
+    mul(a, b, fmt): a * b. (codes of fmt, same shape) -> codes of fmt: the correctly rounded result of each element, one
+    rounding by the core in `mode` (stochastic: bits of element i from (seed, stream, i)).
+    flags=True returns (codes, per-element IEEE flags as uint8: fpemu.INVALID | DIVIDE_BY_ZERO |
+    OVERFLOW | UNDERFLOW | INEXACT).
+    """
+def presets() -> list:
+    """
+    The tensor-core presets as dicts: name, summary, default input formats a and b, instruction_k,
+    the block-FMA block_size and frac_bits, promote_every, whether an fp16 accumulator exists, and
+    whether the preset reproduces recorded hardware outputs bit for bit (validated).
+    """
+def round(x: numpy.ndarray, fmt: typing.Any, *, mode: str = 'rne', overflow: str = 'ieee', sr_bits: int = 16, seed: int = 0, stream: int = 0, out: str = 'codes', flags: bool = False) -> typing.Any:
+    """
+    Rounds a float32 or float64 array (any shape) into a format, once, by the core.
+    
+    out='codes' returns codes (uint8 up to 8 bits, uint16 up to 16, else uint32); out='values'
+    returns the rounded values as float64. Stochastic rounding (mode 'sr', sr_bits random bits)
+    takes element i's bits from Philox keyed by (seed, stream, i): the same seed gives the same
+    result on every run, thread count and device. flags=True returns (result, per-element IEEE flags).
+    """
+def sqrt(a: numpy.ndarray, fmt: typing.Any, *, mode: str = 'rne', overflow: str = 'ieee', sr_bits: int = 16, seed: int = 0, stream: int = 0, flags: bool = False) -> typing.Any:
+    """
+    sqrt(a, fmt): the square root. (codes of fmt, same shape) -> codes of fmt: the correctly rounded result of each element, one
+    rounding by the core in `mode` (stochastic: bits of element i from (seed, stream, i)).
+    flags=True returns (codes, per-element IEEE flags as uint8: fpemu.INVALID | DIVIDE_BY_ZERO |
+    OVERFLOW | UNDERFLOW | INEXACT).
+    """
+def sub(a: numpy.ndarray, b: numpy.ndarray, fmt: typing.Any, *, mode: str = 'rne', overflow: str = 'ieee', sr_bits: int = 16, seed: int = 0, stream: int = 0, flags: bool = False) -> typing.Any:
+    """
+    sub(a, b, fmt): a - b. (codes of fmt, same shape) -> codes of fmt: the correctly rounded result of each element, one
+    rounding by the core in `mode` (stochastic: bits of element i from (seed, stream, i)).
+    flags=True returns (codes, per-element IEEE flags as uint8: fpemu.INVALID | DIVIDE_BY_ZERO |
+    OVERFLOW | UNDERFLOW | INEXACT).
+    """
+def sum(x: numpy.ndarray, fmt: typing.Any = 'fp32', *, method: str = 'recursive', acc: str = 'fp32', acc_mode: str = 'rne', sr_bits: int = 16, promote: int = 0, block: int = 32, high: typing.Any = 'fp32', seed: int = 0, stream: int = 0, lam: float = 3.0) -> dict:
+    """
+    Sums codes x of format fmt by a reference method (recursive pairwise blocked kahan neumaier
+    promoted stochastic) and returns a dict: value, code and format of the result, the exact sum,
+    error (computed - exact), relative_error, abs_sum = sum |x_i|, IEEE flags, and bounds: the
+    method's deterministic bound first, then probabilistic ones (lam = lambda), each a dict with
+    name, coefficient, absolute = coefficient * abs_sum, valid, condition, probability.
+    block: b of blocked, Nc of promoted (whose high register is `high`).
+    acc: a format spec ('fp32', 'bf16', 'e4m3fn', ...) rounded after every product in acc_mode
+    (sr_bits random bits for 'sr'), 'exact', or a tensor-core preset (fpemu.presets(): a block-FMA
+    model of the hardware, e.g. 'h100-e4m3-fastaccum'); promote=Nc folds every Nc products into an
+    fp32 register (DeepSeek-V3), 0 keeps the preset's interval or never promotes.
+    """
+def theorem1_floor(fmt: typing.Any = 'bf16', lrs: list[float] = [0.1, 0.01, 0.001], dim: int = 64, seed: int = 1) -> list:
+    """
+    Theorem 1 of Zamirai et al. 2020 on f(w) = 1/2 sum_j lambda_j (w_j - w*_j)^2, lambda_j in [1/2, 1] (L = 1), w*_j in
+    [1, 2] on fmt's grid, dim weights, gradient descent from w = 0 for ceil(80/lr) steps. Nearest rounding
+    stalls at a distance of at least predicted = min(u (1 - lr) / (lr + u) min|w*|, ||w*||), u = 2^-p of
+    fmt, growing as lr shrinks; Kahan and stochastic rounding keep converging. One dict per lr with the
+    distances ||w - w*|| reached by nearest, kahan, stochastic (16 bits) and fp32.
+    """
+def train(x_train: numpy.ndarray, y_train: numpy.ndarray, x_test: numpy.ndarray, y_test: numpy.ndarray, *, model: str = 'mlp', hidden: int = 256, classes: int = 10, optimizer: str = 'sgd', policy: str = 'fp32', lr: float = 0.001, momentum: float = 0.0, dampening: float = 0.0, nesterov: bool = False, weight_decay: float = 0.0, beta1: float = 0.9, beta2: float | None = None, eps: float = 1e-08, epochs: int = 1, batch: int = 128, grad_accum: int = 1, clip_norm: float = 0.0, seed: int = 1, threads: int = 0, progress: typing.Any = None) -> dict:
+    """
+    Mini-batch training of a model (mlp: inputs -> hidden ReLU -> classes; logreg; linreg) under a
+    precision policy, with grad_accum micro-batches per step and optional global-norm clipping.
+    Labels: class indices (mlp), -1/+1 (logreg), any finite value (linreg). Returns a dict: epochs
+    (train_loss, test_loss, test_accuracy, steps, seconds per epoch), step_losses, memory and
+    optimizer_bytes. progress(epoch_dict) is called after every epoch. Deterministic in seed.
+    Hyper-parameters as in torch.optim: lr, momentum, dampening, nesterov (sgd), weight_decay (L2 for
+    sgd and adam, decoupled for adamw and lion), beta1, beta2 (default 0.999, lion 0.99), eps.
+    Policies: fp32 | mixed | mixed-fp16 | FMT[-kahan|-zamirai|-sr[K]][-ops], e.g. bf16, bf16-kahan,
+    bf16-sr, bf16-sr8-ops (FMT a format whose values are binary32 values: bf16, fp16, tf32, ...).
+    """
+DIVIDE_BY_ZERO: int = 2
+INEXACT: int = 16
+INVALID: int = 1
+OVERFLOW: int = 4
+UNDERFLOW: int = 8
+__version__: str = '0.1.0'
+_fpemu = 
