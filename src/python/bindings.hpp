@@ -8,6 +8,7 @@
 #include <pybind11/stl.h>
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -32,14 +33,20 @@ inline void raise_if(const std::optional<std::string>& bad, const std::string& p
   if (bad) throw py::value_error(prefix + *bad);
 }
 
-// A spec string ('e4m3fn', 'e5m3:fn') or an fpemu.format.
+// A spec string ('e4m3fn', 'e5m3:fn'), an fpemu.format, or a floating-point dtype of NumPy or
+// ml_dtypes (numpy.float16, ml_dtypes.float8_e4m3fn) or its name ('bfloat16').
 format to_format(const py::object& f);
+// The format whose codes a dtype stores (float32, float16, ml_dtypes' types), if any.
+std::optional<format> dtype_format(const py::dtype& d);
 // mode (rne rna rz ru rd rto sr sr-exact), overflow (ieee saturate nan), checked against f.
 rounding to_rounding(const format& f, const std::string& mode, const std::string& overflow = "ieee", int sr_bits = 16);
 
 // Codes in the narrowest unsigned numpy type that holds f's width (uint8, uint16, uint32).
 py::array codes_array(const format& f, const std::vector<std::uint32_t>& codes);
-// Any integer array as codes of f, each checked against the width; `name` is used in messages.
+// An array as codes of f, by the module's one convention: an integer array holds codes (each
+// checked against the width), a typed array of f (float32 for fp32, float16 for fp16, ml_dtypes'
+// types) holds them in its bits, and any other float or typed array holds values, each of which
+// must be one of f's; `name` is used in messages.
 std::vector<std::uint32_t> to_codes(const format& f, const py::array& a, const std::string& name = "codes");
 // A float array (any float or integer dtype) as float32 values, C order, narrowed to float32 with
 // nearest-even (the storage of optimizer tensors and datasets).

@@ -4,19 +4,73 @@
 #include <charconv>
 #include <cmath>
 #include <limits>
+#include <optional>
 #include <string>
+#include <string_view>
 #include <type_traits>
+#include <utility>
 
+#include "fpemu/convert.hpp"
 #include "fpemu/presets.hpp"
 #include "fpemu/spec.hpp"
 
 namespace fpemu::python {
 
+namespace {
+// The floating-point dtypes of NumPy and ml_dtypes, by NumPy name (ml_dtypes registers its names
+// when imported), and the fpemu format whose codes they store.
+constexpr std::pair<std::string_view, std::string_view> dtype_formats[] = {
+    {"float32", "fp32"},
+    {"float16", "fp16"},
+    {"bfloat16", "bf16"},
+    {"float8_e5m2", "e5m2"},
+    {"float8_e4m3fn", "e4m3fn"},
+    {"float8_e4m3fnuz", "e4m3fnuz"},
+    {"float8_e5m2fnuz", "e5m2fnuz"},
+    {"float8_e4m3b11fnuz", "e4m3:bias=11:fnuz"},
+    {"float8_e4m3", "e4m3"},
+    {"float8_e3m4", "e3m4"},
+    {"float8_e8m0fnu", "e8m0fnu"},
+    {"float6_e3m2fn", "e3m2fn"},
+    {"float6_e2m3fn", "e2m3fn"},
+    {"float4_e2m1fn", "e2m1fn"},
+};
+
+std::optional<format> format_named_by_dtype(std::string_view name) {
+  for (const auto& [dtype, spec] : dtype_formats)
+    if (dtype == name) return value_or_raise(parse_format(spec));
+  return std::nullopt;
+}
+
+std::string dtype_names() {
+  std::string s;
+  for (const auto& [dtype, spec] : dtype_formats) s += (s.empty() ? "" : " ") + std::string(dtype);
+  return s;
+}
+}  // namespace
+
+std::optional<format> dtype_format(const py::dtype& d) {
+  return format_named_by_dtype(py::str(d.attr("name")).cast<std::string>());
+}
+
 format to_format(const py::object& f) {
   if (py::isinstance<format>(f)) return f.cast<format>();
-  if (py::isinstance<py::str>(f)) return value_or_raise(parse_format(f.cast<std::string>()));
-  throw py::value_error("a format is a spec string such as 'e4m3fn' or 'e5m3:fn', or an fpemu.format; got " +
-                        std::string(py::str(py::repr(f))));
+  if (py::isinstance<py::str>(f)) {
+    const auto spec = f.cast<std::string>();
+    if (const auto named = format_named_by_dtype(spec)) return *named;
+    return value_or_raise(parse_format(spec));
+  }
+  // A dtype, or a scalar type such as numpy.float16 or ml_dtypes.float8_e4m3fn.
+  if (py::isinstance<py::dtype>(f) || PyType_Check(f.ptr())) {
+    const auto d = py::dtype::from_args(f);
+    if (const auto typed = dtype_format(d)) return *typed;
+    throw py::value_error("dtype " + py::str(d.attr("name")).cast<std::string>() +
+                          " stores no format of fpemu (those that do: " + dtype_names() + ")");
+  }
+  throw py::value_error(
+      "a format is a spec string such as 'e4m3fn' or 'e5m3:fn', a dtype such as ml_dtypes.float8_e4m3fn, or an "
+      "fpemu.format; got " +
+      std::string(py::str(py::repr(f))));
 }
 
 rounding to_rounding(const format& f, const std::string& mode, const std::string& overflow, int sr_bits) {
@@ -38,10 +92,38 @@ py::array codes_array(const format& f, const std::vector<std::uint32_t>& codes) 
   return fill(std::uint32_t{});
 }
 
+namespace {
+// The codes that the bits of a typed array hold, as unsigned integers of its width (a view).
+py::array bits_of(const py::array& a) {
+  const auto bytes = a.dtype().itemsize();
+  const char* as = bytes == 1 ? "uint8" : bytes == 2 ? "uint16" : "uint32";
+  return a.attr("view")(as);
+}
+}  // namespace
+
 std::vector<std::uint32_t> to_codes(const format& f, const py::array& a, const std::string& name) {
-  if (a.dtype().kind() != 'u' && a.dtype().kind() != 'i')
-    throw py::value_error(name + " must be an integer array of codes (uint8, uint16 or uint32); got dtype " +
-                          std::string(py::str(a.dtype())));
+  if (a.dtype().kind() != 'u' && a.dtype().kind() != 'i') {
+    const auto typed = dtype_format(a.dtype());
+    if (typed && *typed == f) return to_codes(f, bits_of(a), name);  // its own bits are f's codes
+    if (!typed && a.dtype().kind() != 'f')
+      throw py::value_error(name + " must hold codes (an integer array), values (a float array) or a typed " +
+                            "array (float16, bfloat16, float8_*, float6_*, float4_*); got dtype " +
+                            std::string(py::str(a.dtype())));
+    // Values, each of which must be one of f's: rounding it here would be a rounding not asked for.
+    const std::vector<double> values = exact_doubles(a, name);
+    std::vector<std::uint32_t> codes(values.size());
+    for (std::size_t i = 0; i < values.size(); ++i) {
+      const rounded r = from(f, values[i]);
+      if ((r.flags & (flag::inexact | flag::overflow | flag::invalid)) != 0) {
+        const double nearest = to_double(f, r.code);
+        throw py::value_error(element(name, a, i) + " = " + number(values[i]) + " is not a value of " + to_string(f) +
+                              (std::isfinite(nearest) ? " (nearest: " + number(nearest) + ")" : std::string()) +
+                              "; round it with fpemu.round first");
+      }
+      codes[i] = r.code;
+    }
+    return codes;
+  }
   // Unsigned arrays are read as uint64, so that a value of 2^63 or more is named as it is rather
   // than wrapped to a negative one.
   const auto checked = [&](auto tag) {
@@ -71,6 +153,13 @@ std::string shortest(auto v) {
 
 template <class T>
 std::vector<T> to_reals(const py::array& a, const std::string& name, bool exact) {
+  // A typed array of a format NumPy lacks (ml_dtypes'): its values, each exact in float32.
+  if (const auto typed = dtype_format(a.dtype()); typed && a.dtype().kind() == 'V') {
+    const std::vector<std::uint32_t> codes = to_codes(*typed, a, name);
+    std::vector<T> out(codes.size());
+    for (std::size_t i = 0; i < codes.size(); ++i) out[i] = static_cast<T>(to_double(*typed, codes[i]));
+    return out;
+  }
   const char kind = a.dtype().kind();
   if (kind != 'f' && kind != 'i' && kind != 'u')
     throw py::value_error(name + " must be a float32 or float64 array; got dtype " + std::string(py::str(a.dtype())));

@@ -122,13 +122,19 @@ PYBIND11_MODULE(_fpemu, m) {
                                                                           : py::make_tuple(2, 0));
   m.doc() =
       "fpemu: bit-exact software emulation of floating-point formats (FP8, FP6, FP4, bf16, fp16, tf32,\n"
-      "fp32, eXmY). Formats are spec strings ('e4m3fn', 'bf16', 'e5m3:fn') or fpemu.format objects;\n"
-      "rounding modes are rne rna rz ru rd rto sr sr-exact; overflow policies ieee saturate nan.\n"
+      "fp32, eXmY). Formats are spec strings ('e4m3fn', 'bf16', 'e5m3:fn'), fpemu.format objects, or\n"
+      "dtypes that store one (ml_dtypes.float8_e4m3fn, numpy.float16, 'bfloat16'); rounding modes are\n"
+      "rne rna rz ru rd rto sr sr-exact; overflow policies ieee saturate nan.\n"
+      "Where a function takes codes of a format, an integer array holds codes, a typed array of that\n"
+      "format (float16, ml_dtypes' types) holds them in its bits, and any other float array holds\n"
+      "values, each of which must be one of the format's. Codes come back at the storage width:\n"
+      "codes.view(ml_dtypes.float8_e4m3fn) is the typed array of the result.\n"
       "Every rounding is the C++ core's; bad arguments raise ValueError with the library's message.";
 
   py::class_<format>(m, "format", "A floating-point format: exponent and fraction widths, bias and encoding.")
-      .def(py::init([](const std::string& spec) { return value_or_raise(parse_format(spec)); }), py::arg("spec"),
-           "A format from its spec: a name (e4m3fn, bf16, ...) or eXmY[:bias=B][:nosub][:fn|fnuz|finite][:unsigned].")
+      .def(py::init([](const py::object& spec) { return to_format(spec); }), py::arg("spec"),
+           "A format from its spec: a name (e4m3fn, bf16, ...) or eXmY[:bias=B][:nosub][:fn|fnuz|finite][:unsigned];\n"
+           "or from a dtype that stores one (numpy.float16, ml_dtypes.float8_e4m3fn, 'bfloat16').")
       .def_readonly("exp_bits", &format::exp_bits)
       .def_readonly("frac_bits", &format::frac_bits)
       .def_readonly("bias", &format::bias)
@@ -170,7 +176,8 @@ PYBIND11_MODULE(_fpemu, m) {
   m.def("round", &round_impl, py::arg("x"), py::arg("fmt"), py::kw_only(), py::arg("mode") = "rne",
         py::arg("overflow") = "ieee", py::arg("sr_bits") = 16, py::arg("seed") = 0, py::arg("stream") = 0,
         py::arg("out") = "codes", py::arg("flags") = false,
-        "Rounds a float32 or float64 array (any shape) into a format, once, by the core.\n\n"
+        "Rounds a float32, float64 or typed array (float16, ml_dtypes' types; any shape) into a format,\n"
+        "once, by the core.\n\n"
         "out='codes' returns codes (uint8 up to 8 bits, uint16 up to 16, else uint32); out='values'\n"
         "returns the rounded values as float64. Stochastic rounding (mode 'sr', sr_bits random bits)\n"
         "takes element i's bits from Philox keyed by (seed, stream, i): the same seed gives the same\n"

@@ -67,7 +67,11 @@ def pybind_signature(function):
 MODE = "unknown rounding mode 'up': valid rne|rna|rz|ru|rd|rto|sr|sr-exact"
 OVERFLOW = "unknown overflow policy 'clip': valid ieee|saturate|nan"
 SR_BITS = "rounding: stochastic-rounding bits %d out of range: valid 1..32"
-CODES_DTYPE = "%s must be an integer array of codes (uint8, uint16 or uint32); got dtype float64"
+CODES_DTYPE = ("%s must hold codes (an integer array), values (a float array) or a typed array (float16, bfloat16, "
+               "float8_*, float6_*, float4_*); got dtype <U1")
+FORMAT_TYPE = ("a format is a spec string such as 'e4m3fn' or 'e5m3:fn', a dtype such as ml_dtypes.float8_e4m3fn, "
+               "or an fpemu.format; got %s")
+NOT_A_VALUE = "%s = 0.1 is not a value of %s (nearest: %s); round it with fpemu.round first"
 PRESETS = ", ".join(p["name"] for p in fpemu.presets())
 
 ROWS = [
@@ -77,12 +81,13 @@ ROWS = [
     v("out of range", "format('e9m99')",
       "format 'e9m99': frac_bits 99 is out of range for 9 exponent bits: valid 0..22 (at most 32 bits with the sign)"),
     v("out of range", "format('e0m3')", "format 'e0m3': exponent bits 0 out of range: valid 1..11"),
-    t("wrong Python type", "format(None)", "__init__(): incompatible constructor arguments. The following argument "
-      "types are supported:"),
+    v("wrong Python type", "format(None)", FORMAT_TYPE % "None"),
+    v("wrong dtype", "format(np.int8)", "dtype int8 stores no format of fpemu (those that do: float32 float16 bfloat16 "
+      "float8_e5m2 float8_e4m3fn float8_e4m3fnuz float8_e5m2fnuz float8_e4m3b11fnuz float8_e4m3 float8_e3m4 "
+      "float8_e8m0fnu float6_e3m2fn float6_e2m3fn float4_e2m1fn)"),
     # Rounding, decoding, conversion.
     v("unknown format", "round(x, 'bogus')", unknown_format("bogus")),
-    v("wrong Python type", "round(x, 5)",
-      "a format is a spec string such as 'e4m3fn' or 'e5m3:fn', or an fpemu.format; got 5"),
+    v("wrong Python type", "round(x, 5)", FORMAT_TYPE % "5"),
     v("unknown name", "round(x, 'bf16', mode='up')", MODE),
     v("unknown name", "round(x, 'bf16', overflow='clip')", OVERFLOW),
     v("unknown name", "round(x, 'bf16', out='bits')", "out = 'bits' (valid: codes, values)"),
@@ -97,7 +102,8 @@ ROWS = [
     t("wrong Python type", "round([1.0], 'bf16')", pybind_signature("round")),
     t("out of range", "round(x, 'bf16', seed=-1)", pybind_signature("round")),
     v("unknown format", "decode(c, 'bogus')", unknown_format("bogus")),
-    v("wrong dtype", "decode(x, 'e4m3fn')", CODES_DTYPE % "codes"),
+    v("wrong dtype", "decode(s, 'e4m3fn')", CODES_DTYPE % "codes"),
+    v("value not exact", "decode(t, 'e4m3fn')", NOT_A_VALUE % ("codes[0]", "e4m3fn", "0.1015625")),
     v("out of range", "decode(np.array([300]), 'e4m3fn')", "codes[0] = 300 is not a code of e4m3fn (valid: 0..255)"),
     v("out of range", "decode(np.array([-1]), 'e4m3fn')", "codes[0] = -1 is not a code of e4m3fn (valid: 0..255)"),
     v("out of range", "decode(np.array([2**64 - 1], np.uint64), 'e4m3fn')",
@@ -108,7 +114,7 @@ ROWS = [
     v("out of range", "convert(c, 'e4m3fn', 'bf16', mode='sr', sr_bits=0)", SR_BITS % 0),
     v("out of range", "convert(np.array([300]), 'e4m3fn', 'bf16')",
       "codes[0] = 300 is not a code of e4m3fn (valid: 0..255)"),
-    v("wrong dtype", "convert(x, 'e4m3fn', 'bf16')", CODES_DTYPE % "codes"),
+    v("wrong dtype", "convert(s, 'e4m3fn', 'bf16')", CODES_DTYPE % "codes"),
 ]
 
 # Arithmetic: the four binary operations share one binding; each is called.
@@ -123,7 +129,8 @@ for op in ("add", "sub", "mul", "div"):
         v("shape mismatch", "%s(c, c[:1], 'e4m3fn')" % op, "a has shape [2] but b has shape [1]; they must be equal"),
         v("shape mismatch", "%s(c.reshape(2, 1), c, 'e4m3fn')" % op,
           "a has shape [2, 1] but b has shape [2]; they must be equal"),
-        v("wrong dtype", "%s(x, x, 'e4m3fn')" % op, CODES_DTYPE % "a"),
+        v("wrong dtype", "%s(s, s, 'e4m3fn')" % op, CODES_DTYPE % "a"),
+        v("value not exact", "%s(c, t, 'e4m3fn')" % op, NOT_A_VALUE % ("b[0]", "e4m3fn", "0.1015625")),
     ]
 
 ROWS += [
@@ -132,12 +139,12 @@ ROWS += [
     v("out of range", "fma(c, c, np.array([1, 300]), 'e4m3fn')", "c[1] = 300 is not a code of e4m3fn (valid: 0..255)"),
     v("shape mismatch", "fma(c, c[:1], c, 'e4m3fn')", "a has shape [2] but b has shape [1]; they must be equal"),
     v("shape mismatch", "fma(c, c, c[:1], 'e4m3fn')", "a has shape [2] but c has shape [1]; they must be equal"),
-    v("wrong dtype", "fma(c, c, x, 'e4m3fn')", CODES_DTYPE % "c"),
+    v("wrong dtype", "fma(c, c, s, 'e4m3fn')", CODES_DTYPE % "c"),
     v("unknown format", "sqrt(c, 'bogus')", unknown_format("bogus")),
     v("unknown name", "sqrt(c, 'e4m3fn', mode='up')", MODE),
     v("out of range", "sqrt(c, 'e4m3fn', mode='sr', sr_bits=0)", SR_BITS % 0),
     v("out of range", "sqrt(np.array([300]), 'e4m3fn')", "a[0] = 300 is not a code of e4m3fn (valid: 0..255)"),
-    v("wrong dtype", "sqrt(x, 'e4m3fn')", CODES_DTYPE % "a"),
+    v("wrong dtype", "sqrt(s, 'e4m3fn')", CODES_DTYPE % "a"),
     # Accumulation.
     v("unknown format", "sum(c, 'bogus')", unknown_format("bogus")),
     v("unknown format", "sum(c, 'e4m3fn', acc='fp99')",
@@ -155,7 +162,7 @@ ROWS += [
     v("NaN hyper-parameter", "sum(c, 'e4m3fn', lam=nan)", "lam = nan (valid: > 0, finite)"),
     v("negative hyper-parameter", "sum(c, 'e4m3fn', lam=-1.0)", "lam = -1 (valid: > 0, finite)"),
     v("out of range", "sum(np.array([300]), 'e4m3fn')", "x[0] = 300 is not a code of e4m3fn (valid: 0..255)"),
-    v("wrong dtype", "sum(x, 'e4m3fn')", CODES_DTYPE % "x"),
+    v("wrong dtype", "sum(s, 'e4m3fn')", CODES_DTYPE % "x"),
     v("unknown format", "gemm(m, mt, a_fmt='bogus')", unknown_format("bogus")),
     v("unknown format", "gemm(m, mt, a_fmt='bf16', b_fmt='bogus')", unknown_format("bogus")),
     v("unknown format", "gemm(m, mt, a_fmt='bf16', out='bogus')", unknown_format("bogus")),
@@ -177,7 +184,7 @@ ROWS += [
     v("shape mismatch", "gemm(m, mt, np.zeros((3, 3), np.uint32), a_fmt='bf16')", "C has shape (3, 3); A*B is (2, 2)"),
     v("shape mismatch", "gemm(m[0], mt, a_fmt='bf16')", "A must be a 2-D array; got 1 dimension(s)"),
     v("empty input", "gemm(m[:0], mt, a_fmt='bf16')", "A has shape (0, 3); each side must be 1..2^30"),
-    v("wrong dtype", "gemm(m, mt, np.zeros((2, 2)), a_fmt='bf16')", CODES_DTYPE % "C"),
+    v("wrong dtype", "gemm(m, mt, np.full((2, 2), 'a'), a_fmt='bf16')", CODES_DTYPE % "C"),
     v("unknown format", "dot(m[0], m[1], a_fmt='bogus')", unknown_format("bogus")),
     v("unknown format", "dot(m[0], m[1], a_fmt='bf16', acc='bogus')",
       unknown_accumulator("bogus")),
@@ -189,7 +196,8 @@ ROWS += [
     v("shape mismatch", "dot(m[0], m[1][:2], a_fmt='bf16')", "a has length 3 and b has length 2 (valid: equal, 1..2^30)"),
     v("shape mismatch", "dot(m, m, a_fmt='bf16')", "a and b must be 1-D arrays of codes"),
     v("empty input", "dot(m[0][:0], m[1][:0], a_fmt='bf16')", "a has length 0 and b has length 0 (valid: equal, 1..2^30)"),
-    v("wrong dtype", "dot(x, x, a_fmt='bf16')", CODES_DTYPE % "a"),
+    v("wrong dtype", "dot(s, s, a_fmt='bf16')", CODES_DTYPE % "a"),
+    v("value not exact", "dot(t, x, a_fmt='bf16')", NOT_A_VALUE % ("a[0]", "bf16", "0.10009765625")),
     v("unknown name", "mma(f, f, preset='bogus')",
       "unknown tensor-core preset 'bogus': valid presets are " + PRESETS),
     v("unknown name", "mma(f, f, preset='h100-bf16', out='fp8')", "out = 'fp8' (valid: fp32, fp16)"),
@@ -419,6 +427,7 @@ def fixtures():
     names = {n: getattr(fpemu, n) for n in dir(fpemu) if not n.startswith("_")}
     names.update(np=np, nan=float("nan"), inf=float("inf"), B=fpemu.bounds,
                  x=np.array([1.0, 2.0]), c=np.array([56, 60], np.uint8), m=m, mt=m.T.copy(),
+                 s=np.array(["a", "b"]), t=np.array([0.1, 2.0]),
                  f=np.array([[1.0, 2.0], [3.0, 4.0]], np.float32), p=p, g=g, opt=opt,
                  X=np.array([[0.5, -1.0], [1.0, 0.25], [-0.5, 2.0], [0.0, 1.0]], np.float32),
                  Y=np.array([0.0, 1.0, 1.0, 0.0], np.float32))

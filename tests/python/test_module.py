@@ -99,7 +99,8 @@ def test_errors():
     raises(lambda: fpemu.round(np.array(["a"]), "bf16"), "float32 or float64")
     raises(lambda: fpemu.decode(np.array([256]), "e4m3fn"), "codes[0] = 256")
     raises(lambda: fpemu.decode(np.array([-1]), "e4m3fn"), "codes[0] = -1")
-    raises(lambda: fpemu.decode(np.array([1.5]), "e4m3fn"), "integer array")
+    raises(lambda: fpemu.decode(np.array([0.1]), "e4m3fn"), "codes[0] = 0.1 is not a value of e4m3fn")
+    check(fpemu.decode(np.array([1.5, -448.0]), "e4m3fn").tolist() == [1.5, -448.0], "float arrays are values")
     check(fpemu.__doc__ is not None and "ValueError" in fpemu.__doc__, "the module has a docstring")
     check(fpemu.round.__doc__ is not None and "Philox" in fpemu.round.__doc__, "round has a docstring")
 

@@ -1,7 +1,12 @@
 """
 fpemu: bit-exact software emulation of floating-point formats (FP8, FP6, FP4, bf16, fp16, tf32,
-fp32, eXmY). Formats are spec strings ('e4m3fn', 'bf16', 'e5m3:fn') or fpemu.format objects;
-rounding modes are rne rna rz ru rd rto sr sr-exact; overflow policies ieee saturate nan.
+fp32, eXmY). Formats are spec strings ('e4m3fn', 'bf16', 'e5m3:fn'), fpemu.format objects, or
+dtypes that store one (ml_dtypes.float8_e4m3fn, numpy.float16, 'bfloat16'); rounding modes are
+rne rna rz ru rd rto sr sr-exact; overflow policies ieee saturate nan.
+Where a function takes codes of a format, an integer array holds codes, a typed array of that
+format (float16, ml_dtypes' types) holds them in its bits, and any other float array holds
+values, each of which must be one of the format's. Codes come back at the storage width:
+codes.view(ml_dtypes.float8_e4m3fn) is the typed array of the result.
 Every rounding is the C++ core's; bad arguments raise ValueError with the library's message.
 """
 from __future__ import annotations
@@ -18,9 +23,10 @@ class format:
         ...
     def __hash__(self) -> int:
         ...
-    def __init__(self, spec: str) -> None:
+    def __init__(self, spec: typing.Any) -> None:
         """
-        A format from its spec: a name (e4m3fn, bf16, ...) or eXmY[:bias=B][:nosub][:fn|fnuz|finite][:unsigned].
+        A format from its spec: a name (e4m3fn, bf16, ...) or eXmY[:bias=B][:nosub][:fn|fnuz|finite][:unsigned];
+        or from a dtype that stores one (numpy.float16, ml_dtypes.float8_e4m3fn, 'bfloat16').
         """
     def __repr__(self) -> str:
         ...
@@ -323,7 +329,8 @@ def presets() -> list:
     """
 def round(x: numpy.ndarray, fmt: typing.Any, *, mode: str = 'rne', overflow: str = 'ieee', sr_bits: int = 16, seed: int = 0, stream: int = 0, out: str = 'codes', flags: bool = False) -> typing.Any:
     """
-    Rounds a float32 or float64 array (any shape) into a format, once, by the core.
+    Rounds a float32, float64 or typed array (float16, ml_dtypes' types; any shape) into a format,
+    once, by the core.
     
     out='codes' returns codes (uint8 up to 8 bits, uint16 up to 16, else uint32); out='values'
     returns the rounded values as float64. Stochastic rounding (mode 'sr', sr_bits random bits)
