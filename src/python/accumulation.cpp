@@ -4,6 +4,7 @@
 #include <cmath>
 #include <optional>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "analysis/reference/accumulation_experiment.hpp"
@@ -181,6 +182,51 @@ py::array mma_impl(const py::array& a, const py::array& b, const std::optional<p
   return reshaped(floats_array(d), std::vector<py::ssize_t>{m, n});
 }
 
+// The scaling and the axis along which K runs, as analysis::quantise takes them.
+analysis::scaling to_scaling(const std::string& name) { return value_or_raise(analysis::parse_scaling(name)); }
+bool along_k_is_cols(int k_axis) {
+  if (k_axis != 0 && k_axis != 1)
+    throw py::value_error("k_axis = " + std::to_string(k_axis) +
+                          " (valid: 1, K along columns as in A; 0, along rows as in B)");
+  return k_axis == 1;
+}
+
+py::tuple quantise_impl(const py::array& x, const py::object& fmt, const std::string& scaling, int k_axis,
+                        const std::string& mode) {
+  const format f = to_format(fmt);
+  const auto [rows, cols] = matrix_shape(x, "x");
+  const std::vector<float> values = exact_floats(x, "x");
+  const analysis::scaled_matrix q = value_or_raise(analysis::quantise(
+      values, rows, cols, f, to_scaling(scaling), along_k_is_cols(k_axis), to_rounding(f, mode, "saturate")));
+  return py::make_tuple(reshaped(codes_array(f, q.codes), std::vector<py::ssize_t>{rows, cols}),
+                        codes_array(q.scale_format, q.scales));
+}
+
+py::array dequantise_impl(const py::array& codes, const py::array& scales, const py::object& fmt,
+                          const std::string& scaling, int k_axis) {
+  analysis::scaled_matrix q;
+  q.fmt = to_format(fmt);
+  std::tie(q.rows, q.cols) = matrix_shape(codes, "codes");
+  q.codes = to_codes(q.fmt, codes, "codes");
+  q.scale_kind = to_scaling(scaling);
+  q.scale_format = q.scale_kind == analysis::scaling::mx32 ? formats::e8m0fnu : formats::fp32;
+  q.scales = to_codes(q.scale_format, scales, "scales");
+  const bool cols_k = along_k_is_cols(k_axis);
+  // The number of scales the layout needs: one past the index of the last element's group.
+  const std::size_t needed = analysis::scale_index(q, q.rows - 1, q.cols - 1, cols_k) + 1;
+  if (q.scales.size() != needed)
+    throw py::value_error("scales has " + std::to_string(q.scales.size()) + " elements; a " + std::to_string(q.rows) +
+                          "x" + std::to_string(q.cols) + " matrix scaled " + scaling + " along k_axis " +
+                          std::to_string(k_axis) + " has " + std::to_string(needed));
+  std::vector<double> v(q.codes.size());
+  for (int r = 0; r < q.rows; ++r)
+    for (int c = 0; c < q.cols; ++c) {
+      const std::size_t i = static_cast<std::size_t>(r) * q.cols + c;
+      v[i] = to_double(q.fmt, q.codes[i]) * analysis::scale_of(q, r, c, cols_k);
+    }
+  return reshaped(doubles_array(v), std::vector<py::ssize_t>{q.rows, q.cols}).cast<py::array>();
+}
+
 }  // namespace
 
 void bind_accumulation(py::module_& m) {
@@ -232,6 +278,20 @@ void bind_accumulation(py::module_& m) {
                      "bit-identical for any thread count.\n") +
          accumulator_doc)
             .c_str());
+
+  m.def("quantise", &quantise_impl, py::arg("x"), py::arg("fmt"), py::kw_only(), py::arg("scaling") = "mx32",
+        py::arg("k_axis") = 1, py::arg("mode") = "rne",
+        "Block-scaled quantisation of a 2-D float32 array (values exact in float32) into codes of fmt, as\n"
+        "fpemu gemm scales its inputs: scaling 'mx32' (OCP MX v1.0: one e8m0fnu scale per 32 elements\n"
+        "along K, X = 2^(floor(log2(amax)) - emax(fmt)), 2^0 for an all-zero block), 'tile128' (one fp32\n"
+        "scale per row per 128 along K for A, per 128 x 128 block for B; DeepSeek-V3), 'block128', 'tensor'\n"
+        "or 'none'; fp32 scales are amax / max_finite(fmt) rounded up. Each element x / scale is rounded\n"
+        "once into fmt in `mode`, saturating. k_axis: 1 when K runs along columns (A), 0 along rows (B).\n"
+        "Returns (codes, scale codes): codes in x's shape, scales as e8m0fnu (mx32) or fp32 codes.");
+  m.def("dequantise", &dequantise_impl, py::arg("codes"), py::arg("scales"), py::arg("fmt"), py::kw_only(),
+        py::arg("scaling") = "mx32", py::arg("k_axis") = 1,
+        "The values of block-scaled codes (quantise's result): each code's value times its group's scale,\n"
+        "exact in float64.");
 
   m.def("dot", &dot_impl, py::arg("a"), py::arg("b"), py::kw_only(), py::arg("a_fmt") = "fp32",
         py::arg("b_fmt") = py::none(), py::arg("acc") = "fp32", py::arg("acc_mode") = "rne", py::arg("sr_bits") = 16,

@@ -14,7 +14,7 @@ import numpy
 import numpy as _numpy
 import typing
 from . import bounds
-__all__: list[str] = ['DIVIDE_BY_ZERO', 'INEXACT', 'INVALID', 'OVERFLOW', 'UNDERFLOW', 'accumulation_experiment', 'add', 'allreduce_cp', 'bounds', 'bytes_per_parameter', 'casgd', 'casgd_recipes', 'convert', 'decode', 'div', 'dot', 'effective_unit_roundoff', 'fma', 'format', 'formats', 'gemm', 'load_fashion_mnist', 'load_libsvm', 'mma', 'mul', 'optimizer', 'policy', 'presets', 'round', 'sqrt', 'sub', 'sum', 'theorem1_floor', 'train']
+__all__: list[str] = ['DIVIDE_BY_ZERO', 'INEXACT', 'INVALID', 'OVERFLOW', 'UNDERFLOW', 'accumulation_experiment', 'add', 'allreduce_cp', 'bounds', 'bytes_per_parameter', 'casgd', 'casgd_recipes', 'convert', 'decode', 'dequantise', 'div', 'dot', 'effective_unit_roundoff', 'fma', 'format', 'formats', 'gemm', 'load_fashion_mnist', 'load_libsvm', 'mma', 'mul', 'optimizer', 'policy', 'presets', 'quantise', 'round', 'sqrt', 'sub', 'sum', 'theorem1_floor', 'train']
 class format:
     """
     A floating-point format: exponent and fraction widths, bias and encoding.
@@ -255,6 +255,11 @@ def decode(codes: numpy.ndarray, fmt: typing.Any) -> typing.Any:
     """
     The exact values of codes as float64 (NaN codes give NaN).
     """
+def dequantise(codes: numpy.ndarray, scales: numpy.ndarray, fmt: typing.Any, *, scaling: str = 'mx32', k_axis: int = 1) -> numpy.ndarray:
+    """
+    The values of block-scaled codes (quantise's result): each code's value times its group's scale,
+    exact in float64.
+    """
 def div(a: numpy.ndarray, b: numpy.ndarray, fmt: typing.Any, *, mode: str = 'rne', overflow: str = 'ieee', sr_bits: int = 16, seed: int = 0, stream: int = 0, flags: bool = False) -> typing.Any:
     """
     div(a, b, fmt): a / b. (codes of fmt, same shape) -> codes of fmt: the correctly rounded result of each element, one
@@ -326,6 +331,16 @@ def presets() -> list:
     The tensor-core presets as dicts: name, summary, default input formats a and b, instruction_k,
     the block-FMA block_size and frac_bits, promote_every, whether an fp16 accumulator exists, and
     whether the preset reproduces recorded hardware outputs bit for bit (validated).
+    """
+def quantise(x: numpy.ndarray, fmt: typing.Any, *, scaling: str = 'mx32', k_axis: int = 1, mode: str = 'rne') -> tuple:
+    """
+    Block-scaled quantisation of a 2-D float32 array (values exact in float32) into codes of fmt, as
+    fpemu gemm scales its inputs: scaling 'mx32' (OCP MX v1.0: one e8m0fnu scale per 32 elements
+    along K, X = 2^(floor(log2(amax)) - emax(fmt)), 2^0 for an all-zero block), 'tile128' (one fp32
+    scale per row per 128 along K for A, per 128 x 128 block for B; DeepSeek-V3), 'block128', 'tensor'
+    or 'none'; fp32 scales are amax / max_finite(fmt) rounded up. Each element x / scale is rounded
+    once into fmt in `mode`, saturating. k_axis: 1 when K runs along columns (A), 0 along rows (B).
+    Returns (codes, scale codes): codes in x's shape, scales as e8m0fnu (mx32) or fp32 codes.
     """
 def round(x: numpy.ndarray, fmt: typing.Any, *, mode: str = 'rne', overflow: str = 'ieee', sr_bits: int = 16, seed: int = 0, stream: int = 0, out: str = 'codes', flags: bool = False) -> typing.Any:
     """
