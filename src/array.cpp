@@ -19,6 +19,7 @@
 
 #include "array_simd.hpp"
 #include "fpemu/convert.hpp"
+#include "fpemu/interrupt.hpp"
 #include "fpemu/ops.hpp"
 #include "fpemu/random.hpp"
 #include "fpemu/round_float.hpp"
@@ -69,13 +70,13 @@ constexpr std::size_t kPiece = 4096;
 int threads_for(std::size_t n) { return n < kParallelFrom ? 1 : array_threads(); }
 
 // Runs piece(begin, end) over [0, n) on the pool, pieces of at most kPiece elements, and
-// returns the union of the pieces' flags.
+// returns the union of the pieces' flags. An interrupt (interrupt.hpp) skips the pieces left.
 template <class Piece>
 std::uint8_t for_each_piece(std::size_t n, Piece piece) {
   std::atomic<std::uint8_t> all{0};
   detail::parallel_chunks(n, threads_for(n), kPiece, [&](std::size_t begin, std::size_t end) {
     std::uint8_t flags = 0;
-    for (std::size_t b = begin; b < end; b += kPiece) flags |= piece(b, std::min(end, b + kPiece));
+    for (std::size_t b = begin; b < end && !interrupted(); b += kPiece) flags |= piece(b, std::min(end, b + kPiece));
     all.fetch_or(flags);
   });
   return all.load();

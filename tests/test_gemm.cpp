@@ -22,6 +22,11 @@ using namespace fpemu::analysis;
 
 namespace {
 
+template <class T>
+std::string message(const expected<T>& r) {
+  return r.has_value() ? std::string("(no error)") : r.message();
+}
+
 // Random codes of f: mostly N(0, sigma) values rounded in, plus zeros, -0, subnormals, the
 // largest finite values and exact negations of earlier entries (cancellation).
 scaled_matrix random_matrix(const format& f, int rows, int cols, std::mt19937_64& rng, double sigma = 1.0) {
@@ -451,10 +456,50 @@ TEST_CASE("quantise: amax maps to the top of the format; MX scales are e8m0 powe
   CHECK(to_double(formats::e8m0fnu, mx->scales[1]) == 2.0);
 }
 
+TEST_CASE("quantise nvfp4: an fp32 tensor scale rounded up, e4m3fn scales per 16, each a single rounding") {
+  // Block 0: amax 2688 = 448 * 6 makes the tensor scale 1 and the block scale 448; block 1:
+  // amax 3 gives 3/6 = 0.5 and 1.25 / 0.5 = 2.5, a tie of e2m1fn that goes to even (2); block 2:
+  // amax 2^-12 gives 2^-12 / 6, below half e4m3fn's smallest subnormal 2^-9: zeros, signs kept.
+  std::vector<float> x(48, 0.0f);
+  x[0] = 2688.0f;
+  x[1] = -448.0f;
+  x[16] = 3.0f;
+  x[17] = 1.25f;
+  x[32] = std::ldexp(1.0f, -12);
+  x[33] = -std::ldexp(1.0f, -13);
+  const auto q = quantise(x, 1, 48, formats::e2m1fn, scaling::nvfp4, true);
+  REQUIRE(q.has_value());
+  CHECK(q->scale_format == formats::e4m3fn);
+  CHECK(to_double(formats::fp32, q->tensor_scale) == 1.0);
+  REQUIRE(q->scales.size() == 3u);
+  CHECK(to_double(formats::e4m3fn, q->scales[0]) == 448.0);
+  CHECK(to_double(formats::e4m3fn, q->scales[1]) == 0.5);
+  CHECK(to_double(formats::e4m3fn, q->scales[2]) == 0.0);
+  CHECK(to_double(formats::e2m1fn, q->codes[0]) == 6.0);
+  CHECK(to_double(formats::e2m1fn, q->codes[1]) == -1.0);
+  CHECK(to_double(formats::e2m1fn, q->codes[16]) == 6.0);
+  CHECK(to_double(formats::e2m1fn, q->codes[17]) == 2.0);
+  CHECK(q->codes[32] == 0u);
+  CHECK(q->codes[33] == 0x8u);  // -0
+  const auto v = dequantise(*q, true);
+  REQUIRE(v.has_value());
+  CHECK((*v)[0] == 2688.0);
+  CHECK((*v)[17] == 1.0);
+  // amax 1: 1 / 2688 is no fp32 value, so the tensor scale is the next fp32 above it.
+  const auto one = quantise(std::vector<float>(16, 1.0f), 1, 16, formats::e2m1fn, scaling::nvfp4, true);
+  REQUIRE(one.has_value());
+  const float st = std::bit_cast<float>(one->tensor_scale);
+  CHECK(static_cast<double>(st) * 2688 > 1.0);
+  CHECK(static_cast<double>(std::nextafter(st, 0.0f)) * 2688 < 1.0);
+  CHECK(message(gemm(*q, *quantise(x, 48, 1, formats::e2m1fn, scaling::nvfp4, false), {}, {}))
+            .find("nvfp4 scaling is not modelled in gemm") != std::string::npos);
+  CHECK(message(quantise(x, 1, 48, formats::fp16, scaling::nvfp4, true)).find("at most 9 significant bits") !=
+        std::string::npos);
+}
+
 TEST_CASE("gemm and quantise reject bad shapes, orders and parameters with a clear message") {
   std::mt19937_64 rng(1);
   const scaled_matrix a = random_matrix(formats::bf16, 2, 3, rng), b = random_matrix(formats::bf16, 4, 2, rng);
-  auto message = [](const auto& r) { return r.has_value() ? std::string("(no error)") : r.message(); };
   CHECK(message(gemm(a, b, {}, {})).find("A is 2x3 and B is 4x2") != std::string::npos);
   const scaled_matrix b3 = random_matrix(formats::bf16, 3, 2, rng);
   gemm_options o;
@@ -480,5 +525,5 @@ TEST_CASE("gemm and quantise reject bad shapes, orders and parameters with a cle
         std::string::npos);
   CHECK(message(quantise(x, 2, 256, formats::e4m3fn, scaling::none, true)).find("needs 512 values, got 256") !=
         std::string::npos);
-  CHECK(message(parse_scaling("mx64")).find("valid are none, tensor, tile128, block128, mx32") != std::string::npos);
+  CHECK(message(parse_scaling("mx64")).find("valid are none, tensor, tile128, block128, mx32, nvfp4") != std::string::npos);
 }

@@ -16,6 +16,7 @@
 
 #include "fpemu/convert.hpp"
 #include "fpemu/exact_accumulator.hpp"
+#include "fpemu/interrupt.hpp"
 #include "fpemu/random.hpp"
 
 namespace fpemu::casgd {
@@ -191,7 +192,7 @@ cp_measurement measure_cp(int P, allreduce_algorithm a, const precision& datatyp
   const auto np = static_cast<std::size_t>(P), L = static_cast<std::size_t>(length);
   const double u = datatype.unit_roundoff();
   vectors v(np, std::vector<double>(L));
-  for (int t = 0; t < trials; ++t) {
+  for (int t = 0; t < trials && !interrupted(); ++t) {
     // Trial t is Philox stream t; rank p's element i is index p L + i.
     for (std::size_t p = 0; p < np; ++p)
       for (std::size_t i = 0; i < L; ++i)

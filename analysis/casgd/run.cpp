@@ -14,6 +14,7 @@
 #include "analysis/reference/gemm_kernels.hpp"
 #include "analysis/reference/parallel_rows.hpp"
 #include "fpemu/convert.hpp"
+#include "fpemu/interrupt.hpp"
 #include "fpemu/detail/bits.hpp"
 #include "fpemu/random.hpp"
 #include "fpemu/round_float.hpp"
@@ -311,7 +312,7 @@ rank_vectors run(const column_blocks& data, const run_options& o, int eval_every
     if (hooks.evaluated) hooks.evaluated(h, loss);
   };
   evaluate(0);
-  for (int h = 0; h < o.outer; ++h) {
+  for (int h = 0; h < o.outer && !interrupted(); ++h) {
     if (hooks.before_outer) hooks.before_outer(h, x);
     x = outer_iteration(data, o, o.precision, h, x, comm).x;
     if ((h + 1) % eval_every == 0 || h + 1 == o.outer) evaluate(h + 1);

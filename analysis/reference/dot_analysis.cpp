@@ -14,6 +14,7 @@
 #include "fpemu/compare.hpp"
 #include "fpemu/convert.hpp"
 #include "fpemu/exact_accumulator.hpp"
+#include "fpemu/interrupt.hpp"
 #include "fpemu/ops.hpp"
 #include "fpemu/spec.hpp"
 
@@ -351,7 +352,7 @@ gemm_report analyse_gemm(const scaled_matrix& a, const scaled_matrix& b, std::sp
     exact_accumulator x, s;
     std::vector<std::uint32_t> a_row(static_cast<std::size_t>(K)), b_col(static_cast<std::size_t>(K));
     for (int i = r0; i < r1; ++i) {
-      for (int j = 0; j < N; ++j) {
+      for (int j = 0; j < N && !interrupted(); ++j) {
         if (block_model && premise[static_cast<std::size_t>(i)].empty()) {
           for (int q = 0; q < K; ++q) {
             const int k = o.k_order.empty() ? q : o.k_order[static_cast<std::size_t>(q)];

@@ -11,6 +11,7 @@
 #include "analysis/reference/gemm_kernels.hpp"
 #include "analysis/reference/parallel_rows.hpp"
 #include "fpemu/convert.hpp"
+#include "fpemu/interrupt.hpp"
 #include "fpemu/ops.hpp"
 #include "fpemu/spec.hpp"
 
@@ -19,10 +20,17 @@ namespace {
 
 constexpr int kDeepSeekGroup = 128;
 constexpr int kMxGroup = 32;
+constexpr int kNvfp4Group = 16;
 
+// Exact in double: an e4m3fn block scale (4 significant bits) times an fp32 tensor scale (24).
 double scale_value(const scaled_matrix& m, std::size_t index) {
   if (m.scale_kind == scaling::none || m.scales.empty()) return 1.0;
-  return to_double(m.scale_format, m.scales[index]);
+  return to_double(m.scale_format, m.scales[index]) * to_double(formats::fp32, m.tensor_scale);
+}
+
+// a / b correctly rounded into f, as one rounding of the exact quotient (the core's exact_div).
+rounded quotient(const format& f, double a, double b, const rounding& r, std::uint64_t random = 0) {
+  return round_exact(f, exact_div(unpack(a), unpack(b)), r, random);
 }
 
 std::string shape(const scaled_matrix& m) { return std::to_string(m.rows) + "x" + std::to_string(m.cols); }
@@ -63,6 +71,7 @@ int group_along_k(scaling s) {
     case scaling::tile_1x128:
     case scaling::block_128: return kDeepSeekGroup;
     case scaling::mx32: return kMxGroup;
+    case scaling::nvfp4: return kNvfp4Group;
     default: return 0;
   }
 }
@@ -78,9 +87,41 @@ std::size_t scale_index(const scaled_matrix& m, int r, int c, bool along_k_is_co
       [[fallthrough]];  // B uses 128 x 128 blocks (DeepSeek-V3 weights)
     case scaling::block_128:
       return static_cast<std::size_t>(other / 128) * ((k_len + 127) / 128) + k / 128;
-    case scaling::mx32: return static_cast<std::size_t>(other) * ((k_len + 31) / 32) + k / 32;
+    case scaling::mx32:
+    case scaling::nvfp4: {
+      const int g = group_along_k(m.scale_kind);
+      return static_cast<std::size_t>(other) * static_cast<std::size_t>((k_len + g - 1) / g) +
+             static_cast<std::size_t>(k / g);
+    }
   }
   return 0;
+}
+
+format scale_format_of(scaling s) {
+  return s == scaling::mx32 ? formats::e8m0fnu : s == scaling::nvfp4 ? formats::e4m3fn : formats::fp32;
+}
+
+std::size_t scale_count(scaling s, int rows, int cols, bool along_k_is_cols) {
+  scaled_matrix shape_only;
+  shape_only.rows = rows;
+  shape_only.cols = cols;
+  shape_only.scale_kind = s;
+  return scale_index(shape_only, rows - 1, cols - 1, along_k_is_cols) + 1;
+}
+
+expected<std::vector<double>> dequantise(const scaled_matrix& m, bool along_k_is_cols) {
+  const std::size_t needed = scale_count(m.scale_kind, m.rows, m.cols, along_k_is_cols);
+  if (m.scale_kind != scaling::none && m.scales.size() != needed)
+    return error{"dequantise: " + std::to_string(m.scales.size()) + " scales; a " + shape(m) + " matrix scaled " +
+                 std::string(to_string(m.scale_kind)) + " with K along its " + (along_k_is_cols ? "columns" : "rows") +
+                 " has " + std::to_string(needed)};
+  std::vector<double> v(m.codes.size());
+  for (int r = 0; r < m.rows; ++r)
+    for (int c = 0; c < m.cols; ++c) {
+      const std::size_t i = static_cast<std::size_t>(r) * m.cols + c;
+      v[i] = to_double(m.fmt, m.codes[i]) * scale_of(m, r, c, along_k_is_cols);
+    }
+  return v;
 }
 
 double scale_of(const scaled_matrix& m, int r, int c, bool along_k_is_cols) {
@@ -94,14 +135,16 @@ std::string_view to_string(scaling s) {
     case scaling::tile_1x128: return "tile128";
     case scaling::block_128: return "block128";
     case scaling::mx32: return "mx32";
+    case scaling::nvfp4: return "nvfp4";
   }
   return "none";
 }
 
 expected<scaling> parse_scaling(std::string_view name) {
-  for (scaling s : {scaling::none, scaling::per_tensor, scaling::tile_1x128, scaling::block_128, scaling::mx32})
+  for (scaling s : {scaling::none, scaling::per_tensor, scaling::tile_1x128, scaling::block_128, scaling::mx32,
+                    scaling::nvfp4})
     if (to_string(s) == name) return s;
-  return error{"unknown scaling '" + std::string(name) + "': valid are none, tensor, tile128, block128, mx32"};
+  return error{"unknown scaling '" + std::string(name) + "': valid are none, tensor, tile128, block128, mx32, nvfp4"};
 }
 
 expected<scaled_matrix> quantise(std::span<const float> x, int rows, int cols, const format& fmt, scaling s,
@@ -110,20 +153,17 @@ expected<scaled_matrix> quantise(std::span<const float> x, int rows, int cols, c
     return error{"quantise: a " + std::to_string(rows) + "x" + std::to_string(cols) + " matrix needs " +
                  std::to_string(static_cast<long long>(rows) * cols) + " values, got " + std::to_string(x.size())};
   if (const auto bad = check(fmt)) return error{"quantise: " + *bad};
+  if (s == scaling::nvfp4 && precision(fmt) > 9)
+    return error{"quantise: nvfp4 scaling takes element formats of at most 9 significant bits (FP4, FP6, FP8, bf16); " +
+                 to_string(fmt) + " has " + std::to_string(precision(fmt))};
   scaled_matrix m;
   m.rows = rows;
   m.cols = cols;
   m.fmt = fmt;
   m.scale_kind = s;
-  m.scale_format = s == scaling::mx32 ? formats::e8m0fnu : formats::fp32;
+  m.scale_format = scale_format_of(s);
   m.codes.resize(x.size());
-  const int k_len = along_k_is_cols ? cols : rows;
-  const int others = along_k_is_cols ? rows : cols;
-  std::size_t n_scales = 1;
-  if (s == scaling::tile_1x128 && along_k_is_cols) n_scales = static_cast<std::size_t>(others) * ((k_len + 127) / 128);
-  if (s == scaling::block_128 || (s == scaling::tile_1x128 && !along_k_is_cols))
-    n_scales = static_cast<std::size_t>((others + 127) / 128) * ((k_len + 127) / 128);
-  if (s == scaling::mx32) n_scales = static_cast<std::size_t>(others) * ((k_len + 31) / 32);
+  const std::size_t n_scales = scale_count(s, rows, cols, along_k_is_cols);
 
   std::vector<double> amax(n_scales, 0.0);
   auto at = [&](int i, int j) { return x[static_cast<std::size_t>(i) * cols + j]; };
@@ -138,6 +178,13 @@ expected<scaled_matrix> quantise(std::span<const float> x, int rows, int cols, c
     }
   m.scales.resize(n_scales);
   std::vector<double> scale(n_scales, 1.0);
+  if (s == scaling::nvfp4) {
+    const double amax_all = *std::max_element(amax.begin(), amax.end());
+    constexpr rounding up{round_mode::toward_positive};
+    const double top = max_finite(formats::e4m3fn) * max_finite(fmt);  // 448 * 6 for NVFP4
+    m.tensor_scale = amax_all > 0 ? quotient(formats::fp32, amax_all, top, up).code : from(formats::fp32, 1.0).code;
+  }
+  const double tensor_scale = to_double(formats::fp32, m.tensor_scale);
   for (std::size_t g = 0; g < n_scales; ++g) {
     if (s == scaling::none) {
       m.scales[g] = from(formats::fp32, 1.0).code;
@@ -147,15 +194,29 @@ expected<scaled_matrix> quantise(std::span<const float> x, int rows, int cols, c
       // OCP MX v1.0 section 6.3: X = 2^(floor(log2(amax)) - emax_elem); amax = 0 gives 2^0.
       const int e = amax[g] > 0 ? std::ilogb(amax[g]) - emax(fmt) : 0;
       m.scales[g] = from(formats::e8m0fnu, std::ldexp(1.0, std::clamp(e, -127, 127))).code;
+    } else if (s == scaling::nvfp4) {
+      // s_t max_finite(fmt): 24 + at most 9 significant bits, exact in double and within the
+      // 33-bit divisor exact_div takes.
+      m.scales[g] = quotient(formats::e4m3fn, amax[g], tensor_scale * max_finite(fmt), {}).code;
     } else {
       // amax maps onto the largest finite value; the fp32 scale is rounded up so nothing overflows.
       const double want = amax[g] > 0 ? amax[g] / max_finite(fmt) : 1.0;
       m.scales[g] = from(formats::fp32, want, rounding{round_mode::toward_positive}).code;
     }
-    scale[g] = to_double(m.scale_format, m.scales[g]);
+    scale[g] = scale_value(m, g);
   }
   rounding saturating = r;
   saturating.overflow = overflow_policy::saturate;
+  if (s == scaling::nvfp4) {
+    for (int i = 0; i < rows; ++i)
+      for (int j = 0; j < cols; ++j) {
+        const double v = at(i, j), sg = scale[scale_index(m, i, j, along_k_is_cols)];
+        const std::uint64_t random = random_bits(0, 0x5ca1e, static_cast<std::uint64_t>(i) * cols + j);
+        m.codes[static_cast<std::size_t>(i) * cols + j] =
+            (sg == 0 ? from(fmt, std::copysign(0.0, v)) : quotient(fmt, v, sg, saturating, random)).code;
+      }
+    return m;
+  }
   for (int i = 0; i < rows; ++i)
     for (int j = 0; j < cols; ++j) {
       const std::size_t g = scale_index(m, i, j, along_k_is_cols);
@@ -205,6 +266,9 @@ expected<plan> make_plan(const scaled_matrix& a, const scaled_matrix& b, std::sp
   }
   p.identity_order = std::is_sorted(order.begin(), order.end());
 
+  if (a.scale_kind == scaling::nvfp4 || b.scale_kind == scaling::nvfp4)
+    return error{"gemm: nvfp4 scaling is not modelled in gemm (its two scale levels are applied inside the "
+                 "block-scaled MMA of Blackwell, not by promotion); quantise and dequantise take it"};
   // Group scaling: the partial of each group along K is scaled when it is promoted.
   const int ga = group_along_k(a.scale_kind), gb = group_along_k(b.scale_kind);
   if (ga && gb && ga != gb)
@@ -276,7 +340,7 @@ expected<std::vector<std::uint32_t>> gemm(const scaled_matrix& a, const scaled_m
   auto rows = [&](int r0, int r1) {
     dot_accumulator acc(p.model, a.fmt, b.fmt);
     for (int i = r0; i < r1; ++i)
-      for (int j = 0; j < N; ++j) {
+      for (int j = 0; j < N && !interrupted(); ++j) {  // a row of the reference can take a second
         const std::size_t ij = static_cast<std::size_t>(i) * N + j;
         if (acc_codes.empty()) {
           d[ij] = reference_element(p, acc, a, b, c, o, i, j).code;
@@ -302,7 +366,8 @@ expected<std::vector<gemm_element>> gemm_elements(const scaled_matrix& a, const 
   parallel_rows(p.M, threads, [&](int r0, int r1) {
     dot_accumulator acc(p.model, a.fmt, b.fmt);
     for (int i = r0; i < r1; ++i)
-      for (int j = 0; j < p.N; ++j) d[static_cast<std::size_t>(i) * p.N + j] = reference_element(p, acc, a, b, c, o, i, j);
+      for (int j = 0; j < p.N && !interrupted(); ++j)
+        d[static_cast<std::size_t>(i) * p.N + j] = reference_element(p, acc, a, b, c, o, i, j);
   });
   return d;
 }

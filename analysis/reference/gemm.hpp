@@ -29,16 +29,18 @@ enum class scaling : std::uint8_t {
   tile_1x128,  // A: one scale per row per 128 columns of K; B: one per 128x128 block (DeepSeek-V3)
   block_128,   // A and B: one scale per 128x128 block
   mx32,        // OCP MX: one e8m0 scale per 32 consecutive elements along K
+  nvfp4,       // NVIDIA NVFP4: one e4m3fn scale per 16 along K, under one fp32 scale per matrix
 };
 std::string_view to_string(scaling s);
-expected<scaling> parse_scaling(std::string_view name);  // none tensor tile128 block128 mx32
+expected<scaling> parse_scaling(std::string_view name);  // none tensor tile128 block128 mx32 nvfp4
 
 // The group size along K of a scaling (tile128 and block128: 128; mx32: 32), 0 without groups.
 // gemm() folds each group into the promoted register, so it is also the promotion interval.
 int group_along_k(scaling s);
 
 // A matrix of codes with its scales. rows x cols, row-major. `scales` layout: per_tensor 1;
-// tile_1x128/block_128/mx32: see scale_index(). Scale codes are fp32, or e8m0fnu for mx32.
+// tile_1x128/block_128/mx32/nvfp4: see scale_index(). Scale codes are fp32, e8m0fnu for mx32,
+// e4m3fn for nvfp4, whose block scales are in units of the fp32 `tensor_scale`.
 struct scaled_matrix {
   int rows = 0, cols = 0;
   format fmt = formats::fp32;
@@ -46,7 +48,13 @@ struct scaled_matrix {
   scaling scale_kind = scaling::none;
   format scale_format = formats::fp32;
   std::vector<std::uint32_t> scales;
+  std::uint32_t tensor_scale = 0x3f800000;  // fp32 code; 1 but for nvfp4
 };
+
+// The format of a scaling's scale codes: e8m0fnu for mx32, e4m3fn for nvfp4, else fp32.
+format scale_format_of(scaling s);
+// The number of scales a rows x cols matrix takes (one past scale_index's largest).
+std::size_t scale_count(scaling s, int rows, int cols, bool along_k_is_cols);
 
 // The index in `scales` of element (r, c)'s scale, K running along columns (A) or rows (B):
 // tile_1x128 gives A one scale per row per 128 columns and B one per 128 x 128 block, as
@@ -59,8 +67,17 @@ double scale_of(const scaled_matrix& m, int r, int c, bool along_k_is_cols);
 // (rounded up to a power of two for mx32, as an e8m0 code, per the OCP MX spec 6.3), then each
 // element is x / scale rounded into fmt with `r` (saturating). `along_k_is_cols`: true for A
 // (K runs along columns), false for B (K runs along rows).
+// nvfp4 scales in two levels, as NVIDIA defines NVFP4 (e2m1fn elements; any fmt is taken): the
+// tensor scale s_t = amax / (448 max_finite(fmt)) rounded up into fp32, so that no block scale
+// exceeds e4m3fn's 448; each block of 16 along K takes s_b = amax_b / (max_finite(fmt) s_t)
+// rounded to nearest-even into e4m3fn; each element x / (s_b s_t) is rounded into fmt with `r`
+// (saturating). All three are single roundings of exact quotients. A block whose scale rounds to
+// zero quantises to zeros of x's sign.
 expected<scaled_matrix> quantise(std::span<const float> x, int rows, int cols, const format& fmt, scaling s,
                                  bool along_k_is_cols, const rounding& r = {});
+// Each element's value, its code's value times its scale(s), row-major; exact in double (at most
+// 24 + 24 significant bits). An error names a scale count that does not fit the layout.
+expected<std::vector<double>> dequantise(const scaled_matrix& m, bool along_k_is_cols);
 
 struct gemm_options {
   accumulator_model acc{};     // the accumulator (a preset's model, or a format accumulator)

@@ -22,6 +22,7 @@
 
 #include "analysis/reference/parallel_rows.hpp"
 #include "fpemu/convert.hpp"
+#include "fpemu/interrupt.hpp"
 #include "fpemu/round_float.hpp"
 
 namespace fpemu::analysis::gemm_simd {
@@ -263,14 +264,14 @@ bool fma_chain(const fma_job& job) {
   parallel_rows(job.M, job.threads, [&](int r0, int r1) {
     for (int k0 = 0; k0 < job.K; k0 += kChunk) {
       const int kc = std::min(kChunk, job.K - k0);
-      for (int j0 = 0; j0 < job.N; j0 += static_cast<int>(W)) {
+      for (int j0 = 0; j0 < job.N && !interrupted(); j0 += static_cast<int>(W)) {
         const float* panel = bp.get() + (j0 / W * job.K + k0) * W;
         for_row_tiles<kFmaRows>(job.d, job.N, j0, W, r0, r1, [&](int rows, int i, float* c, std::size_t ldc) {
           tiles[rows - 1](job.a + static_cast<std::size_t>(i) * job.K + k0, job.K, panel, kc, c, ldc);
         });
       }
     }
-  });
+  }, job.M);  // one range per thread, its panels reused by every row; the j loop polls
 #else
   // MulAdd would round twice here, so the chain would no longer be the reference's.
   parallel_rows(job.M, job.threads, [&](int r0, int r1) { fma_rows_portable(job, bp.get(), W, r0, r1); });
@@ -357,7 +358,7 @@ bool block_chain(const block_job& job) {
   parallel_rows(job.M, job.threads, [&](int r0, int r1) {
     for (int k0 = 0; k0 < job.K; k0 += chunk) {
       const int kc = std::min(chunk, job.K - k0);
-      for (int j0 = 0; j0 < job.N; j0 += static_cast<int>(W)) {
+      for (int j0 = 0; j0 < job.N && !interrupted(); j0 += static_cast<int>(W)) {
         const std::size_t at = (j0 / W * job.K + k0) * W;
         for_row_tiles<kBlockRows>(job.d, job.N, j0, W, r0, r1, [&](int rows, int i, float* c, std::size_t ldc) {
           const std::size_t a_at = static_cast<std::size_t>(i) * job.K + k0;
@@ -365,7 +366,7 @@ bool block_chain(const block_job& job) {
         });
       }
     }
-  });
+  }, job.M);  // one range per thread, its panels reused by every row; the j loop polls
   return true;
 }
 

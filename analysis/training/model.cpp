@@ -61,7 +61,7 @@ scaled_matrix round_transposed(const format& f, const float* x, int rows, int co
           for (int j = jt; j < std::min(j1, jt + kTile); ++j)
             m.codes[static_cast<std::size_t>(j) * rows + i] =
                 round_float(f, x[static_cast<std::size_t>(i) * cols + j]).code;
-  });
+  }, kTile);
   return m;
 }
 

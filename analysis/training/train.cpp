@@ -7,6 +7,7 @@
 #include <string>
 
 #include "analysis/training/grad_accumulation.hpp"
+#include "fpemu/interrupt.hpp"
 #include "fpemu/random.hpp"
 #include "fpemu/round_float.hpp"
 #include "fpemu/spec.hpp"
@@ -92,12 +93,12 @@ expected<train_result> train(const dataset& train_set, const dataset& test_set, 
   const auto cols = static_cast<std::size_t>(train_set.cols);
   std::vector<float> x(static_cast<std::size_t>(o.batch) * cols), y(static_cast<std::size_t>(o.batch));
 
-  for (int epoch = 1; epoch <= o.epochs; ++epoch) {
+  for (int epoch = 1; epoch <= o.epochs && !interrupted(); ++epoch) {
     const auto start = std::chrono::steady_clock::now();
     const std::vector<int> order = shuffled_rows(train_set.rows, o.seed, epoch);
     double loss_sum = 0;
     long micro_batches = 0;
-    for (int first = 0; first < train_set.rows; first += o.batch) {
+    for (int first = 0; first < train_set.rows && !interrupted(); first += o.batch) {
       const int rows = std::min(o.batch, train_set.rows - first);
       for (int r = 0; r < rows; ++r) {
         const auto src = static_cast<std::size_t>(order[static_cast<std::size_t>(first + r)]);
@@ -121,6 +122,7 @@ expected<train_result> train(const dataset& train_set, const dataset& test_set, 
         params.refresh(*opt);
       }
     }
+    if (interrupted()) break;  // a partial epoch is not reported
     epoch_record rec;
     rec.epoch = epoch;
     rec.train_loss = loss_sum / static_cast<double>(micro_batches);
@@ -164,7 +166,7 @@ std::vector<floor_row> theorem1_floor(const format& fmt, const std::vector<doubl
       std::vector<stored_tensor> g;
       g.emplace_back(formats::fp32, n);
       std::vector<float> gv(n);
-      for (long s = 0; s < row.steps; ++s) {
+      for (long s = 0; s < row.steps && !interrupted(); ++s) {
         const std::vector<float> w = o->weights(0).values();
         for (std::size_t j = 0; j < n; ++j) gv[j] = static_cast<float>(lambda[j] * (w[j] - target[j]));
         g[0].store(0, gv);

@@ -1,17 +1,22 @@
 // Python bindings: summation, dot and GEMM under accumulator models, the tensor-core presets and
 // their mma model, and the DeepSeek-V3 2024 accumulation experiment.
-#include <bit>
+#include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <optional>
 #include <string>
 #include <tuple>
+#include <utility>
 #include <vector>
 
 #include "analysis/reference/accumulation_experiment.hpp"
+#include "analysis/reference/dot_analysis.hpp"
 #include "analysis/reference/gemm.hpp"
 #include "analysis/reference/summation.hpp"
 #include "bindings.hpp"
+#include "fpemu/array.hpp"
 #include "fpemu/convert.hpp"
+#include "fpemu/interrupt.hpp"
 #include "fpemu/presets.hpp"
 #include "fpemu/spec.hpp"
 
@@ -35,6 +40,26 @@ py::dict bound_dict(const analysis::bound_line& b) {
   return d;
 }
 
+// The report of a computed scalar, as sum and dot return it: the result (value, code, format),
+// the exact value, error = value - exact, relative_error, abs_sum (the sum of magnitudes the
+// bounds scale), IEEE flags and the bounds.
+py::dict scalar_report(double value, std::uint32_t code, const format& f, double exact, double error, double relative,
+                       double abs_sum, std::uint8_t flags, const std::vector<analysis::bound_line>& bounds) {
+  py::dict d;
+  d["value"] = value;
+  d["code"] = code;
+  d["format"] = f;
+  d["exact"] = exact;
+  d["error"] = error;
+  d["relative_error"] = relative;
+  d["abs_sum"] = abs_sum;
+  d["flags"] = flags;
+  py::list lines;
+  for (const auto& b : bounds) lines.append(bound_dict(b));
+  d["bounds"] = lines;
+  return d;
+}
+
 py::dict sum_impl(const py::array& x, const py::object& fmt, const std::string& method, const std::string& acc,
                   const std::string& acc_mode, int sr_bits, int promote, int block, const py::object& high,
                   std::uint64_t seed, std::uint32_t stream, double lam) {
@@ -49,20 +74,9 @@ py::dict sum_impl(const py::array& x, const py::object& fmt, const std::string& 
   if (!(lam > 0) || !std::isfinite(lam)) throw py::value_error("lam = " + number(lam) + " (valid: > 0, finite)");
   o.lambda = lam;
   const std::vector<std::uint32_t> codes = to_codes(o.input, x, "x");
-  const analysis::sum_result r = value_or_raise(analysis::sum(codes, o));
-  py::dict d;
-  d["value"] = r.value;
-  d["code"] = r.code;
-  d["format"] = r.result_format;
-  d["exact"] = r.exact;
-  d["error"] = r.error;
-  d["relative_error"] = r.relative_error;
-  d["abs_sum"] = r.abs_sum;
-  d["flags"] = r.flags;
-  py::list bounds;
-  for (const auto& b : r.bounds) bounds.append(bound_dict(b));
-  d["bounds"] = bounds;
-  return d;
+  const analysis::sum_result r = value_or_raise(without_gil([&] { return analysis::sum(codes, o); }));
+  return scalar_report(r.value, r.code, r.result_format, r.exact, r.error, r.relative_error, r.abs_sum, r.flags,
+                       r.bounds);
 }
 
 analysis::scaled_matrix unscaled(const py::array& a, const format& f, const std::string& name) {
@@ -88,45 +102,67 @@ analysis::gemm_options gemm_options_from(const std::string& acc, const std::stri
   o.alpha = alpha;
   o.beta = beta;
   if (k_order) o.k_order = *k_order;
-  if (threads < 0) throw py::value_error("threads = " + std::to_string(threads) + " (valid: 0 for all cores, or >= 1)");
-  o.threads = threads;
+  o.threads = thread_count(threads);
   o.sr = sr_stream{seed, 0, 0};
   return o;
 }
 
-py::object gemm_impl(const py::array& a, const py::array& b, const std::optional<py::array>& c, const py::object& a_fmt,
+// A report of the same kind as sum's, from the analysis the CLI prints.
+py::dict gemm_report_dict(const analysis::gemm_report& r, py::object result, py::ssize_t rows, py::ssize_t cols) {
+  py::dict d;
+  d["result"] = std::move(result);
+  d["relative_error"] = reshaped(doubles_array(r.relative), std::vector<py::ssize_t>{rows, cols});
+  d["normwise_error"] = r.normwise;
+  d["error_norm"] = r.error_norm;
+  d["exact_norm"] = r.exact_norm;
+  py::list bounds;
+  bounds.append(bound_dict(r.normwise_bound));
+  d["bounds"] = bounds;
+  d["normwise_bound"] = r.normwise_bound_relative;
+  return d;
+}
+
+py::object gemm_impl(const py::object& a_in, const py::object& b_in, const py::object& c_in, const py::object& a_fmt,
                      const py::object& b_fmt, const std::string& acc, const std::string& acc_mode, int sr_bits,
-                     int promote, const py::object& out, const std::string& out_mode, double alpha, double beta,
-                     const std::optional<std::vector<int>>& k_order, int threads, std::uint64_t seed) {
-  const format fa = to_format(a_fmt), fb = b_fmt.is_none() ? fa : to_format(b_fmt), fo = to_format(out);
+                     int promote, const py::object& out_fmt, const std::string& out_mode, double alpha, double beta,
+                     const std::optional<std::vector<int>>& k_order, int threads, std::uint64_t seed, bool report,
+                     const py::object& out, const py::object& dtype) {
+  const format fa = to_format(a_fmt), fb = b_fmt.is_none() ? fa : to_format(b_fmt), fo = to_format(out_fmt);
   const analysis::gemm_options o =
       gemm_options_from(acc, acc_mode, sr_bits, promote, fo, out_mode, alpha, beta, k_order, threads, seed);
+  const py::array a = as_array(a_in, "A"), b = as_array(b_in, "B");
   const analysis::scaled_matrix ma = unscaled(a, fa, "A"), mb = unscaled(b, fb, "B");
   std::vector<std::uint32_t> cc;
-  if (c) {
-    const auto [rows, cols] = matrix_shape(*c, "C");
+  if (!c_in.is_none()) {
+    const py::array c = as_array(c_in, "C");
+    const auto [rows, cols] = matrix_shape(c, "C");
     if (rows != ma.rows || cols != mb.cols)
       throw py::value_error("C has shape (" + std::to_string(rows) + ", " + std::to_string(cols) + "); A*B is (" +
                             std::to_string(ma.rows) + ", " + std::to_string(mb.cols) + ")");
-    cc = to_codes(fo, *c, "C");
+    cc = to_codes(fo, c, "C");
   }
-  const std::vector<std::uint32_t> d = value_or_raise(analysis::gemm(ma, mb, cc, o));
-  return reshaped(codes_array(fo, d), std::vector<py::ssize_t>{ma.rows, mb.cols});
+  result_array result(fo, out, dtype, {ma.rows, mb.cols}, py::none(), is_torch_tensor(a_in));
+  const std::vector<std::uint32_t> d = value_or_raise(without_gil([&] { return analysis::gemm(ma, mb, cc, o); }));
+  result.store(d);
+  if (!report) return result.get();
+  const analysis::gemm_report r = without_gil([&] { return analysis::analyse_gemm(ma, mb, cc, o, d); });
+  return gemm_report_dict(r, result.get(), ma.rows, mb.cols);
 }
 
-std::uint32_t dot_impl(const py::array& a, const py::array& b, const py::object& a_fmt, const py::object& b_fmt,
-                       const std::string& acc, const std::string& acc_mode, int sr_bits, int promote,
-                       const py::object& out, const std::string& out_mode, std::uint64_t seed) {
+py::dict dot_impl(const py::object& a_in, const py::object& b_in, const py::object& a_fmt, const py::object& b_fmt,
+                  const std::string& acc, const std::string& acc_mode, int sr_bits, int promote,
+                  const py::object& out_fmt, const std::string& out_mode, std::uint64_t seed) {
+  const py::array a = as_array(a_in, "a"), b = as_array(b_in, "b");
   if (a.ndim() != 1 || b.ndim() != 1) throw py::value_error("a and b must be 1-D arrays of codes");
   if (a.shape(0) != b.shape(0) || a.shape(0) < 1 || a.shape(0) > (1 << 30))
     throw py::value_error("a has length " + std::to_string(a.shape(0)) + " and b has length " +
                           std::to_string(b.shape(0)) + " (valid: equal, 1..2^30)");
-  const format fa = to_format(a_fmt), fb = b_fmt.is_none() ? fa : to_format(b_fmt), fo = to_format(out);
+  const format fa = to_format(a_fmt), fb = b_fmt.is_none() ? fa : to_format(b_fmt), fo = to_format(out_fmt);
   const analysis::gemm_options o =
       gemm_options_from(acc, acc_mode, sr_bits, promote, fo, out_mode, 1.0, 0.0, std::nullopt, 1, seed);
   // A 1 x K by K x 1 product, its codes read from the 1-D arrays so that a message names a[i].
-  const auto vector_of = [k = static_cast<int>(a.shape(0))](const py::array& v, const format& f, const char* name,
-                                                           bool row) {
+  const auto k = static_cast<int>(a.shape(0));
+  const auto vector_of = [k](const py::array& v, const format& f, const char* name, bool row) {
     analysis::scaled_matrix m;
     m.rows = row ? 1 : k;
     m.cols = row ? k : 1;
@@ -136,50 +172,83 @@ std::uint32_t dot_impl(const py::array& a, const py::array& b, const py::object&
   };
   // One declaration initialises in order: a bad a is reported before a bad b.
   const analysis::scaled_matrix ma = vector_of(a, fa, "a", true), mb = vector_of(b, fb, "b", false);
-  return value_or_raise(analysis::dot(ma, mb, o));
+  // The analysis compares with the data before quantisation; here the data are the codes' values.
+  const std::vector<float> xa = float_values(fa, ma.codes, "a"), xb = float_values(fb, mb.codes, "b");
+  analysis::dot_problem p;
+  p.a_format = fa;
+  p.b_format = fb;
+  p.k = static_cast<std::uint64_t>(k);
+  p.model = o.acc;
+  p.out = fo;
+  p.out_rounding = o.out_rounding;
+  const auto [code, r] = without_gil([&] {
+    const std::uint32_t computed = value_or_raise(analysis::dot(ma, mb, o));
+    return std::pair{computed, analysis::analyse_dot(p, xa, xb, ma, mb, computed, o.sr)};
+  });
+  return scalar_report(r.value, code, fo, r.exact, r.error, r.relative, r.abs_sum, r.flags, {r.bound});
+}
+
+// An operand of the tensor-core model as binary32 patterns of its values, which is what the
+// model reads: codes of f by the module's convention, except that a float32 array goes to the
+// model as it is (its tf32 presets read fp32 registers and ignore the low 13 bits, as the
+// hardware does; for the others it names a value that is not one of f's).
+std::vector<std::uint32_t> model_operand(const format& f, const py::array& x, const std::string& name) {
+  const auto n = static_cast<std::size_t>(x.size());
+  std::vector<std::uint32_t> bits(n);
+  if (x.dtype().is(py::dtype::of<float>())) {
+    const auto in = py::array_t<float, py::array::c_style | py::array::forcecast>::ensure(x);
+    std::memcpy(bits.data(), in.data(), n * sizeof(float));
+    return bits;
+  }
+  const std::vector<float> values = float_values(f, to_codes(f, x, name), name);
+  std::memcpy(bits.data(), values.data(), n * sizeof(float));
+  return bits;
 }
 
 // D = C + A B as the preset's tensor core computes it, one dot product per output.
-py::array mma_impl(const py::array& a, const py::array& b, const std::optional<py::array>& c, const std::string& preset,
-                   const std::string& out, const py::object& a_fmt, const py::object& b_fmt) {
+py::object mma_impl(const py::object& a_in, const py::object& b_in, const py::object& c_in, const std::string& preset,
+                    const std::string& out_fmt, const py::object& a_fmt, const py::object& b_fmt,
+                    const py::object& out, const py::object& dtype) {
   tensor_core_preset p = value_or_raise(find_preset(preset));
   if (!a_fmt.is_none() || !b_fmt.is_none())
     p = value_or_raise(with_inputs(p, a_fmt.is_none() ? p.a : to_format(a_fmt), b_fmt.is_none() ? p.b : to_format(b_fmt)));
-  if (out != "fp32" && out != "fp16") throw py::value_error("out = '" + out + "' (valid: fp32, fp16)");
-  const bool fp16_out = out == "fp16";
+  if (out_fmt != "fp32" && out_fmt != "fp16") throw py::value_error("out_fmt = '" + out_fmt + "' (valid: fp32, fp16)");
+  const bool fp16_out = out_fmt == "fp16";
+  const format fc = fp16_out ? formats::fp16 : formats::fp32;
+  const py::array a = as_array(a_in, "A"), b = as_array(b_in, "B");
   const auto [m, k] = matrix_shape(a, "A");
   const auto [kb, n] = matrix_shape(b, "B");
   if (kb != k)
     throw py::value_error("A is (" + std::to_string(m) + ", " + std::to_string(k) + ") but B is (" + std::to_string(kb) +
                           ", " + std::to_string(n) + "): the inner sizes must agree");
-  // Exact float32 values only: narrowing a float64 1 + 2^-30 would turn it into the valid bf16 value 1.
-  const std::vector<float> va = exact_floats(a, "A"), vb = exact_floats(b, "B");
-  std::vector<float> vc(static_cast<std::size_t>(m) * static_cast<std::size_t>(n), 0.0f);
-  if (c) {
-    const auto [cm, cn] = matrix_shape(*c, "C");
+  const std::vector<std::uint32_t> va = model_operand(p.a, a, "A"), vb = model_operand(p.b, b, "B");
+  const std::size_t mn = static_cast<std::size_t>(m) * static_cast<std::size_t>(n);
+  std::vector<std::uint32_t> vc(mn, 0);  // binary32 patterns of C's values
+  if (!c_in.is_none()) {
+    const py::array c = as_array(c_in, "C");
+    const auto [cm, cn] = matrix_shape(c, "C");
     if (cm != m || cn != n)
       throw py::value_error("C is (" + std::to_string(cm) + ", " + std::to_string(cn) + "); D is (" +
                             std::to_string(m) + ", " + std::to_string(n) + ")");
-    vc = exact_floats(*c, "C");
+    const std::vector<float> values = float_values(fc, to_codes(fc, c, "C"), "C");
+    std::memcpy(vc.data(), values.data(), mn * sizeof(float));
   }
-  const format fc = fp16_out ? formats::fp16 : formats::fp32;
-  std::vector<float> d(vc.size());
-  std::vector<std::uint32_t> row(static_cast<std::size_t>(k)), col(static_cast<std::size_t>(k));
-  for (int i = 0; i < m; ++i) {
-    for (int t = 0; t < k; ++t) row[static_cast<std::size_t>(t)] = std::bit_cast<std::uint32_t>(va[static_cast<std::size_t>(i) * k + t]);
-    for (int j = 0; j < n; ++j) {
-      for (int t = 0; t < k; ++t) col[static_cast<std::size_t>(t)] = std::bit_cast<std::uint32_t>(vb[static_cast<std::size_t>(t) * n + j]);
-      const std::size_t ij = static_cast<std::size_t>(i) * n + j;
-      const rounded cin = from(fc, static_cast<double>(vc[ij]), rounding{});
-      if (cin.flags & flag::inexact)
-        throw py::value_error("C[" + std::to_string(i) + ", " + std::to_string(j) + "] = " + number(vc[ij]) +
-                              " is not an " + out + " value");
-      // tensor_core_dot takes C as a binary32 pattern (and narrows it itself for fp16 output).
-      const std::uint32_t code = value_or_raise(tensor_core_dot(p, fp16_out, row, col, std::bit_cast<std::uint32_t>(vc[ij])));
-      d[ij] = static_cast<float>(to_double(fc, code));
+  // D in the dtype of its format by default: float32 for fp32, float16 for fp16.
+  result_array result(fc, out, dtype, {m, n}, py::dtype(*dtype_name(fc)), is_torch_tensor(a_in));
+  std::vector<std::uint32_t> d(mn);
+  without_gil([&] {
+    std::vector<std::uint32_t> row(static_cast<std::size_t>(k)), col(static_cast<std::size_t>(k));
+    for (int i = 0; i < m && !interrupted(); ++i) {
+      std::copy_n(va.begin() + static_cast<std::ptrdiff_t>(i) * k, k, row.begin());
+      for (int j = 0; j < n; ++j) {
+        for (int t = 0; t < k; ++t) col[static_cast<std::size_t>(t)] = vb[static_cast<std::size_t>(t) * n + j];
+        const std::size_t ij = static_cast<std::size_t>(i) * n + j;
+        d[ij] = value_or_raise(tensor_core_dot(p, fp16_out, row, col, vc[ij]));
+      }
     }
-  }
-  return reshaped(floats_array(d), std::vector<py::ssize_t>{m, n});
+  });
+  result.store(d);
+  return result.get();
 }
 
 // The scaling and the axis along which K runs, as analysis::quantise takes them.
@@ -191,39 +260,39 @@ bool along_k_is_cols(int k_axis) {
   return k_axis == 1;
 }
 
-py::tuple quantise_impl(const py::array& x, const py::object& fmt, const std::string& scaling, int k_axis,
+py::tuple quantise_impl(const py::object& x_in, const py::object& fmt, const std::string& scaling, int k_axis,
                         const std::string& mode) {
   const format f = to_format(fmt);
+  const py::array x = as_array(x_in, "x");
   const auto [rows, cols] = matrix_shape(x, "x");
   const std::vector<float> values = exact_floats(x, "x");
-  const analysis::scaled_matrix q = value_or_raise(analysis::quantise(
-      values, rows, cols, f, to_scaling(scaling), along_k_is_cols(k_axis), to_rounding(f, mode, "saturate")));
+  const analysis::scaling how = to_scaling(scaling);
+  const bool along_cols = along_k_is_cols(k_axis);
+  const rounding r = to_rounding(f, mode, "saturate");
+  const analysis::scaled_matrix q = value_or_raise(
+      without_gil([&] { return analysis::quantise(values, rows, cols, f, how, along_cols, r); }));
   return py::make_tuple(reshaped(codes_array(f, q.codes), std::vector<py::ssize_t>{rows, cols}),
-                        codes_array(q.scale_format, q.scales));
+                        codes_array(q.scale_format, q.scales), to_double(formats::fp32, q.tensor_scale));
 }
 
-py::array dequantise_impl(const py::array& codes, const py::array& scales, const py::object& fmt,
-                          const std::string& scaling, int k_axis) {
+py::array dequantise_impl(const py::object& codes, const py::object& scales, const py::object& fmt,
+                          const std::string& scaling, int k_axis, double tensor_scale) {
   analysis::scaled_matrix q;
   q.fmt = to_format(fmt);
-  std::tie(q.rows, q.cols) = matrix_shape(codes, "codes");
-  q.codes = to_codes(q.fmt, codes, "codes");
+  const py::array c = as_array(codes, "codes");
+  std::tie(q.rows, q.cols) = matrix_shape(c, "codes");
+  q.codes = to_codes(q.fmt, c, "codes");
   q.scale_kind = to_scaling(scaling);
-  q.scale_format = q.scale_kind == analysis::scaling::mx32 ? formats::e8m0fnu : formats::fp32;
-  q.scales = to_codes(q.scale_format, scales, "scales");
+  q.scale_format = analysis::scale_format_of(q.scale_kind);
+  q.scales = to_codes(q.scale_format, as_array(scales, "scales"), "scales");
+  const rounded t = from(formats::fp32, tensor_scale);
+  if (t.flags != 0 || !(tensor_scale > 0) || !std::isfinite(tensor_scale))
+    throw py::value_error("tensor_scale = " + number(tensor_scale) + " (valid: a positive finite fp32 value)");
+  if (q.scale_kind != analysis::scaling::nvfp4 && tensor_scale != 1.0)
+    throw py::value_error("tensor_scale = " + number(tensor_scale) + ": only nvfp4 has a tensor scale (valid: 1)");
+  q.tensor_scale = t.code;
   const bool cols_k = along_k_is_cols(k_axis);
-  // The number of scales the layout needs: one past the index of the last element's group.
-  const std::size_t needed = analysis::scale_index(q, q.rows - 1, q.cols - 1, cols_k) + 1;
-  if (q.scales.size() != needed)
-    throw py::value_error("scales has " + std::to_string(q.scales.size()) + " elements; a " + std::to_string(q.rows) +
-                          "x" + std::to_string(q.cols) + " matrix scaled " + scaling + " along k_axis " +
-                          std::to_string(k_axis) + " has " + std::to_string(needed));
-  std::vector<double> v(q.codes.size());
-  for (int r = 0; r < q.rows; ++r)
-    for (int c = 0; c < q.cols; ++c) {
-      const std::size_t i = static_cast<std::size_t>(r) * q.cols + c;
-      v[i] = to_double(q.fmt, q.codes[i]) * analysis::scale_of(q, r, c, cols_k);
-    }
+  const std::vector<double> v = value_or_raise(analysis::dequantise(q, cols_k));
   return reshaped(doubles_array(v), std::vector<py::ssize_t>{q.rows, q.cols}).cast<py::array>();
 }
 
@@ -269,13 +338,17 @@ void bind_accumulation(py::module_& m) {
 
   m.def("gemm", &gemm_impl, py::arg("A"), py::arg("B"), py::arg("C") = py::none(), py::kw_only(),
         py::arg("a_fmt") = "fp32", py::arg("b_fmt") = py::none(), py::arg("acc") = "fp32", py::arg("acc_mode") = "rne",
-        py::arg("sr_bits") = 16, py::arg("promote") = 0, py::arg("out") = "fp32", py::arg("out_mode") = "rne",
+        py::arg("sr_bits") = 16, py::arg("promote") = 0, py::arg("out_fmt") = "fp32", py::arg("out_mode") = "rne",
         py::arg("alpha") = 1.0, py::arg("beta") = 0.0, py::arg("k_order") = py::none(), py::arg("threads") = 0,
-        py::arg("seed") = 0,
+        py::arg("seed") = 0, py::arg("report") = false, py::arg("out") = py::none(), py::arg("dtype") = py::none(),
         (std::string("D = alpha * A B + beta * C on codes: A (M x K) of a_fmt, B (K x N) of b_fmt (default a_fmt),\n"
-                     "C (M x N) of out. Each output accumulates its products in k_order (default 0..K-1) under the\n"
-                     "accumulator, then alpha*acc + beta*c is rounded once into out. Returns M x N codes of out;\n"
-                     "bit-identical for any thread count.\n") +
+                     "C (M x N) of out_fmt. Each output accumulates its products in k_order (default 0..K-1) under\n"
+                     "the accumulator, then alpha*acc + beta*c is rounded once into out_fmt. Returns D (M x N) by\n"
+                     "the module's convention: codes of out_fmt by default, or into `out`, or as `dtype` asks;\n"
+                     "bit-identical for any thread count. report=True returns a dict instead, as fpemu gemm reports:\n"
+                     "result (D), relative_error per output against the exact product, normwise_error, error_norm\n"
+                     "and exact_norm (Frobenius), and bounds (the componentwise bound's normwise form, a dict as\n"
+                     "sum's) with normwise_bound, its value relative to exact_norm.\n") +
          accumulator_doc)
             .c_str());
 
@@ -283,30 +356,40 @@ void bind_accumulation(py::module_& m) {
         py::arg("k_axis") = 1, py::arg("mode") = "rne",
         "Block-scaled quantisation of a 2-D float32 array (values exact in float32) into codes of fmt, as\n"
         "fpemu gemm scales its inputs: scaling 'mx32' (OCP MX v1.0: one e8m0fnu scale per 32 elements\n"
-        "along K, X = 2^(floor(log2(amax)) - emax(fmt)), 2^0 for an all-zero block), 'tile128' (one fp32\n"
-        "scale per row per 128 along K for A, per 128 x 128 block for B; DeepSeek-V3), 'block128', 'tensor'\n"
-        "or 'none'; fp32 scales are amax / max_finite(fmt) rounded up. Each element x / scale is rounded\n"
-        "once into fmt in `mode`, saturating. k_axis: 1 when K runs along columns (A), 0 along rows (B).\n"
-        "Returns (codes, scale codes): codes in x's shape, scales as e8m0fnu (mx32) or fp32 codes.");
+        "along K, X = 2^(floor(log2(amax)) - emax(fmt)), 2^0 for an all-zero block), 'nvfp4' (NVIDIA's\n"
+        "NVFP4 with fmt e2m1fn: an fp32 tensor scale s_t = amax / (448 max_finite(fmt)) rounded up, and\n"
+        "per 16 elements along K an e4m3fn scale amax_16 / (max_finite(fmt) s_t), nearest-even),\n"
+        "'tile128' (one fp32 scale per row per 128 along K for A, per 128 x 128 block for B;\n"
+        "DeepSeek-V3), 'block128', 'tensor' or 'none'; fp32 scales are amax / max_finite(fmt) rounded\n"
+        "up. Each element x / scale is rounded once into fmt in `mode`, saturating. k_axis: 1 when K\n"
+        "runs along columns (A), 0 along rows (B). Returns (codes, scale codes, tensor_scale): codes in\n"
+        "x's shape, scales as e8m0fnu (mx32), e4m3fn (nvfp4) or fp32 codes, and nvfp4's tensor scale\n"
+        "(1.0 for the others).");
   m.def("dequantise", &dequantise_impl, py::arg("codes"), py::arg("scales"), py::arg("fmt"), py::kw_only(),
-        py::arg("scaling") = "mx32", py::arg("k_axis") = 1,
-        "The values of block-scaled codes (quantise's result): each code's value times its group's scale,\n"
-        "exact in float64.");
+        py::arg("scaling") = "mx32", py::arg("k_axis") = 1, py::arg("tensor_scale") = 1.0,
+        "The values of block-scaled codes (quantise's result): each code's value times its group's scale\n"
+        "(and nvfp4's tensor_scale), exact in float64.");
 
   m.def("dot", &dot_impl, py::arg("a"), py::arg("b"), py::kw_only(), py::arg("a_fmt") = "fp32",
         py::arg("b_fmt") = py::none(), py::arg("acc") = "fp32", py::arg("acc_mode") = "rne", py::arg("sr_bits") = 16,
-        py::arg("promote") = 0, py::arg("out") = "fp32", py::arg("out_mode") = "rne", py::arg("seed") = 0,
-        (std::string("The dot product of code vectors a and b (a 1 x K by K x 1 gemm): returns the code of out.\n") +
+        py::arg("promote") = 0, py::arg("out_fmt") = "fp32", py::arg("out_mode") = "rne", py::arg("seed") = 0,
+        (std::string("The dot product of code vectors a and b (a 1 x K by K x 1 gemm), rounded into out_fmt, with its\n"
+                     "analysis as fpemu dot prints it: a dict as sum's: value, code and format of the result,\n"
+                     "the exact dot product, error, relative_error, abs_sum = sum |a_i b_i|, IEEE flags, and\n"
+                     "bounds (the accumulation bound of the accumulator model, with its validity).\n") +
          accumulator_doc)
             .c_str());
 
   m.def("mma", &mma_impl, py::arg("A"), py::arg("B"), py::arg("C") = py::none(), py::kw_only(), py::arg("preset"),
-        py::arg("out") = "fp32", py::arg("a_fmt") = py::none(), py::arg("b_fmt") = py::none(),
+        py::arg("out_fmt") = "fp32", py::arg("a_fmt") = py::none(), py::arg("b_fmt") = py::none(),
+        py::arg("out") = py::none(), py::arg("dtype") = py::none(),
         "D = C + A B as a GPU tensor core computes it (the preset's bit-exact model): A (M x K) and B (K x N)\n"
-        "hold values of the preset's input formats (as float32 arrays; a value that is not one is an error),\n"
-        "C (M x N, default zeros) and D are fp32 or, with out='fp16' where the preset has one, fp16 values.\n"
-        "Each D[i, j] is one chain of the preset's instructions over K in order. a_fmt/b_fmt choose\n"
-        "e4m3fn/e5m2 operands for the mixed FP8 presets. Returns float32.");
+        "hold the preset's input formats by the module's convention (integer arrays: codes; typed arrays;\n"
+        "float32 arrays: values, each one of the format's, except that tf32 presets ignore the low 13\n"
+        "bits as the hardware does), C (M x N, default zeros) and D are fp32 or, with out_fmt='fp16'\n"
+        "where the preset has one, fp16. Each D[i, j] is one chain of the preset's instructions over K in\n"
+        "order. a_fmt/b_fmt choose e4m3fn/e5m2 operands for the mixed FP8 presets. Returns D as float32\n"
+        "(float16 for fp16), or into `out`, or as `dtype` asks.");
 
   m.def(
       "accumulation_experiment",
@@ -316,7 +399,8 @@ void bind_accumulation(py::module_& m) {
           if (k < 1 || k > (1 << 24)) throw py::value_error("K = " + std::to_string(k) + " (valid: 1..2^24)");
         if (samples < 1) throw py::value_error("samples = " + std::to_string(samples) + " (valid: >= 1)");
         py::list out;
-        for (const analysis::accumulation_row& r : analysis::accumulation_experiment(ks, samples, seed)) {
+        const auto rows = without_gil([&] { return analysis::accumulation_experiment(ks, samples, seed); });
+        for (const analysis::accumulation_row& r : rows) {
           py::dict d;
           d["method"] = r.method;
           d["k"] = r.k;

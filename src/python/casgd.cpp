@@ -48,7 +48,6 @@ py::dict casgd_impl(const std::string& data, const std::string& loss, const std:
                     const py::object& cp) {
   // The library's own messages for these two do not name the value.
   if (!(eta > 0) || !std::isfinite(eta)) throw py::value_error("eta = " + number(eta) + " (valid: finite > 0)");
-  if (threads < 0) throw py::value_error("threads = " + std::to_string(threads) + " (valid: 0 for all cores, or >= 1)");
   run_options o;
   o.loss = value_or_raise(parse_loss(loss));
   o.precision = value_or_raise(parse_recipe(recipe));
@@ -60,7 +59,7 @@ py::dict casgd_impl(const std::string& data, const std::string& loss, const std:
   o.outer = outer;
   o.seed = seed;
   o.algorithm = value_or_raise(parse_allreduce(allreduce));
-  o.threads = threads;
+  o.threads = thread_count(threads);
   const int every = eval_every ? *eval_every : std::max(1, outer / 20);
   if (every < 1) throw py::value_error("eval_every = " + std::to_string(every) + " (valid: >= 1)");
   if (budget_at && (*budget_at < 0 || *budget_at >= outer))
@@ -75,11 +74,10 @@ py::dict casgd_impl(const std::string& data, const std::string& loss, const std:
     throw py::value_error("cp = " + std::string(py::str(py::repr(cp))) + " (valid: 'worst' for 2.4 P, or a number >= 0)");
   if (!(C_P >= 0) || !std::isfinite(C_P)) throw py::value_error("cp = " + number(C_P) + " (valid: >= 0, finite)");
 
-  const glm_data full = value_or_raise(load_data(data, o.loss, data_seed));
-  raise_if(check(o, full.m, full.n));
-  std::unique_ptr<collective> comm = simulated_collective(P);
-  const column_blocks blocks = partition(full, P, 0, P);
-
+  // Everything from here is C++: the data (synthesised or read) and the run, stopped by Ctrl-C.
+  glm_data full;
+  std::unique_ptr<collective> comm;
+  column_blocks blocks;
   std::vector<int> at;
   std::vector<double> losses;
   std::optional<local_error> budget;
@@ -91,11 +89,13 @@ py::dict casgd_impl(const std::string& data, const std::string& loss, const std:
   hooks.before_outer = [&](int h, const rank_vectors& x) {
     if (budget_at && h == *budget_at) budget = value_or_raise(local_error_at(blocks, o, h, x, C_P));
   };
-  rank_vectors x;
-  {
-    py::gil_scoped_release unlocked;
-    x = run(blocks, o, every, *comm, hooks);
-  }
+  const rank_vectors x = without_gil([&] {
+    full = value_or_raise(load_data(data, o.loss, data_seed));
+    raise_if(check(o, full.m, full.n));
+    comm = simulated_collective(P);
+    blocks = partition(full, P, 0, P);
+    return run(blocks, o, every, *comm, hooks);
+  });
   py::dict d;
   std::vector<long> steps;
   for (int h : at) steps.push_back(static_cast<long>(h) * s);
@@ -144,8 +144,9 @@ void bind_casgd(py::module_& m) {
           throw py::value_error("P = " + std::to_string(P) + ", length = " + std::to_string(length) + ", trials = " +
                                 std::to_string(trials) +
                                 " (valid: P 1..4096, length 1..2^24, trials 1..10^6, P x length <= 2^27)");
-        const cp_measurement c = measure_cp(P, value_or_raise(parse_allreduce(algorithm)),
-                                            value_or_raise(parse_precision(datatype)), length, trials, seed);
+        const allreduce_algorithm how = value_or_raise(parse_allreduce(algorithm));
+        const auto datatype_precision = value_or_raise(parse_precision(datatype));
+        const cp_measurement c = without_gil([&] { return measure_cp(P, how, datatype_precision, length, trials, seed); });
         py::dict d;
         d["P"] = c.P;
         d["algorithm"] = std::string(to_string(c.algorithm));

@@ -10,6 +10,7 @@
 #include <type_traits>
 #include <utility>
 
+#include "fpemu/array.hpp"
 #include "fpemu/convert.hpp"
 #include "fpemu/presets.hpp"
 #include "fpemu/spec.hpp"
@@ -49,6 +50,20 @@ std::string dtype_names() {
 }
 }  // namespace
 
+std::optional<std::string> dtype_name(const format& f) {
+  for (const auto& [dtype, spec] : dtype_formats)
+    if (value_or_raise(parse_format(spec)) == f) return std::string(dtype);
+  return std::nullopt;
+}
+
+bool is_torch_dtype(const py::object& d) {
+  return py::str(py::type::of(d).attr("__module__")).cast<std::string>() == "torch" &&
+         py::str(py::type::of(d).attr("__name__")).cast<std::string>() == "dtype";
+}
+std::string torch_dtype_name(const py::object& d) {
+  return py::str(d).cast<std::string>().substr(std::string("torch.").size());
+}
+
 std::optional<format> dtype_format(const py::dtype& d) {
   return format_named_by_dtype(py::str(d.attr("name")).cast<std::string>());
 }
@@ -59,6 +74,11 @@ format to_format(const py::object& f) {
     const auto spec = f.cast<std::string>();
     if (const auto named = format_named_by_dtype(spec)) return *named;
     return value_or_raise(parse_format(spec));
+  }
+  if (is_torch_dtype(f)) {  // torch.bfloat16, torch.float8_e4m3fn: the same names as ml_dtypes'
+    if (const auto named = format_named_by_dtype(torch_dtype_name(f))) return *named;
+    throw py::value_error(py::str(f).cast<std::string>() + " stores no format of fpemu (those that do: " +
+                          dtype_names() + ")");
   }
   // A dtype, or a scalar type such as numpy.float16 or ml_dtypes.float8_e4m3fn.
   if (py::isinstance<py::dtype>(f) || PyType_Check(f.ptr())) {
@@ -79,155 +99,10 @@ rounding to_rounding(const format& f, const std::string& mode, const std::string
   return r;
 }
 
-py::array codes_array(const format& f, const std::vector<std::uint32_t>& codes) {
-  auto fill = [&](auto tag) {
-    using T = decltype(tag);
-    py::array_t<T> out(static_cast<py::ssize_t>(codes.size()));
-    auto* p = out.mutable_data();
-    for (std::size_t i = 0; i < codes.size(); ++i) p[i] = static_cast<T>(codes[i]);
-    return py::array(out);
-  };
-  if (width(f) <= 8) return fill(std::uint8_t{});
-  if (width(f) <= 16) return fill(std::uint16_t{});
-  return fill(std::uint32_t{});
-}
-
-namespace {
-// The codes that the bits of a typed array hold, as unsigned integers of its width (a view).
-py::array bits_of(const py::array& a) {
-  const auto bytes = a.dtype().itemsize();
-  const char* as = bytes == 1 ? "uint8" : bytes == 2 ? "uint16" : "uint32";
-  return a.attr("view")(as);
-}
-}  // namespace
-
-std::vector<std::uint32_t> to_codes(const format& f, const py::array& a, const std::string& name) {
-  if (a.dtype().kind() != 'u' && a.dtype().kind() != 'i') {
-    const auto typed = dtype_format(a.dtype());
-    if (typed && *typed == f) return to_codes(f, bits_of(a), name);  // its own bits are f's codes
-    if (!typed && a.dtype().kind() != 'f')
-      throw py::value_error(name + " must hold codes (an integer array), values (a float array) or a typed " +
-                            "array (float16, bfloat16, float8_*, float6_*, float4_*); got dtype " +
-                            std::string(py::str(a.dtype())));
-    // Values, each of which must be one of f's: rounding it here would be a rounding not asked for.
-    const std::vector<double> values = exact_doubles(a, name);
-    std::vector<std::uint32_t> codes(values.size());
-    for (std::size_t i = 0; i < values.size(); ++i) {
-      const rounded r = from(f, values[i]);
-      if ((r.flags & (flag::inexact | flag::overflow | flag::invalid)) != 0) {
-        const double nearest = to_double(f, r.code);
-        throw py::value_error(element(name, a, i) + " = " + number(values[i]) + " is not a value of " + to_string(f) +
-                              (std::isfinite(nearest) ? " (nearest: " + number(nearest) + ")" : std::string()) +
-                              "; round it with fpemu.round first");
-      }
-      codes[i] = r.code;
-    }
-    return codes;
-  }
-  // Unsigned arrays are read as uint64, so that a value of 2^63 or more is named as it is rather
-  // than wrapped to a negative one.
-  const auto checked = [&](auto tag) {
-    using T = decltype(tag);
-    const auto wide = py::array_t<T, py::array::c_style | py::array::forcecast>::ensure(a);
-    std::vector<std::uint32_t> codes(static_cast<std::size_t>(wide.size()));
-    const T* p = wide.data();
-    for (std::size_t i = 0; i < codes.size(); ++i) {
-      bool negative = false;
-      if constexpr (std::is_signed_v<T>) negative = p[i] < 0;
-      if (negative || (static_cast<std::uint64_t>(p[i]) & ~std::uint64_t{code_mask(f)}) != 0)
-        throw py::value_error(element(name, a, i) + " = " + std::to_string(p[i]) + " is not a code of " + to_string(f) +
-                              " (valid: 0.." + std::to_string(code_mask(f)) + ")");
-      codes[i] = static_cast<std::uint32_t>(p[i]);
-    }
-    return codes;
-  };
-  return a.dtype().kind() == 'u' ? checked(std::uint64_t{}) : checked(std::int64_t{});
-}
-
-namespace {
-std::string shortest(auto v) {
-  char buf[64];
-  const auto r = std::to_chars(buf, buf + sizeof buf, v);
-  return std::string(buf, r.ptr);
-}
-
-template <class T>
-std::vector<T> to_reals(const py::array& a, const std::string& name, bool exact) {
-  // A typed array of a format NumPy lacks (ml_dtypes'): its values, each exact in float32.
-  if (const auto typed = dtype_format(a.dtype()); typed && a.dtype().kind() == 'V') {
-    const std::vector<std::uint32_t> codes = to_codes(*typed, a, name);
-    std::vector<T> out(codes.size());
-    for (std::size_t i = 0; i < codes.size(); ++i) out[i] = static_cast<T>(to_double(*typed, codes[i]));
-    return out;
-  }
-  const char kind = a.dtype().kind();
-  if (kind != 'f' && kind != 'i' && kind != 'u')
-    throw py::value_error(name + " must be a float32 or float64 array; got dtype " + std::string(py::str(a.dtype())));
-  const auto bits = static_cast<int>(a.dtype().itemsize()) * 8;
-  const bool holds_every_value = kind == 'f' ? bits <= static_cast<int>(sizeof(T)) * 8
-                                             : bits - (kind == 'i' ? 1 : 0) <= std::numeric_limits<T>::digits;
-  if (!exact || holds_every_value) {
-    const auto in = py::array_t<T, py::array::c_style | py::array::forcecast>::ensure(a);
-    return std::vector<T>(in.data(), in.data() + in.size());
-  }
-  // Compared in long double, which holds every int64, uint64 and float64 value where it is the
-  // x87 80-bit format (x86-64) or binary128.
-  const auto wide = py::array_t<long double, py::array::c_style | py::array::forcecast>::ensure(a);
-  std::vector<T> out(static_cast<std::size_t>(wide.size()));
-  for (std::size_t i = 0; i < out.size(); ++i) {
-    const long double v = wide.data()[i];
-    out[i] = static_cast<T>(v);
-    if (static_cast<long double>(out[i]) != v && !std::isnan(v)) {
-      const std::string text = kind == 'f' && bits <= 64 ? number(static_cast<double>(v)) : shortest(v);
-      throw py::value_error(element(name, a, i) + " = " + text + " is not a " +
-                            (std::is_same_v<T, float> ? "float32" : "float64") +
-                            " value (narrowing it would round it before the emulated rounding)");
-    }
-  }
-  return out;
-}
-}  // namespace
-
-std::vector<float> to_floats(const py::array& a, const std::string& name) { return to_reals<float>(a, name, false); }
-std::vector<float> exact_floats(const py::array& a, const std::string& name) { return to_reals<float>(a, name, true); }
-std::vector<double> exact_doubles(const py::array& a, const std::string& name) { return to_reals<double>(a, name, true); }
-
-std::string number(double v) { return shortest(v); }
-
-std::string element(const std::string& name, const py::array& a, std::size_t flat) {
-  std::vector<std::size_t> index(static_cast<std::size_t>(a.ndim()));
-  for (auto d = a.ndim(); d-- > 0;) {
-    const auto side = static_cast<std::size_t>(a.shape(d));
-    index[static_cast<std::size_t>(d)] = flat % side;
-    flat /= side;
-  }
-  std::string s = name + "[";
-  for (std::size_t d = 0; d < index.size(); ++d) s += (d ? ", " : "") + std::to_string(index[d]);
-  return index.empty() ? name : s + "]";
-}
-
-py::array_t<double> doubles_array(const std::vector<double>& v) {
-  return py::array_t<double>(static_cast<py::ssize_t>(v.size()), v.data());
-}
-py::array_t<float> floats_array(const std::vector<float>& v) {
-  return py::array_t<float>(static_cast<py::ssize_t>(v.size()), v.data());
-}
-
-std::vector<py::ssize_t> shape_of(const py::array& a) { return {a.shape(), a.shape() + a.ndim()}; }
-
-py::object reshaped(const py::array& flat, const std::vector<py::ssize_t>& shape) {
-  return flat.attr("reshape")(py::tuple(py::cast(shape)));
-}
-py::object reshaped(const py::array& flat, const py::array& like) { return reshaped(flat, shape_of(like)); }
-
-std::pair<int, int> matrix_shape(const py::array& a, const std::string& name) {
-  if (a.ndim() != 2)
-    throw py::value_error(name + " must be a 2-D array; got " + std::to_string(a.ndim()) + " dimension(s)");
-  constexpr py::ssize_t limit = 1 << 30;
-  if (a.shape(0) < 1 || a.shape(1) < 1 || a.shape(0) > limit || a.shape(1) > limit)
-    throw py::value_error(name + " has shape (" + std::to_string(a.shape(0)) + ", " + std::to_string(a.shape(1)) +
-                          "); each side must be 1..2^30");
-  return {static_cast<int>(a.shape(0)), static_cast<int>(a.shape(1))};
+int thread_count(int threads) {
+  if (threads < 0)
+    throw py::value_error("threads = " + std::to_string(threads) + " (valid: 0 for fpemu.get_num_threads(), or >= 1)");
+  return threads > 0 ? threads : array_threads();
 }
 
 accumulator_model to_accumulator(const std::string& acc, const std::string& acc_mode, int sr_bits, int promote) {

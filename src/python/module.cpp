@@ -3,8 +3,15 @@
 // overflow policies ieee/saturate/nan). Bad arguments raise ValueError with the library's message.
 // This file: formats, rounding, decoding, conversion and arithmetic on code arrays; the other
 // areas are bound in accumulation.cpp, bounds.cpp, training.cpp and casgd.cpp.
+#include <array>
+#include <charconv>
 #include <cstdint>
+#include <cstdlib>
+#include <span>
 #include <string>
+#include <string_view>
+#include <system_error>
+#include <type_traits>
 #include <vector>
 
 #include "bindings.hpp"
@@ -17,95 +24,139 @@ using namespace fpemu::python;
 
 namespace {
 
-// Flags per element as uint8 in the shape of `like`, next to the result.
-py::object with_flags(const py::object& result, const std::vector<std::uint8_t>& flags, const py::array& like) {
+constexpr int kMaxThreads = 4096;
+
+// Flags per element as uint8 in the result's shape, next to the result.
+py::object with_flags(const py::object& result, const std::vector<std::uint8_t>& flags,
+                      const std::vector<py::ssize_t>& shape) {
   py::array_t<std::uint8_t> f(static_cast<py::ssize_t>(flags.size()), flags.data());
-  return py::make_tuple(result, reshaped(f, like));
+  return py::make_tuple(result, reshaped(f, shape));
 }
 
-py::array decoded(const format& f, const std::vector<std::uint32_t>& codes) {
-  py::array_t<double> values(static_cast<py::ssize_t>(codes.size()));
-  value_or_raise(decode_array(f, codes, std::span<double>(values.mutable_data(), codes.size())));
-  return values;
+// x's elements as T, read in place where x holds exactly that (C-contiguous and aligned), else
+// copied (every value exact in T: narrowing would be a rounding before the emulated one).
+template <class T>
+std::span<const T> reals_of(const py::array& x, std::vector<T>& copy) {
+  const bool aligned = reinterpret_cast<std::uintptr_t>(x.data()) % alignof(T) == 0;
+  if (x.dtype().is(py::dtype::of<T>()) && c_contiguous(x) && aligned)
+    return {static_cast<const T*>(x.data()), static_cast<std::size_t>(x.size())};
+  if constexpr (std::is_same_v<T, float>)
+    copy = exact_floats(x, "x");
+  else
+    copy = exact_doubles(x, "x");
+  return copy;
 }
 
-py::object round_impl(const py::array& x, const py::object& fmt, const std::string& mode, const std::string& overflow,
-                      int sr_bits, std::uint64_t seed, std::uint32_t stream, const std::string& out, bool flags) {
+// Runs `run(codes, flags)` of the library into the result's memory where the library can write
+// there directly (storage-width codes where `run` takes them, as round_array does; else 32-bit
+// codes), else into a buffer that the result then stores; returns the result.
+template <class Run>
+py::object fill(result_array& result, std::size_t n, bool flags, const std::vector<py::ssize_t>& shape, Run run) {
+  std::vector<std::uint8_t> element_flags(flags ? n : 0);
+  const auto call = [&](auto codes) {
+    value_or_raise(without_gil([&] { return run(codes, std::span<std::uint8_t>(element_flags)); }));
+  };
+  const auto finish = [&] { return flags ? with_flags(result.get(), element_flags, shape) : result.get(); };
+  if constexpr (std::is_invocable_v<Run, std::span<std::uint8_t>, std::span<std::uint8_t>>) {
+    if (const auto d = result.direct<std::uint8_t>(); !d.empty()) {
+      call(d);
+      return finish();
+    }
+    if (const auto d = result.direct<std::uint16_t>(); !d.empty()) {
+      call(d);
+      return finish();
+    }
+  }
+  if (const auto d = result.direct<std::uint32_t>(); !d.empty() || n == 0) {
+    call(d);
+    return finish();
+  }
+  std::vector<std::uint32_t> codes(n);
+  call(std::span<std::uint32_t>(codes));
+  result.store(codes);
+  return finish();
+}
+
+py::object round_impl(const py::object& x_in, const py::object& fmt, const std::string& mode,
+                      const std::string& overflow, int sr_bits, std::uint64_t seed, std::uint32_t stream, bool flags,
+                      const py::object& out, const py::object& dtype) {
+  const py::array x = as_array(x_in, "x");
+  // Integer arrays are codes everywhere in the module, and round has no format to read them in.
+  // Python's own numbers (3, [1, 2]) are values, as in NumPy.
+  const bool integers = x.dtype().kind() == 'i' || x.dtype().kind() == 'u';
+  if (integers && (py::isinstance<py::array>(x_in) || is_torch_tensor(x_in)))
+    throw py::type_error("x is an integer array (dtype " + py::str(x.dtype()).cast<std::string>() +
+                         "), and integer arrays are codes: convert codes with fpemu.convert(codes, src, dst), or "
+                         "round integer values with x.astype(float)");
   const format f = to_format(fmt);
   const rounding r = to_rounding(f, mode, overflow, sr_bits);
-  if (out != "codes" && out != "values") throw py::value_error("out = '" + out + "' (valid: codes, values)");
   const sr_stream sr{seed, stream, 0};
+  const auto shape = shape_of(x);
   const auto n = static_cast<std::size_t>(x.size());
-  std::vector<std::uint8_t> element_flags(flags ? n : 0);
-  // Rounds into `codes` (uint8, uint16 or uint32 codes).
-  const auto round_into = [&](auto codes) {
-    if (x.dtype().is(py::dtype::of<float>())) {
-      const std::vector<float> in = to_floats(x, "x");  // float32 stays float32: no double rounding question
-      value_or_raise(round_array(f, std::span<const float>(in), codes, r, sr, element_flags));
-    } else {
-      const std::vector<double> in = exact_doubles(x, "x");
-      value_or_raise(round_array(f, std::span<const double>(in), codes, r, sr, element_flags));
-    }
-  };
-  py::object result;
-  if (out == "codes") {
-    // Straight into the array returned, at the format's storage width.
-    const auto into_array = [&](auto tag) {
-      using C = decltype(tag);
-      py::array_t<C> a(static_cast<py::ssize_t>(n));
-      round_into(std::span<C>(a.mutable_data(), n));
-      return py::array(a);
-    };
-    result = reshaped(width(f) <= 8    ? into_array(std::uint8_t{})
-                      : width(f) <= 16 ? into_array(std::uint16_t{})
-                                       : into_array(std::uint32_t{}),
-                      x);
-  } else {
-    std::vector<std::uint32_t> codes(n);
-    round_into(std::span<std::uint32_t>(codes));
-    result = reshaped(decoded(f, codes), x);
+  result_array result(f, out, dtype, shape, py::none(), is_torch_tensor(x_in));
+  // float32 stays float32 (no double-rounding question); anything else is read as float64.
+  std::vector<float> floats;
+  std::vector<double> doubles;
+  const bool single = x.dtype().is(py::dtype::of<float>());
+  const std::span<const float> in32 = single ? reals_of(x, floats) : std::span<const float>{};
+  const std::span<const double> in64 = single ? std::span<const double>{} : reals_of(x, doubles);
+  // Storage-width codes go straight into the caller's memory: no copy either way.
+  return fill(result, n, flags, shape, [&](auto codes, std::span<std::uint8_t> fl) {
+    return single ? round_array(f, in32, codes, r, sr, fl) : round_array(f, in64, codes, r, sr, fl);
+  });
+}
+
+// The dtype an element-wise result takes by default: the first operand's where it stores fmt's
+// codes (bfloat16 in, bfloat16 out), else codes at storage width.
+py::object default_dtype(const format& f, const py::array& first) {
+  const auto typed = dtype_format(first.dtype());
+  return typed && *typed == f ? py::object(first.dtype()) : py::none();
+}
+
+// Element-wise arithmetic on operands of one format, broadcast together: `run(operands, codes,
+// flags)` calls the library.
+template <std::size_t N, class Run>
+py::object elementwise(const std::array<py::object, N>& args, const std::array<const char*, N>& names,
+                       const format& f, bool flags, const py::object& out, const py::object& dtype, Run run) {
+  std::vector<std::pair<py::array, std::string>> arrays;
+  bool torch = false;
+  for (std::size_t k = 0; k < N; ++k) {
+    arrays.emplace_back(as_array(args[k], names[k]), names[k]);
+    torch = torch || is_torch_tensor(args[k]);
   }
-  return flags ? with_flags(result, element_flags, x) : result;
-}
-
-void same_shape(const py::array& a, const py::array& b, const char* an, const char* bn) {
-  if (shape_of(a) != shape_of(b))
-    throw py::value_error(std::string(an) + " has shape " + std::string(py::str(py::cast(shape_of(a)))) + " but " + bn +
-                          " has shape " + std::string(py::str(py::cast(shape_of(b)))) + "; they must be equal");
-}
-
-// An element-wise operation on code arrays of one format: `run` fills codes and flags.
-template <class Run>
-py::object elementwise(const py::array& like, const format& f, bool flags, Run run) {
-  std::vector<std::uint32_t> out(static_cast<std::size_t>(like.size()));
-  std::vector<std::uint8_t> element_flags(flags ? out.size() : 0);
-  value_or_raise(run(std::span<std::uint32_t>(out), std::span<std::uint8_t>(element_flags)));
-  const py::object result = reshaped(codes_array(f, out), like);
-  return flags ? with_flags(result, element_flags, like) : result;
+  const auto shape = broadcast_shape(arrays);
+  std::array<std::vector<std::uint32_t>, N> codes;
+  for (std::size_t k = 0; k < N; ++k) codes[k] = codes_in_shape(f, arrays[k].first, names[k], shape);
+  result_array result(f, out, dtype, shape, default_dtype(f, arrays[0].first), torch);
+  return fill(result, codes[0].size(), flags, shape,
+              [&](std::span<std::uint32_t> o, std::span<std::uint8_t> fl) { return run(codes, o, fl); });
 }
 
 constexpr const char* arithmetic_doc =
-    "(codes of fmt, same shape) -> codes of fmt: the correctly rounded result of each element, one\n"
-    "rounding by the core in `mode` (stochastic: bits of element i from (seed, stream, i)).\n"
-    "flags=True returns (codes, per-element IEEE flags as uint8: fpemu.INVALID | DIVIDE_BY_ZERO |\n"
-    "OVERFLOW | UNDERFLOW | INEXACT).";
+    "Operands follow the module's one convention (integer arrays: codes; a dtype that stores fmt:\n"
+    "its codes; other floats: values, each exactly one of fmt's) and broadcast as NumPy's do; each\n"
+    "result is rounded once by the core in `mode` (stochastic: bits of element i from (seed, stream,\n"
+    "i)). The result is written into `out` when given, else a new array of `dtype` (default: the\n"
+    "first operand's dtype where it stores fmt, else codes at storage width); flags=True returns\n"
+    "(result, per-element IEEE flags as uint8: fpemu.INVALID | DIVIDE_BY_ZERO | OVERFLOW |\n"
+    "UNDERFLOW | INEXACT).";
 
 void bind_binary(py::module_& m, const char* name, array_op op, const std::string& what) {
   m.def(
       name,
-      [op](const py::array& a, const py::array& b, const py::object& fmt, const std::string& mode,
-           const std::string& overflow, int sr_bits, std::uint64_t seed, std::uint32_t stream, bool flags) {
+      [op](const py::object& a, const py::object& b, const py::object& fmt, const std::string& mode,
+           const std::string& overflow, int sr_bits, std::uint64_t seed, std::uint32_t stream, bool flags,
+           const py::object& out, const py::object& dtype) {
         const format f = to_format(fmt);
         const rounding r = to_rounding(f, mode, overflow, sr_bits);
-        same_shape(a, b, "a", "b");
-        const auto ca = to_codes(f, a, "a"), cb = to_codes(f, b, "b");
-        return elementwise(a, f, flags, [&](std::span<std::uint32_t> out, std::span<std::uint8_t> fl) {
-          return apply(op, f, ca, cb, out, r, sr_stream{seed, stream, 0}, fl);
-        });
+        return elementwise<2>({a, b}, {"a", "b"}, f, flags, out, dtype,
+                              [&](const auto& c, std::span<std::uint32_t> o, std::span<std::uint8_t> fl) {
+                                return apply(op, f, c[0], c[1], o, r, sr_stream{seed, stream, 0}, fl);
+                              });
       },
       py::arg("a"), py::arg("b"), py::arg("fmt"), py::kw_only(), py::arg("mode") = "rne", py::arg("overflow") = "ieee",
       py::arg("sr_bits") = 16, py::arg("seed") = 0, py::arg("stream") = 0, py::arg("flags") = false,
-      (what + " " + arithmetic_doc).c_str());
+      py::arg("out") = py::none(), py::arg("dtype") = py::none(), (what + "\n\n" + arithmetic_doc).c_str());
 }
 
 }  // namespace
@@ -127,8 +178,11 @@ PYBIND11_MODULE(_fpemu, m) {
       "rne rna rz ru rd rto sr sr-exact; overflow policies ieee saturate nan.\n"
       "Where a function takes codes of a format, an integer array holds codes, a typed array of that\n"
       "format (float16, ml_dtypes' types) holds them in its bits, and any other float array holds\n"
-      "values, each of which must be one of the format's. Codes come back at the storage width:\n"
-      "codes.view(ml_dtypes.float8_e4m3fn) is the typed array of the result.\n"
+      "values, each of which must be one of the format's. Results follow the same rule, read from the\n"
+      "dtype= asked for or the out= array given: codes (integer dtypes; by default the storage width),\n"
+      "a typed array of the format, or values (float64, another format's dtype). Arguments are\n"
+      "array_like and broadcast as NumPy's; torch CPU tensors go in and come back without a copy.\n"
+      "Long calls release the GIL and stop on Ctrl-C; set_num_threads sets their threads.\n"
       "Every rounding is the C++ core's; bad arguments raise ValueError with the library's message.";
 
   py::class_<format>(m, "format", "A floating-point format: exponent and fraction widths, bias and encoding.")
@@ -175,36 +229,54 @@ PYBIND11_MODULE(_fpemu, m) {
 
   m.def("round", &round_impl, py::arg("x"), py::arg("fmt"), py::kw_only(), py::arg("mode") = "rne",
         py::arg("overflow") = "ieee", py::arg("sr_bits") = 16, py::arg("seed") = 0, py::arg("stream") = 0,
-        py::arg("out") = "codes", py::arg("flags") = false,
-        "Rounds a float32, float64 or typed array (float16, ml_dtypes' types; any shape) into a format,\n"
+        py::arg("flags") = false, py::arg("out") = py::none(), py::arg("dtype") = py::none(),
+        "Rounds values (any array_like: float32 or float64 arrays, read in place where C-contiguous;\n"
+        "typed arrays such as ml_dtypes' or float16 give their values; torch CPU tensors) into fmt,\n"
         "once, by the core.\n\n"
-        "out='codes' returns codes (uint8 up to 8 bits, uint16 up to 16, else uint32); out='values'\n"
-        "returns the rounded values as float64. Stochastic rounding (mode 'sr', sr_bits random bits)\n"
-        "takes element i's bits from Philox keyed by (seed, stream, i): the same seed gives the same\n"
-        "result on every run, thread count and device. flags=True returns (result, per-element IEEE flags).");
+        "The result goes where the module's convention says: into `out` (a preallocated array or\n"
+        "tensor of x's shape, written in place and returned), or a new array of `dtype`. Integer dtypes\n"
+        "take codes, the dtype that stores fmt (ml_dtypes.bfloat16 for bf16) its codes as a typed\n"
+        "array, float64 or another format's dtype the rounded values. Default: codes at storage width\n"
+        "(uint8 up to 8 bits, uint16 up to 16, else uint32); for a torch tensor, a tensor of fmt's\n"
+        "torch dtype where there is one. Stochastic rounding (mode 'sr', sr_bits random bits) takes\n"
+        "element i's bits from Philox keyed by (seed, stream, i): the same seed gives the same result\n"
+        "on every run, thread count and device. flags=True returns (result, per-element IEEE flags).");
 
   m.def(
-      "decode", [](const py::array& codes, const py::object& fmt) {
+      "decode",
+      [](const py::object& codes, const py::object& fmt, const py::object& out, const py::object& dtype) {
         const format f = to_format(fmt);
-        return reshaped(decoded(f, to_codes(f, codes)), codes);
+        const py::array a = as_array(codes, "codes");
+        const auto shape = shape_of(a);
+        std::vector<std::uint32_t> in = codes_in_shape(f, a, "codes", shape);
+        result_array result(f, out, dtype, shape, py::dtype::of<double>(), is_torch_tensor(codes));
+        result.store(in);
+        return result.get();
       },
-      py::arg("codes"), py::arg("fmt"), "The exact values of codes as float64 (NaN codes give NaN).");
+      py::arg("codes"), py::arg("fmt"), py::kw_only(), py::arg("out") = py::none(), py::arg("dtype") = py::none(),
+      "The exact values of codes of fmt (NaN codes give NaN), as float64 unless `dtype` or `out` asks\n"
+      "for another (float32, float16... where every value is exact there; a typed array of fmt).");
 
   m.def(
       "convert",
-      [](const py::array& codes, const py::object& src, const py::object& dst, const std::string& mode,
-         const std::string& overflow, int sr_bits, std::uint64_t seed, std::uint32_t stream, bool flags) {
+      [](const py::object& codes, const py::object& src, const py::object& dst, const std::string& mode,
+         const std::string& overflow, int sr_bits, std::uint64_t seed, std::uint32_t stream, bool flags,
+         const py::object& out, const py::object& dtype) {
         const format from = to_format(src), to = to_format(dst);
         const rounding r = to_rounding(to, mode, overflow, sr_bits);
-        const auto in = to_codes(from, codes);
-        return elementwise(codes, to, flags, [&](std::span<std::uint32_t> out, std::span<std::uint8_t> fl) {
-          return convert_array(to, from, in, out, r, sr_stream{seed, stream, 0}, fl);
+        const py::array a = as_array(codes, "codes");
+        const auto shape = shape_of(a);
+        const std::vector<std::uint32_t> in = codes_in_shape(from, a, "codes", shape);
+        result_array result(to, out, dtype, shape, py::none(), is_torch_tensor(codes));
+        return fill(result, in.size(), flags, shape, [&](std::span<std::uint32_t> o, std::span<std::uint8_t> fl) {
+          return convert_array(to, from, in, o, r, sr_stream{seed, stream, 0}, fl);
         });
       },
       py::arg("codes"), py::arg("src"), py::arg("dst"), py::kw_only(), py::arg("mode") = "rne",
       py::arg("overflow") = "ieee", py::arg("sr_bits") = 16, py::arg("seed") = 0, py::arg("stream") = 0,
-      py::arg("flags") = false,
-      "Codes of format src rounded once into format dst (no detour through a binary float).");
+      py::arg("flags") = false, py::arg("out") = py::none(), py::arg("dtype") = py::none(),
+      "Codes of format src (by the module's convention) rounded once into format dst, with no detour\n"
+      "through a binary float; the result goes to `out` or a new array of `dtype` as in round().");
 
   bind_binary(m, "add", array_op::add, "add(a, b, fmt): a + b.");
   bind_binary(m, "sub", array_op::sub, "sub(a, b, fmt): a - b.");
@@ -212,34 +284,58 @@ PYBIND11_MODULE(_fpemu, m) {
   bind_binary(m, "div", array_op::div, "div(a, b, fmt): a / b.");
   m.def(
       "fma",
-      [](const py::array& a, const py::array& b, const py::array& c, const py::object& fmt, const std::string& mode,
-         const std::string& overflow, int sr_bits, std::uint64_t seed, std::uint32_t stream, bool flags) {
+      [](const py::object& a, const py::object& b, const py::object& c, const py::object& fmt, const std::string& mode,
+         const std::string& overflow, int sr_bits, std::uint64_t seed, std::uint32_t stream, bool flags,
+         const py::object& out, const py::object& dtype) {
         const format f = to_format(fmt);
         const rounding r = to_rounding(f, mode, overflow, sr_bits);
-        same_shape(a, b, "a", "b");
-        same_shape(a, c, "a", "c");
-        const auto ca = to_codes(f, a, "a"), cb = to_codes(f, b, "b"), cc = to_codes(f, c, "c");
-        return elementwise(a, f, flags, [&](std::span<std::uint32_t> out, std::span<std::uint8_t> fl) {
-          return apply_fma(f, ca, cb, cc, out, r, sr_stream{seed, stream, 0}, fl);
-        });
+        return elementwise<3>({a, b, c}, {"a", "b", "c"}, f, flags, out, dtype,
+                              [&](const auto& x, std::span<std::uint32_t> o, std::span<std::uint8_t> fl) {
+                                return apply_fma(f, x[0], x[1], x[2], o, r, sr_stream{seed, stream, 0}, fl);
+                              });
       },
       py::arg("a"), py::arg("b"), py::arg("c"), py::arg("fmt"), py::kw_only(), py::arg("mode") = "rne",
       py::arg("overflow") = "ieee", py::arg("sr_bits") = 16, py::arg("seed") = 0, py::arg("stream") = 0,
-      py::arg("flags") = false, (std::string("fma(a, b, c, fmt): a * b + c with one rounding. ") + arithmetic_doc).c_str());
+      py::arg("flags") = false, py::arg("out") = py::none(), py::arg("dtype") = py::none(),
+      (std::string("fma(a, b, c, fmt): a * b + c with one rounding.\n\n") + arithmetic_doc).c_str());
   m.def(
       "sqrt",
-      [](const py::array& a, const py::object& fmt, const std::string& mode, const std::string& overflow, int sr_bits,
-         std::uint64_t seed, std::uint32_t stream, bool flags) {
+      [](const py::object& a, const py::object& fmt, const std::string& mode, const std::string& overflow, int sr_bits,
+         std::uint64_t seed, std::uint32_t stream, bool flags, const py::object& out, const py::object& dtype) {
         const format f = to_format(fmt);
         const rounding r = to_rounding(f, mode, overflow, sr_bits);
-        const auto ca = to_codes(f, a, "a");
-        return elementwise(a, f, flags, [&](std::span<std::uint32_t> out, std::span<std::uint8_t> fl) {
-          return apply_sqrt(f, ca, out, r, sr_stream{seed, stream, 0}, fl);
-        });
+        return elementwise<1>({a}, {"a"}, f, flags, out, dtype,
+                              [&](const auto& x, std::span<std::uint32_t> o, std::span<std::uint8_t> fl) {
+                                return apply_sqrt(f, x[0], o, r, sr_stream{seed, stream, 0}, fl);
+                              });
       },
       py::arg("a"), py::arg("fmt"), py::kw_only(), py::arg("mode") = "rne", py::arg("overflow") = "ieee",
       py::arg("sr_bits") = 16, py::arg("seed") = 0, py::arg("stream") = 0, py::arg("flags") = false,
-      (std::string("sqrt(a, fmt): the square root. ") + arithmetic_doc).c_str());
+      py::arg("out") = py::none(), py::arg("dtype") = py::none(),
+      (std::string("sqrt(a, fmt): the square root.\n\n") + arithmetic_doc).c_str());
+
+  m.def(
+      "set_num_threads",
+      [](int n) {
+        if (n < 0 || n > kMaxThreads)
+          throw py::value_error("n = " + std::to_string(n) + " (valid: 1.." + std::to_string(kMaxThreads) +
+                                ", or 0 for every hardware thread)");
+        set_array_threads(n);
+      },
+      py::arg("n"),
+      "Threads for long arrays (65536 elements or more) and the default of every `threads=0` argument\n"
+      "(gemm, train, casgd); 0: every hardware thread. $FPEMU_NUM_THREADS sets it at import. Results never\n"
+      "depend on it.");
+  m.def("get_num_threads", &array_threads, "The thread count set_num_threads set (every hardware thread by default).");
+  if (const char* env = std::getenv("FPEMU_NUM_THREADS"); env != nullptr && *env != '\0') {
+    int n = -1;
+    const std::string_view text(env);
+    const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), n);
+    if (ec != std::errc{} || end != text.data() + text.size() || n < 0 || n > kMaxThreads)
+      throw py::value_error("FPEMU_NUM_THREADS = '" + std::string(text) + "' (valid: 1.." + std::to_string(kMaxThreads) +
+                            ", or 0 for every hardware thread)");
+    set_array_threads(n);
+  }
 
   m.attr("INVALID") = flag::invalid;
   m.attr("DIVIDE_BY_ZERO") = flag::divide_by_zero;

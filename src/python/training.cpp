@@ -70,8 +70,7 @@ class py_optimizer {
       g.emplace_back(opt_.policy().grads, v.size());
       g.back().store(0, v);
     }
-    py::gil_scoped_release unlocked;
-    opt_.step(g);
+    without_gil([&] { opt_.step(g); });
   }
 
   py::array weights(std::size_t i) const { return weights_array(opt_.weights(check(i)), shapes_[i]); }
@@ -158,10 +157,9 @@ py::dict train_impl(const py::array& x_train, const py::array& y_train, const py
   o.optimizer = value_or_raise(parse_optimizer(opt));
   o.hyper = hyper_from(o.optimizer, lr, momentum, dampening, nesterov, weight_decay, beta1, beta2, eps);
   o.policy = value_or_raise(parse_policy(policy));
-  if (epochs < 1 || batch < 1 || grad_accum < 1 || threads < 0)
+  if (epochs < 1 || batch < 1 || grad_accum < 1)
     throw py::value_error("epochs = " + std::to_string(epochs) + ", batch = " + std::to_string(batch) +
-                          ", grad_accum = " + std::to_string(grad_accum) + ", threads = " + std::to_string(threads) +
-                          " (valid: epochs, batch, grad_accum >= 1; threads >= 0)");
+                          ", grad_accum = " + std::to_string(grad_accum) + " (valid: >= 1 each)");
   if (!(clip_norm >= 0) || !std::isfinite(clip_norm))
     throw py::value_error("clip_norm = " + number(clip_norm) + " (valid: 0 for none, or finite > 0)");
   o.epochs = epochs;
@@ -169,7 +167,7 @@ py::dict train_impl(const py::array& x_train, const py::array& y_train, const py
   o.grad_accum = grad_accum;
   o.clip_norm = clip_norm;
   o.seed = seed;
-  o.threads = threads;
+  o.threads = thread_count(threads);
   const dataset train_set = dataset_from(x_train, y_train, "train"), test_set = dataset_from(x_test, y_test, "test");
   o.shape.inputs = train_set.cols;
   o.shape.hidden = hidden;
@@ -184,10 +182,7 @@ py::dict train_impl(const py::array& x_train, const py::array& y_train, const py
       py::gil_scoped_acquire locked;
       progress(epoch_dict(e));
     };
-  expected<train_result> r = [&] {
-    py::gil_scoped_release unlocked;
-    return train(train_set, test_set, o, report);
-  }();
+  expected<train_result> r = without_gil([&] { return train(train_set, test_set, o, report); });
   const train_result result = value_or_raise(std::move(r));
   py::list epoch_list;
   for (const epoch_record& e : result.epochs) epoch_list.append(epoch_dict(e));
@@ -312,7 +307,8 @@ void bind_training(py::module_& m) {
         for (double lr : lrs)
           if (!(lr > 0 && lr < 1)) throw py::value_error("lr = " + number(lr) + " (valid: 0 < lr < 1)");
         py::list out;
-        for (const floor_row& r : theorem1_floor(f, lrs, dim, seed)) {
+        const auto rows = without_gil([&] { return theorem1_floor(f, lrs, dim, seed); });
+        for (const floor_row& r : rows) {
           py::dict d;
           d["lr"] = r.lr;
           d["predicted"] = r.predicted;

@@ -47,9 +47,11 @@ def test_a_typed_array_is_read_as_the_codes_in_its_bits(dtype):
     spec, codes, typed = every_code(dtype)
     np.testing.assert_array_equal(fpemu.decode(typed, spec), fpemu.decode(codes, spec))
     np.testing.assert_array_equal(fpemu.decode(typed, dtype), fpemu.decode(codes, spec))
-    # Arithmetic on the typed array is arithmetic on its codes.
+    # Arithmetic on the typed array is arithmetic on its codes, and its result is typed too.
     rolled = np.roll(typed, 7)
-    np.testing.assert_array_equal(fpemu.add(typed, rolled, spec), fpemu.add(codes, np.roll(codes, 7), spec))
+    got = fpemu.add(typed, rolled, spec)
+    assert got.dtype == typed.dtype
+    np.testing.assert_array_equal(got.view(codes.dtype), fpemu.add(codes, np.roll(codes, 7), spec))
 
 
 @pytest.mark.parametrize("dtype", NARROW, ids=lambda t: np.dtype(t).name)
@@ -89,3 +91,70 @@ def test_results_match_ml_dtypes_casts_when_read_back_as_typed_arrays():
     for dtype in (ml_dtypes.bfloat16, ml_dtypes.float8_e4m3fn, ml_dtypes.float8_e5m2, np.float16):
         codes = fpemu.round(x, dtype)
         np.testing.assert_array_equal(codes.view(dtype), x.astype(dtype))
+
+
+# ---- torch CPU tensors, through DLPack (Debian's torch 1.13 in the numpy1 venv) -----------------
+
+def torch_or_skip():
+    return pytest.importorskip("torch")
+
+
+def test_a_float32_tensor_rounds_to_the_tensor_torch_casts_to():
+    torch = torch_or_skip()
+    t = torch.from_numpy(np.random.default_rng(5).normal(size=4096).astype(np.float32))
+    got = fpemu.round(t, "bf16")
+    assert isinstance(got, torch.Tensor) and got.dtype == torch.bfloat16
+    assert torch.equal(got.view(torch.int16), t.to(torch.bfloat16).view(torch.int16))
+    half = fpemu.round(t, torch.float16)  # the format named by torch's dtype
+    assert half.dtype == torch.float16 and torch.equal(half, t.to(torch.float16))
+
+
+def test_a_format_torch_lacks_comes_back_as_codes_or_its_float8_dtype():
+    torch = torch_or_skip()
+    x = np.random.default_rng(6).normal(size=512).astype(np.float32)
+    got = fpemu.round(torch.from_numpy(x), "e4m3fn")
+    if hasattr(torch, "float8_e4m3fn"):
+        assert got.dtype == torch.float8_e4m3fn
+        got = got.view(torch.uint8)
+    assert got.dtype == torch.uint8
+    np.testing.assert_array_equal(got.numpy(), fpemu.round(x, "e4m3fn"))
+    # Codes wider than a byte in wider signed integers, since torch has no uint16 or uint32 before 2.3.
+    for spec, dtype in (("e5m7", torch.int32), ("tf32", torch.int64)):
+        codes = fpemu.round(torch.from_numpy(x), spec)
+        assert codes.dtype == dtype
+        np.testing.assert_array_equal(codes.numpy(), fpemu.round(x, spec))
+
+
+def test_bf16_tensors_are_typed_arrays_in_and_out():
+    torch = torch_or_skip()
+    a = torch.from_numpy(np.random.default_rng(7).normal(size=256).astype(np.float32)).to(torch.bfloat16)
+    b = a.flip(0)
+    total = fpemu.add(a, b, "bf16")
+    assert total.dtype == torch.bfloat16
+    np.testing.assert_array_equal(total.view(torch.int16).numpy().view(np.uint16),
+                                  fpemu.add(a.view(torch.int16).numpy().view(np.uint16),
+                                            b.view(torch.int16).numpy().view(np.uint16), "bf16"))
+    values = fpemu.decode(a, "bf16")
+    assert values.dtype == torch.float64 and torch.equal(values, a.double())
+    # A tensor that requires grad is read through detach(), which copies nothing.
+    np.testing.assert_array_equal(fpemu.round(a.float().requires_grad_(), "bf16").view(torch.int16).numpy(),
+                                  a.view(torch.int16).numpy())
+
+
+def test_out_may_be_a_tensor_written_in_place():
+    torch = torch_or_skip()
+    t = torch.from_numpy(np.random.default_rng(8).normal(size=1000).astype(np.float32))
+    out = torch.empty(1000, dtype=torch.bfloat16)
+    assert fpemu.round(t, "bf16", out=out) is out
+    assert torch.equal(out.view(torch.int16), t.to(torch.bfloat16).view(torch.int16))
+    codes = torch.zeros(1000, dtype=torch.int32)
+    fpemu.round(t, "bf16", out=codes)
+    np.testing.assert_array_equal(codes.numpy(), fpemu.round(t.numpy(), "bf16"))
+
+
+def test_torch_dtypes_name_formats():
+    torch = torch_or_skip()
+    assert fpemu.format(torch.bfloat16) == fpemu.format("bf16")
+    assert fpemu.format(torch.float16) == fpemu.format("fp16")
+    with pytest.raises(ValueError, match="torch.int8 stores no format of fpemu"):
+        fpemu.format(torch.int8)

@@ -133,7 +133,7 @@ def test_float32_rounds_as_ml_dtypes_astype(spec):
         x = x[np.isfinite(x)]
     want = x.astype(ML_DTYPES[spec]).astype(np.float64)
     overflow = "ieee" if fpemu.format(spec).has_nan else "saturate"
-    got = fpemu.round(x, spec, overflow=overflow, out="values")
+    got = fpemu.round(x, spec, overflow=overflow, dtype="float64")
     known = np.zeros(x.shape, bool)
     if spec == "e8m0fnu":
         known = e8m0_subnormal_inputs_above_its_smallest(x)
@@ -165,7 +165,7 @@ def test_float32_rounds_as_gfloat_in_every_mode(spec, mode, saturate):
         # fpemu gives NaN, with the invalid flag.
         x = x[~np.signbit(x) | np.isnan(x)]
     want = gfloat.round_ndarray(GFLOAT[spec], x.astype(np.float64), GFLOAT_MODES[mode], saturate)
-    got = fpemu.round(x, spec, mode=mode, overflow="saturate" if saturate else "ieee", out="values")
+    got = fpemu.round(x, spec, mode=mode, overflow="saturate" if saturate else "ieee", dtype="float64")
     known = np.zeros(x.shape, bool)
     if spec == "e8m0fnu":
         # Below 2^-127, the smallest value (e8m0fnu has no zero), gfloat returns values that the

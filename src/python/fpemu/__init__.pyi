@@ -5,8 +5,11 @@ dtypes that store one (ml_dtypes.float8_e4m3fn, numpy.float16, 'bfloat16'); roun
 rne rna rz ru rd rto sr sr-exact; overflow policies ieee saturate nan.
 Where a function takes codes of a format, an integer array holds codes, a typed array of that
 format (float16, ml_dtypes' types) holds them in its bits, and any other float array holds
-values, each of which must be one of the format's. Codes come back at the storage width:
-codes.view(ml_dtypes.float8_e4m3fn) is the typed array of the result.
+values, each of which must be one of the format's. Results follow the same rule, read from the
+dtype= asked for or the out= array given: codes (integer dtypes; by default the storage width),
+a typed array of the format, or values (float64, another format's dtype). Arguments are
+array_like and broadcast as NumPy's; torch CPU tensors go in and come back without a copy.
+Long calls release the GIL and stop on Ctrl-C; set_num_threads sets their threads.
 Every rounding is the C++ core's; bad arguments raise ValueError with the library's message.
 """
 from __future__ import annotations
@@ -14,7 +17,7 @@ import numpy
 import numpy as _numpy
 import typing
 from . import bounds
-__all__: list[str] = ['DIVIDE_BY_ZERO', 'INEXACT', 'INVALID', 'OVERFLOW', 'UNDERFLOW', 'accumulation_experiment', 'add', 'allreduce_cp', 'bounds', 'bytes_per_parameter', 'casgd', 'casgd_recipes', 'convert', 'decode', 'dequantise', 'div', 'dot', 'effective_unit_roundoff', 'fma', 'format', 'formats', 'gemm', 'load_fashion_mnist', 'load_libsvm', 'mma', 'mul', 'optimizer', 'policy', 'presets', 'quantise', 'round', 'sqrt', 'sub', 'sum', 'theorem1_floor', 'train']
+__all__: list[str] = ['DIVIDE_BY_ZERO', 'INEXACT', 'INVALID', 'OVERFLOW', 'UNDERFLOW', 'accumulation_experiment', 'add', 'allreduce_cp', 'bounds', 'bytes_per_parameter', 'casgd', 'casgd_recipes', 'convert', 'decode', 'dequantise', 'div', 'dot', 'effective_unit_roundoff', 'fma', 'format', 'formats', 'gemm', 'get_num_threads', 'load_fashion_mnist', 'load_libsvm', 'mma', 'mul', 'optimizer', 'policy', 'presets', 'quantise', 'round', 'set_num_threads', 'sqrt', 'sub', 'sum', 'theorem1_floor', 'train']
 class format:
     """
     A floating-point format: exponent and fraction widths, bias and encoding.
@@ -211,12 +214,17 @@ def accumulation_experiment(ks: list[int], samples: int = 100, seed: int = 2025)
     with the mean and max relative error, the max error over sum |a_i b_i| and the bounds. The default
     seed is that of `fpemu demo` and the table of docs/accumulation.md.
     """
-def add(a: numpy.ndarray, b: numpy.ndarray, fmt: typing.Any, *, mode: str = 'rne', overflow: str = 'ieee', sr_bits: int = 16, seed: int = 0, stream: int = 0, flags: bool = False) -> typing.Any:
+def add(a: typing.Any, b: typing.Any, fmt: typing.Any, *, mode: str = 'rne', overflow: str = 'ieee', sr_bits: int = 16, seed: int = 0, stream: int = 0, flags: bool = False, out: typing.Any = None, dtype: typing.Any = None) -> typing.Any:
     """
-    add(a, b, fmt): a + b. (codes of fmt, same shape) -> codes of fmt: the correctly rounded result of each element, one
-    rounding by the core in `mode` (stochastic: bits of element i from (seed, stream, i)).
-    flags=True returns (codes, per-element IEEE flags as uint8: fpemu.INVALID | DIVIDE_BY_ZERO |
-    OVERFLOW | UNDERFLOW | INEXACT).
+    add(a, b, fmt): a + b.
+    
+    Operands follow the module's one convention (integer arrays: codes; a dtype that stores fmt:
+    its codes; other floats: values, each exactly one of fmt's) and broadcast as NumPy's do; each
+    result is rounded once by the core in `mode` (stochastic: bits of element i from (seed, stream,
+    i)). The result is written into `out` when given, else a new array of `dtype` (default: the
+    first operand's dtype where it stores fmt, else codes at storage width); flags=True returns
+    (result, per-element IEEE flags as uint8: fpemu.INVALID | DIVIDE_BY_ZERO | OVERFLOW |
+    UNDERFLOW | INEXACT).
     """
 def allreduce_cp(P: int, algorithm: str = 'ring', datatype: str = 'fp32', length: int = 4096, trials: int = 4, seed: int = 1) -> dict:
     """
@@ -247,29 +255,39 @@ def casgd_recipes() -> dict:
     """
     Table 3's recipes A..I: letter -> the nine slots, e.g. 'u_A=bf16 u_G=b u_r=b ...'.
     """
-def convert(codes: numpy.ndarray, src: typing.Any, dst: typing.Any, *, mode: str = 'rne', overflow: str = 'ieee', sr_bits: int = 16, seed: int = 0, stream: int = 0, flags: bool = False) -> typing.Any:
+def convert(codes: typing.Any, src: typing.Any, dst: typing.Any, *, mode: str = 'rne', overflow: str = 'ieee', sr_bits: int = 16, seed: int = 0, stream: int = 0, flags: bool = False, out: typing.Any = None, dtype: typing.Any = None) -> typing.Any:
     """
-    Codes of format src rounded once into format dst (no detour through a binary float).
+    Codes of format src (by the module's convention) rounded once into format dst, with no detour
+    through a binary float; the result goes to `out` or a new array of `dtype` as in round().
     """
-def decode(codes: numpy.ndarray, fmt: typing.Any) -> typing.Any:
+def decode(codes: typing.Any, fmt: typing.Any, *, out: typing.Any = None, dtype: typing.Any = None) -> typing.Any:
     """
-    The exact values of codes as float64 (NaN codes give NaN).
+    The exact values of codes of fmt (NaN codes give NaN), as float64 unless `dtype` or `out` asks
+    for another (float32, float16... where every value is exact there; a typed array of fmt).
     """
-def dequantise(codes: numpy.ndarray, scales: numpy.ndarray, fmt: typing.Any, *, scaling: str = 'mx32', k_axis: int = 1) -> numpy.ndarray:
+def dequantise(codes: typing.Any, scales: typing.Any, fmt: typing.Any, *, scaling: str = 'mx32', k_axis: int = 1, tensor_scale: float = 1.0) -> numpy.ndarray:
     """
-    The values of block-scaled codes (quantise's result): each code's value times its group's scale,
-    exact in float64.
+    The values of block-scaled codes (quantise's result): each code's value times its group's scale
+    (and nvfp4's tensor_scale), exact in float64.
     """
-def div(a: numpy.ndarray, b: numpy.ndarray, fmt: typing.Any, *, mode: str = 'rne', overflow: str = 'ieee', sr_bits: int = 16, seed: int = 0, stream: int = 0, flags: bool = False) -> typing.Any:
+def div(a: typing.Any, b: typing.Any, fmt: typing.Any, *, mode: str = 'rne', overflow: str = 'ieee', sr_bits: int = 16, seed: int = 0, stream: int = 0, flags: bool = False, out: typing.Any = None, dtype: typing.Any = None) -> typing.Any:
     """
-    div(a, b, fmt): a / b. (codes of fmt, same shape) -> codes of fmt: the correctly rounded result of each element, one
-    rounding by the core in `mode` (stochastic: bits of element i from (seed, stream, i)).
-    flags=True returns (codes, per-element IEEE flags as uint8: fpemu.INVALID | DIVIDE_BY_ZERO |
-    OVERFLOW | UNDERFLOW | INEXACT).
+    div(a, b, fmt): a / b.
+    
+    Operands follow the module's one convention (integer arrays: codes; a dtype that stores fmt:
+    its codes; other floats: values, each exactly one of fmt's) and broadcast as NumPy's do; each
+    result is rounded once by the core in `mode` (stochastic: bits of element i from (seed, stream,
+    i)). The result is written into `out` when given, else a new array of `dtype` (default: the
+    first operand's dtype where it stores fmt, else codes at storage width); flags=True returns
+    (result, per-element IEEE flags as uint8: fpemu.INVALID | DIVIDE_BY_ZERO | OVERFLOW |
+    UNDERFLOW | INEXACT).
     """
-def dot(a: numpy.ndarray, b: numpy.ndarray, *, a_fmt: typing.Any = 'fp32', b_fmt: typing.Any = None, acc: str = 'fp32', acc_mode: str = 'rne', sr_bits: int = 16, promote: int = 0, out: typing.Any = 'fp32', out_mode: str = 'rne', seed: int = 0) -> int:
+def dot(a: typing.Any, b: typing.Any, *, a_fmt: typing.Any = 'fp32', b_fmt: typing.Any = None, acc: str = 'fp32', acc_mode: str = 'rne', sr_bits: int = 16, promote: int = 0, out_fmt: typing.Any = 'fp32', out_mode: str = 'rne', seed: int = 0) -> dict:
     """
-    The dot product of code vectors a and b (a 1 x K by K x 1 gemm): returns the code of out.
+    The dot product of code vectors a and b (a 1 x K by K x 1 gemm), rounded into out_fmt, with its
+    analysis as fpemu dot prints it: a dict as sum's: value, code and format of the result,
+    the exact dot product, error, relative_error, abs_sum = sum |a_i b_i|, IEEE flags, and
+    bounds (the accumulation bound of the accumulator model, with its validity).
     acc: a format spec ('fp32', 'bf16', 'e4m3fn', ...) rounded after every product in acc_mode
     (sr_bits random bits for 'sr'), 'exact', or a tensor-core preset (fpemu.presets(): a block-FMA
     model of the hardware, e.g. 'h100-e4m3-fastaccum'); promote=Nc folds every Nc products into an
@@ -280,27 +298,40 @@ def effective_unit_roundoff(fmt: typing.Any, mode: str = 'rne') -> float:
     The u to put into the bounds for one rounding of fmt in mode: 2^-p for nearest, 2^(1-p) for directed,
     odd and stochastic rounding.
     """
-def fma(a: numpy.ndarray, b: numpy.ndarray, c: numpy.ndarray, fmt: typing.Any, *, mode: str = 'rne', overflow: str = 'ieee', sr_bits: int = 16, seed: int = 0, stream: int = 0, flags: bool = False) -> typing.Any:
+def fma(a: typing.Any, b: typing.Any, c: typing.Any, fmt: typing.Any, *, mode: str = 'rne', overflow: str = 'ieee', sr_bits: int = 16, seed: int = 0, stream: int = 0, flags: bool = False, out: typing.Any = None, dtype: typing.Any = None) -> typing.Any:
     """
-    fma(a, b, c, fmt): a * b + c with one rounding. (codes of fmt, same shape) -> codes of fmt: the correctly rounded result of each element, one
-    rounding by the core in `mode` (stochastic: bits of element i from (seed, stream, i)).
-    flags=True returns (codes, per-element IEEE flags as uint8: fpemu.INVALID | DIVIDE_BY_ZERO |
-    OVERFLOW | UNDERFLOW | INEXACT).
+    fma(a, b, c, fmt): a * b + c with one rounding.
+    
+    Operands follow the module's one convention (integer arrays: codes; a dtype that stores fmt:
+    its codes; other floats: values, each exactly one of fmt's) and broadcast as NumPy's do; each
+    result is rounded once by the core in `mode` (stochastic: bits of element i from (seed, stream,
+    i)). The result is written into `out` when given, else a new array of `dtype` (default: the
+    first operand's dtype where it stores fmt, else codes at storage width); flags=True returns
+    (result, per-element IEEE flags as uint8: fpemu.INVALID | DIVIDE_BY_ZERO | OVERFLOW |
+    UNDERFLOW | INEXACT).
     """
 def formats() -> list[str]:
     """
     The names of the named formats, in display order.
     """
-def gemm(A: numpy.ndarray, B: numpy.ndarray, C: numpy.ndarray | None = None, *, a_fmt: typing.Any = 'fp32', b_fmt: typing.Any = None, acc: str = 'fp32', acc_mode: str = 'rne', sr_bits: int = 16, promote: int = 0, out: typing.Any = 'fp32', out_mode: str = 'rne', alpha: float = 1.0, beta: float = 0.0, k_order: list[int] | None = None, threads: int = 0, seed: int = 0) -> typing.Any:
+def gemm(A: typing.Any, B: typing.Any, C: typing.Any = None, *, a_fmt: typing.Any = 'fp32', b_fmt: typing.Any = None, acc: str = 'fp32', acc_mode: str = 'rne', sr_bits: int = 16, promote: int = 0, out_fmt: typing.Any = 'fp32', out_mode: str = 'rne', alpha: float = 1.0, beta: float = 0.0, k_order: list[int] | None = None, threads: int = 0, seed: int = 0, report: bool = False, out: typing.Any = None, dtype: typing.Any = None) -> typing.Any:
     """
     D = alpha * A B + beta * C on codes: A (M x K) of a_fmt, B (K x N) of b_fmt (default a_fmt),
-    C (M x N) of out. Each output accumulates its products in k_order (default 0..K-1) under the
-    accumulator, then alpha*acc + beta*c is rounded once into out. Returns M x N codes of out;
-    bit-identical for any thread count.
+    C (M x N) of out_fmt. Each output accumulates its products in k_order (default 0..K-1) under
+    the accumulator, then alpha*acc + beta*c is rounded once into out_fmt. Returns D (M x N) by
+    the module's convention: codes of out_fmt by default, or into `out`, or as `dtype` asks;
+    bit-identical for any thread count. report=True returns a dict instead, as fpemu gemm reports:
+    result (D), relative_error per output against the exact product, normwise_error, error_norm
+    and exact_norm (Frobenius), and bounds (the componentwise bound's normwise form, a dict as
+    sum's) with normwise_bound, its value relative to exact_norm.
     acc: a format spec ('fp32', 'bf16', 'e4m3fn', ...) rounded after every product in acc_mode
     (sr_bits random bits for 'sr'), 'exact', or a tensor-core preset (fpemu.presets(): a block-FMA
     model of the hardware, e.g. 'h100-e4m3-fastaccum'); promote=Nc folds every Nc products into an
     fp32 register (DeepSeek-V3), 0 keeps the preset's interval or never promotes.
+    """
+def get_num_threads() -> int:
+    """
+    The thread count set_num_threads set (every hardware thread by default).
     """
 def load_fashion_mnist(train: bool = True, dir: str | None = None) -> tuple:
     """
@@ -311,20 +342,27 @@ def load_libsvm(path: str | None = None, min_cols: int = 0) -> tuple:
     """
     A LIBSVM file as (x, y) float32 arrays; path defaults to heart_scale from Debian's liblinear-tools.
     """
-def mma(A: numpy.ndarray, B: numpy.ndarray, C: numpy.ndarray | None = None, *, preset: str, out: str = 'fp32', a_fmt: typing.Any = None, b_fmt: typing.Any = None) -> numpy.ndarray:
+def mma(A: typing.Any, B: typing.Any, C: typing.Any = None, *, preset: str, out_fmt: str = 'fp32', a_fmt: typing.Any = None, b_fmt: typing.Any = None, out: typing.Any = None, dtype: typing.Any = None) -> typing.Any:
     """
     D = C + A B as a GPU tensor core computes it (the preset's bit-exact model): A (M x K) and B (K x N)
-    hold values of the preset's input formats (as float32 arrays; a value that is not one is an error),
-    C (M x N, default zeros) and D are fp32 or, with out='fp16' where the preset has one, fp16 values.
-    Each D[i, j] is one chain of the preset's instructions over K in order. a_fmt/b_fmt choose
-    e4m3fn/e5m2 operands for the mixed FP8 presets. Returns float32.
+    hold the preset's input formats by the module's convention (integer arrays: codes; typed arrays;
+    float32 arrays: values, each one of the format's, except that tf32 presets ignore the low 13
+    bits as the hardware does), C (M x N, default zeros) and D are fp32 or, with out_fmt='fp16'
+    where the preset has one, fp16. Each D[i, j] is one chain of the preset's instructions over K in
+    order. a_fmt/b_fmt choose e4m3fn/e5m2 operands for the mixed FP8 presets. Returns D as float32
+    (float16 for fp16), or into `out`, or as `dtype` asks.
     """
-def mul(a: numpy.ndarray, b: numpy.ndarray, fmt: typing.Any, *, mode: str = 'rne', overflow: str = 'ieee', sr_bits: int = 16, seed: int = 0, stream: int = 0, flags: bool = False) -> typing.Any:
+def mul(a: typing.Any, b: typing.Any, fmt: typing.Any, *, mode: str = 'rne', overflow: str = 'ieee', sr_bits: int = 16, seed: int = 0, stream: int = 0, flags: bool = False, out: typing.Any = None, dtype: typing.Any = None) -> typing.Any:
     """
-    mul(a, b, fmt): a * b. (codes of fmt, same shape) -> codes of fmt: the correctly rounded result of each element, one
-    rounding by the core in `mode` (stochastic: bits of element i from (seed, stream, i)).
-    flags=True returns (codes, per-element IEEE flags as uint8: fpemu.INVALID | DIVIDE_BY_ZERO |
-    OVERFLOW | UNDERFLOW | INEXACT).
+    mul(a, b, fmt): a * b.
+    
+    Operands follow the module's one convention (integer arrays: codes; a dtype that stores fmt:
+    its codes; other floats: values, each exactly one of fmt's) and broadcast as NumPy's do; each
+    result is rounded once by the core in `mode` (stochastic: bits of element i from (seed, stream,
+    i)). The result is written into `out` when given, else a new array of `dtype` (default: the
+    first operand's dtype where it stores fmt, else codes at storage width); flags=True returns
+    (result, per-element IEEE flags as uint8: fpemu.INVALID | DIVIDE_BY_ZERO | OVERFLOW |
+    UNDERFLOW | INEXACT).
     """
 def presets() -> list:
     """
@@ -332,39 +370,64 @@ def presets() -> list:
     the block-FMA block_size and frac_bits, promote_every, whether an fp16 accumulator exists, and
     whether the preset reproduces recorded hardware outputs bit for bit (validated).
     """
-def quantise(x: numpy.ndarray, fmt: typing.Any, *, scaling: str = 'mx32', k_axis: int = 1, mode: str = 'rne') -> tuple:
+def quantise(x: typing.Any, fmt: typing.Any, *, scaling: str = 'mx32', k_axis: int = 1, mode: str = 'rne') -> tuple:
     """
     Block-scaled quantisation of a 2-D float32 array (values exact in float32) into codes of fmt, as
     fpemu gemm scales its inputs: scaling 'mx32' (OCP MX v1.0: one e8m0fnu scale per 32 elements
-    along K, X = 2^(floor(log2(amax)) - emax(fmt)), 2^0 for an all-zero block), 'tile128' (one fp32
-    scale per row per 128 along K for A, per 128 x 128 block for B; DeepSeek-V3), 'block128', 'tensor'
-    or 'none'; fp32 scales are amax / max_finite(fmt) rounded up. Each element x / scale is rounded
-    once into fmt in `mode`, saturating. k_axis: 1 when K runs along columns (A), 0 along rows (B).
-    Returns (codes, scale codes): codes in x's shape, scales as e8m0fnu (mx32) or fp32 codes.
+    along K, X = 2^(floor(log2(amax)) - emax(fmt)), 2^0 for an all-zero block), 'nvfp4' (NVIDIA's
+    NVFP4 with fmt e2m1fn: an fp32 tensor scale s_t = amax / (448 max_finite(fmt)) rounded up, and
+    per 16 elements along K an e4m3fn scale amax_16 / (max_finite(fmt) s_t), nearest-even),
+    'tile128' (one fp32 scale per row per 128 along K for A, per 128 x 128 block for B;
+    DeepSeek-V3), 'block128', 'tensor' or 'none'; fp32 scales are amax / max_finite(fmt) rounded
+    up. Each element x / scale is rounded once into fmt in `mode`, saturating. k_axis: 1 when K
+    runs along columns (A), 0 along rows (B). Returns (codes, scale codes, tensor_scale): codes in
+    x's shape, scales as e8m0fnu (mx32), e4m3fn (nvfp4) or fp32 codes, and nvfp4's tensor scale
+    (1.0 for the others).
     """
-def round(x: numpy.ndarray, fmt: typing.Any, *, mode: str = 'rne', overflow: str = 'ieee', sr_bits: int = 16, seed: int = 0, stream: int = 0, out: str = 'codes', flags: bool = False) -> typing.Any:
+def round(x: typing.Any, fmt: typing.Any, *, mode: str = 'rne', overflow: str = 'ieee', sr_bits: int = 16, seed: int = 0, stream: int = 0, flags: bool = False, out: typing.Any = None, dtype: typing.Any = None) -> typing.Any:
     """
-    Rounds a float32, float64 or typed array (float16, ml_dtypes' types; any shape) into a format,
+    Rounds values (any array_like: float32 or float64 arrays, read in place where C-contiguous;
+    typed arrays such as ml_dtypes' or float16 give their values; torch CPU tensors) into fmt,
     once, by the core.
     
-    out='codes' returns codes (uint8 up to 8 bits, uint16 up to 16, else uint32); out='values'
-    returns the rounded values as float64. Stochastic rounding (mode 'sr', sr_bits random bits)
-    takes element i's bits from Philox keyed by (seed, stream, i): the same seed gives the same
-    result on every run, thread count and device. flags=True returns (result, per-element IEEE flags).
+    The result goes where the module's convention says: into `out` (a preallocated array or
+    tensor of x's shape, written in place and returned), or a new array of `dtype`. Integer dtypes
+    take codes, the dtype that stores fmt (ml_dtypes.bfloat16 for bf16) its codes as a typed
+    array, float64 or another format's dtype the rounded values. Default: codes at storage width
+    (uint8 up to 8 bits, uint16 up to 16, else uint32); for a torch tensor, a tensor of fmt's
+    torch dtype where there is one. Stochastic rounding (mode 'sr', sr_bits random bits) takes
+    element i's bits from Philox keyed by (seed, stream, i): the same seed gives the same result
+    on every run, thread count and device. flags=True returns (result, per-element IEEE flags).
     """
-def sqrt(a: numpy.ndarray, fmt: typing.Any, *, mode: str = 'rne', overflow: str = 'ieee', sr_bits: int = 16, seed: int = 0, stream: int = 0, flags: bool = False) -> typing.Any:
+def set_num_threads(n: int) -> None:
     """
-    sqrt(a, fmt): the square root. (codes of fmt, same shape) -> codes of fmt: the correctly rounded result of each element, one
-    rounding by the core in `mode` (stochastic: bits of element i from (seed, stream, i)).
-    flags=True returns (codes, per-element IEEE flags as uint8: fpemu.INVALID | DIVIDE_BY_ZERO |
-    OVERFLOW | UNDERFLOW | INEXACT).
+    Threads for long arrays (65536 elements or more) and the default of every `threads=0` argument
+    (gemm, train, casgd); 0: every hardware thread. $FPEMU_NUM_THREADS sets it at import. Results never
+    depend on it.
     """
-def sub(a: numpy.ndarray, b: numpy.ndarray, fmt: typing.Any, *, mode: str = 'rne', overflow: str = 'ieee', sr_bits: int = 16, seed: int = 0, stream: int = 0, flags: bool = False) -> typing.Any:
+def sqrt(a: typing.Any, fmt: typing.Any, *, mode: str = 'rne', overflow: str = 'ieee', sr_bits: int = 16, seed: int = 0, stream: int = 0, flags: bool = False, out: typing.Any = None, dtype: typing.Any = None) -> typing.Any:
     """
-    sub(a, b, fmt): a - b. (codes of fmt, same shape) -> codes of fmt: the correctly rounded result of each element, one
-    rounding by the core in `mode` (stochastic: bits of element i from (seed, stream, i)).
-    flags=True returns (codes, per-element IEEE flags as uint8: fpemu.INVALID | DIVIDE_BY_ZERO |
-    OVERFLOW | UNDERFLOW | INEXACT).
+    sqrt(a, fmt): the square root.
+    
+    Operands follow the module's one convention (integer arrays: codes; a dtype that stores fmt:
+    its codes; other floats: values, each exactly one of fmt's) and broadcast as NumPy's do; each
+    result is rounded once by the core in `mode` (stochastic: bits of element i from (seed, stream,
+    i)). The result is written into `out` when given, else a new array of `dtype` (default: the
+    first operand's dtype where it stores fmt, else codes at storage width); flags=True returns
+    (result, per-element IEEE flags as uint8: fpemu.INVALID | DIVIDE_BY_ZERO | OVERFLOW |
+    UNDERFLOW | INEXACT).
+    """
+def sub(a: typing.Any, b: typing.Any, fmt: typing.Any, *, mode: str = 'rne', overflow: str = 'ieee', sr_bits: int = 16, seed: int = 0, stream: int = 0, flags: bool = False, out: typing.Any = None, dtype: typing.Any = None) -> typing.Any:
+    """
+    sub(a, b, fmt): a - b.
+    
+    Operands follow the module's one convention (integer arrays: codes; a dtype that stores fmt:
+    its codes; other floats: values, each exactly one of fmt's) and broadcast as NumPy's do; each
+    result is rounded once by the core in `mode` (stochastic: bits of element i from (seed, stream,
+    i)). The result is written into `out` when given, else a new array of `dtype` (default: the
+    first operand's dtype where it stores fmt, else codes at storage width); flags=True returns
+    (result, per-element IEEE flags as uint8: fpemu.INVALID | DIVIDE_BY_ZERO | OVERFLOW |
+    UNDERFLOW | INEXACT).
     """
 def sum(x: numpy.ndarray, fmt: typing.Any = 'fp32', *, method: str = 'recursive', acc: str = 'fp32', acc_mode: str = 'rne', sr_bits: int = 16, promote: int = 0, block: int = 32, high: typing.Any = 'fp32', seed: int = 0, stream: int = 0, lam: float = 3.0) -> dict:
     """

@@ -1,0 +1,129 @@
+#!/usr/bin/env python3
+"""fpemu.round from Python against the C++ array path, in the same run: 2^24 float32 values from
+N(0,1) rounded to bf16 (nearest-even) into a preallocated uint16 array, from Python
+(`fpemu.round(x, 'bf16', out=buf)`) and by bench_round's `encode/bf16_rne` (round_array into
+storage-width codes), with one and with two threads; beside ml_dtypes' `astype(bfloat16)` and
+torch's `.to(torch.bfloat16)` on the same data, and memcpy of the same elements as the limit.
+
+    python bench/bench_python.py BUILD_DIR [--out FILE] [--repetitions N]
+
+Run with the interpreter of a venv where fpemu is installed (`./dev bench` uses build-venv/numpy1,
+which has ml_dtypes and Debian's torch); BUILD_DIR holds bench/bench_round. The C++ benchmark and
+the Python timings alternate N times (default 5); rates are medians. Exit status 1 when Python
+reaches less than 0.9 of the C++ path's element rate (the target of docs/performance.md).
+"""
+import argparse
+import datetime
+import json
+import os
+import statistics
+import subprocess
+import sys
+import time
+
+import numpy as np
+
+import fpemu
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "scripts"))
+from bench_report import cpu_model  # noqa: E402 - the one description of the machine
+
+N = 1 << 24
+TARGET = 0.9
+
+
+def cpp_rates(build_dir):
+    """One run of bench_round's memcpy and encode/bf16_rne, elements per second by name."""
+    cmd = [os.path.join(build_dir, "bench", "bench_round"), "--benchmark_format=json",
+           "--benchmark_filter=^(memcpy|encode/bf16_rne)/threads:[12]/"]
+    out = subprocess.run(cmd, check=True, capture_output=True, text=True).stdout
+    return {b["run_name"].replace("/real_time", ""): b["items_per_second"] for b in json.loads(out)["benchmarks"]}
+
+
+def python_rate(call, runs=5):
+    """Elements per second over `runs` calls after one warm-up call: their mean time, as Google
+    Benchmark reports an iteration."""
+    call()
+    start = time.perf_counter()
+    for _ in range(runs):
+        call()
+    return N * runs / (time.perf_counter() - start)
+
+
+def peers(x):
+    """The peers' casts of the same data, where the peer is installed."""
+    calls = {}
+    try:
+        import ml_dtypes
+        calls["ml_dtypes x.astype(bfloat16)"] = lambda: x.astype(ml_dtypes.bfloat16)
+    except ImportError:
+        pass
+    try:
+        import torch
+        t = torch.from_numpy(x)
+        calls["torch t.to(torch.bfloat16)"] = lambda: t.to(torch.bfloat16)
+    except ImportError:
+        pass
+    return calls
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("build_dir")
+    ap.add_argument("--out")
+    ap.add_argument("--repetitions", type=int, default=5)
+    args = ap.parse_args()
+
+    x = np.random.default_rng(1).standard_normal(N, dtype=np.float32)
+    buf = np.empty(N, np.uint16)
+    np.testing.assert_array_equal(fpemu.round(x, "bf16", out=buf).view(np.int16),
+                                  fpemu.round(x.astype(np.float64), "bf16").view(np.int16))
+    samples = {}
+
+    def add(name, rate):
+        samples.setdefault(name, []).append(rate)
+
+    for _ in range(args.repetitions):
+        for name, rate in cpp_rates(args.build_dir).items():
+            add(name, rate)
+        for threads in (1, 2):
+            fpemu.set_num_threads(threads)
+            add(f"python/threads:{threads}", python_rate(lambda: fpemu.round(x, "bf16", out=buf)))
+        fpemu.set_num_threads(0)
+        for name, call in peers(x).items():
+            add(name, python_rate(call))
+    rate = {name: statistics.median(v) for name, v in samples.items()}
+
+    memcpy1, failed, lines = rate["memcpy/threads:1"], [], []
+    lines += ["| path | threads | rate | vs C++ path | vs memcpy | target | met |", "|---|---|---|---|---|---|---|"]
+    for threads in (1, 2):
+        py, cpp = rate[f"python/threads:{threads}"], rate[f"encode/bf16_rne/threads:{threads}"]
+        ok = py / cpp >= TARGET
+        if not ok:
+            failed.append(f"python/threads:{threads}")
+        lines.append(f"| fpemu.round(x, 'bf16', out=buf) | {threads} | {py / 1e9:.3f} G/s | {py / cpp:.2f} | "
+                     f"{py / memcpy1:.2f} | >= {TARGET} of C++ | {'yes' if ok else 'NO'} |")
+        lines.append(f"| C++ round_array (bench_round encode/bf16_rne) | {threads} | {cpp / 1e9:.3f} G/s | 1.00 | "
+                     f"{cpp / memcpy1:.2f} | | |")
+    cpp2 = rate["encode/bf16_rne/threads:2"]
+    for name in peers(x):
+        lines.append(f"| {name} (allocates its result) | the peer's | {rate[name] / 1e9:.3f} G/s | "
+                     f"{rate[name] / cpp2:.2f} of 2 threads | {rate[name] / memcpy1:.2f} | | |")
+    lines.append(f"| memcpy of the same elements | 1 | {memcpy1 / 1e9:.3f} G/s | | 1.00 | | |")
+
+    header = ["# fpemu.round from Python against the C++ array path", "",
+              f"- machine: {cpu_model()}, {os.cpu_count()} logical CPUs",
+              f"- date: {datetime.date.today().isoformat()}; NumPy {np.__version__}, fpemu {fpemu.__version__}",
+              f"- command: python bench/bench_python.py {args.build_dir} (`./dev bench`), medians of "
+              f"{args.repetitions} alternating runs; 2^24 float32 from N(0,1) to bf16, nearest-even", ""]
+    footer = ["", "Target met." if not failed else "Missed: " + ", ".join(failed)]
+    report = "\n".join(header + lines + footer) + "\n"
+    sys.stdout.write(report)
+    if args.out:
+        with open(args.out, "w") as f:
+            f.write(report)
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
