@@ -4,17 +4,16 @@ text, the kind of bad input, the exception and its exact message. Each call must
 that (fpemu.bounds, whose contract is not to raise, must return valid=False with exactly that
 condition), leave every array argument and the optimizer it was given unchanged, and write no
 file. The same rows generate the audit table of docs/bad-input.md (`--markdown` prints it), and the
-test checks that the page holds exactly that table, so the two cannot drift. Run with Debian's
-python3 and PYTHONPATH at the built module (meson does both)."""
+test checks that the page holds exactly that table, so the two cannot drift. Run by pytest in the
+venvs of ./dev test; `python test_bad_input.py --markdown` prints the table."""
 import os
 import re
 import sys
-import tempfile
 
 import numpy as np
 
 import fpemu
-from checks import check, finish
+from checks import check
 
 PAGE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "docs", "bad-input.md")
 BEGIN, END = "<!-- audit:python -->", "<!-- /audit:python -->"
@@ -512,26 +511,33 @@ def outcome(row, names):
     return RETURNS, repr(result)[:80]
 
 
-def test_rows():
+def test_rows(tmp_path, monkeypatch):
+    """Every row, in order, against one set of arguments; every failure is collected and reported."""
+    monkeypatch.chdir(tmp_path)  # the file rows name relative paths, and a file written by a call lands here
+    for name, text in FILES.items():
+        (tmp_path / name).write_text(text)
     names = fixtures()
     arrays = arrays_in(names)
     saved = {k: a.copy() for k, a in arrays.items()}
     opt_before = optimizer_state(names["opt"])
-    files = {k: open(k).read() for k in FILES}
+    problems = []
     for row in ROWS:
         got = outcome(row, names)
-        check(got == (row.outcome, row.message), "%s: want %s %r, got %s %r" % (row.call, row.outcome, row.message, *got))
+        if got != (row.outcome, row.message):
+            problems.append("%s: want %s %r, got %s %r" % (row.call, row.outcome, row.message, *got))
         changed = [k for k, a in arrays.items()
                    if a.dtype != saved[k].dtype or not np.array_equal(a, saved[k], equal_nan=a.dtype.kind == "f")]
-        check(not changed, "%s left its arguments %s changed" % (row.call, changed))
+        if changed:
+            problems.append("%s left its arguments %s changed" % (row.call, changed))
         saved.update((k, arrays[k].copy()) for k in changed)
         opt_now = optimizer_state(names["opt"])
         same = all((a is None and b is None) or np.array_equal(a, b) for a, b in zip(opt_before[0], opt_now[0]))
-        check(same and opt_before[1] == opt_now[1], "%s changed the optimizer" % row.call)
+        if not (same and opt_before[1] == opt_now[1]):
+            problems.append("%s changed the optimizer" % row.call)
         opt_before = opt_now  # a change is reported once, by the row that made it
-    check(sorted(os.listdir(".")) == sorted(FILES), "no call wrote a file: %s" % sorted(os.listdir(".")))
-    check(all(open(k).read() == text for k, text in files.items()), "the input files are unchanged")
-    return len(ROWS)
+    assert not problems, "\n".join(problems)
+    assert sorted(os.listdir(".")) == sorted(FILES), "a call wrote a file: %s" % sorted(os.listdir("."))
+    assert all(open(k).read() == text for k, text in FILES.items()), "an input file changed"
 
 
 def public_names():
@@ -602,24 +608,5 @@ def test_page():
     check(block == markdown(), "docs/bad-input.md's audit block equals `test_bad_input.py --markdown` (regenerate it)")
 
 
-def main():
-    if "--markdown" in sys.argv:
-        sys.stdout.write(markdown())
-        return 0
-    test_page()
-    test_coverage()
-    here = os.getcwd()
-    with tempfile.TemporaryDirectory() as work:
-        os.chdir(work)  # the file rows name relative paths, and a file written by a call lands here
-        try:
-            for name, text in FILES.items():
-                with open(name, "w") as out:
-                    out.write(text)
-            rows = test_rows()
-        finally:
-            os.chdir(here)
-    return finish("python_bad_input", 3 * rows, " (%d rows)" % rows)
-
-
-if __name__ == "__main__":
-    sys.exit(main())
+if __name__ == "__main__" and sys.argv[1:] == ["--markdown"]:
+    sys.stdout.write(markdown())
