@@ -24,8 +24,7 @@ import struct
 import subprocess
 import sys
 from fractions import Fraction
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), os.pardir, "python"))
-from checks import CHECKS, FAILURES, check  # noqa: E402  (shared with the Python module's tests)
+from checks import CHECKS, FAILURES, check
 
 EXE = None
 FAILED_TESTS = set()

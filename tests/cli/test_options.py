@@ -28,8 +28,7 @@ import subprocess
 import sys
 import tempfile
 import time
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), os.pardir, "python"))
-from checks import CHECKS, FAILURES, check  # noqa: E402  (shared with the Python module's tests)
+from checks import CHECKS, FAILURES, check
 
 EXE = None
 TESTS = []

@@ -27,8 +27,7 @@ import re
 import subprocess
 import sys
 import tempfile
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), os.pardir, "python"))
-from checks import CHECKS, FAILURES, check  # noqa: E402  (shared with the Python module's tests)
+from checks import CHECKS, FAILURES, check
 
 EXE = None
 
