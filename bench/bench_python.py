@@ -26,7 +26,7 @@ import numpy as np
 import fpemu
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "scripts"))
-from bench_report import cpu_model  # noqa: E402 - the one description of the machine
+from bench_report import publish  # noqa: E402 - the one report layout
 
 N = 1 << 24
 TARGET = 0.9
@@ -111,19 +111,11 @@ def main():
                      f"{rate[name] / cpp2:.2f} of 2 threads | {rate[name] / memcpy1:.2f} | | |")
     lines.append(f"| memcpy of the same elements | 1 | {memcpy1 / 1e9:.3f} G/s | | 1.00 | | |")
 
-    header = ["# fpemu.round from Python against the C++ array path", "",
-              f"- machine: {cpu_model()}, {os.cpu_count()} logical CPUs",
-              f"- date: {datetime.date.today().isoformat()}; NumPy {np.__version__}, fpemu {fpemu.__version__}",
-              f"- command: python bench/bench_python.py {args.build_dir} (`./dev bench`), medians of "
-              f"{args.repetitions} alternating runs; 2^24 float32 from N(0,1) to bf16, nearest-even", ""]
-    footer = ["", "Target met." if not failed else "Missed: " + ", ".join(failed)]
-    report = "\n".join(header + lines + footer) + "\n"
-    sys.stdout.write(report)
-    if args.out:
-        with open(args.out, "w") as f:
-            f.write(report)
-    return 1 if failed else 0
-
+    return publish("fpemu.round from Python against the C++ array path",
+                   f"{datetime.date.today().isoformat()}; NumPy {np.__version__}, fpemu {fpemu.__version__}",
+                   f"python bench/bench_python.py {args.build_dir} (`./dev bench`), medians of {args.repetitions} "
+                   "alternating runs; 2^24 float32 from N(0,1) to bf16, nearest-even", lines, failed, "Target met.",
+                   args.out)
 
 if __name__ == "__main__":
     sys.exit(main())

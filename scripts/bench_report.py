@@ -90,16 +90,22 @@ def main():
         if name not in ("native_fp32_eigen", "h100_e4m3", "bf16_fp32_rne"):
             lines.append(f"| {name} | {value / 1e9:.3f} G/s | {value / native:.3f} | | | vs Eigen FP32 |")
 
-    header = [f"# Benchmark report", "",
-              f"- machine: {cpu_model()}, {os.cpu_count()} logical CPUs",
-              f"- date: {datetime.date.today().isoformat()}",
-              f"- command: python3 scripts/bench_report.py {args.build_dir} (after ./dev bench's release build, "
-              f"-march=native), medians of {args.repetitions} interleaved repetitions", ""]
-    footer = ["", "All targets met." if not failed else "Missed: " + ", ".join(failed)]
+    return publish("Benchmark report", datetime.date.today().isoformat(),
+                   f"python3 scripts/bench_report.py {args.build_dir} (after ./dev bench's release build, "
+                   f"-march=native), medians of {args.repetitions} interleaved repetitions",
+                   lines, failed, "All targets met.", args.out)
+
+
+def publish(title, date, command, lines, failed, met, out):
+    """Writes a report (the machine, date and command above the table `lines`, the missed targets
+    below) to stdout and to the file `out`, if any; returns the exit status, 1 when one is missed."""
+    header = [f"# {title}", "", f"- machine: {cpu_model()}, {os.cpu_count()} logical CPUs", f"- date: {date}",
+              f"- command: {command}", ""]
+    footer = ["", met if not failed else "Missed: " + ", ".join(failed)]
     report = "\n".join(header + lines + footer) + "\n"
     sys.stdout.write(report)
-    if args.out:
-        with open(args.out, "w") as f:
+    if out:
+        with open(out, "w") as f:
             f.write(report)
     return 1 if failed else 0
 
