@@ -16,6 +16,9 @@ The convention, by the info string of a fenced block:
            expected stdout. Anywhere else, literal text that is not run.
   sh       commands for the reader's own shell (installing, building, mpirun): never run, so
            each must be marked as below.
+  meson, cmake  a user's build file, shown whole: the line `<!-- file: PATH -->` right before
+           the fence names the file of this repository it must equal (tests/consumers builds
+           those files against fpemu in the suite 'install').
 
 A fence without one of these names fails the test, so that no example escapes it.
 
@@ -40,8 +43,8 @@ TIMEOUT = 300  # seconds per example; the slowest, `fpemu demo`, takes a few
 
 
 class Block:
-    def __init__(self, page, line, lang, body, not_run):
-        self.page, self.line, self.lang, self.body, self.not_run = page, line, lang, body, not_run
+    def __init__(self, page, line, lang, body, not_run, file):
+        self.page, self.line, self.lang, self.body, self.not_run, self.file = page, line, lang, body, not_run, file
         self.expected = None  # the text block that follows a python or cpp example
 
     def where(self):
@@ -55,17 +58,20 @@ def pages():
 def blocks(page):
     """The fenced blocks of a page, with the text block after each python/cpp example attached."""
     lines = open(os.path.join(ROOT, page), encoding="utf-8").read().split("\n")
-    found, i, marker = [], 0, None
+    found, i, marker, file = [], 0, None, None
     while i < len(lines):
-        m = re.match(r"^<!-- not run: (.+) -->$", lines[i])
+        m = re.match(r"^<!-- (not run|file): (.+) -->$", lines[i])
         if m:
-            marker = m.group(1)
+            if m.group(1) == "file":
+                file = m.group(2)
+            else:
+                marker = m.group(2)
             i += 1
             continue
         m = re.match(r"^```(\w*)\s*$", lines[i])
         if not m:
             if lines[i].strip():
-                marker = None  # a marker belongs to the fence right after it
+                marker = file = None  # a marker belongs to the fence right after it
             i += 1
             continue
         start, i = i, i + 1
@@ -75,8 +81,8 @@ def blocks(page):
             i += 1
         if i == len(lines):
             raise SystemExit("%s:%d: unterminated fence" % (page, start + 1))
-        found.append(Block(page, start + 1, m.group(1), "\n".join(body) + "\n", marker))
-        marker = None
+        found.append(Block(page, start + 1, m.group(1), "\n".join(body) + "\n", marker, file))
+        marker = file = None
         i += 1
         # blank lines between an example and its expected output
         j = i
@@ -189,11 +195,26 @@ def main():
     ran = failed = not_run = 0
     for page in pages():
         for block in blocks(page):
-            if block.lang not in ("console", "python", "cpp", "text", "sh"):
+            if block.lang not in ("console", "python", "cpp", "text", "sh", "meson", "cmake"):
                 if lang == "console":  # reported once, by the console test
-                    print("FAIL %s: a fence names one of console, python, cpp, text or sh, not %r"
+                    print("FAIL %s: a fence names one of console, python, cpp, text, sh, meson or cmake, not %r"
                           % (block.where(), block.lang))
                     failed += 1
+                continue
+            if block.lang in ("meson", "cmake"):
+                if lang != "console":  # checked once, by the console test
+                    continue
+                path = os.path.join(ROOT, block.file or "")
+                if block.file is None or not os.path.isfile(path):
+                    print("FAIL %s: a %s block must be marked `<!-- file: PATH -->` with a file of the "
+                          "repository" % (block.where(), block.lang))
+                    failed += 1
+                elif open(path, encoding="utf-8").read() != block.body:
+                    print("FAIL %s: differs from %s" % (block.where(), block.file))
+                    failed += 1
+                else:
+                    print("ok   %s (= %s)" % (block.where(), block.file))
+                    ran += 1
                 continue
             if block.lang == "sh":
                 if lang != "console":  # reported once, by the console test

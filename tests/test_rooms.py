@@ -68,8 +68,9 @@ def main():
                     where = f"{rel}:{number}: #include \"{name}\""
                     if (path.parent / name).is_file():
                         target = (path.parent / name).resolve().relative_to(ROOT)
-                    elif name.startswith("fpemu/") and (ROOT / "include" / name).is_file():
-                        target = pathlib.Path("include") / name
+                    elif name.startswith("fpemu/") and ((ROOT / "include" / name).is_file() or
+                                                        (ROOT / "include" / (name + ".in")).is_file()):
+                        target = pathlib.Path("include") / name  # or generated from NAME.in by meson
                     elif (ROOT / name).is_file() and name.split("/")[0] in FOLDERS:
                         target = pathlib.Path(name)
                     else:

@@ -8,13 +8,19 @@
 #include <cmath>
 #include <compare>
 #include <cstdint>
+#include <cstdlib>
+#include <iomanip>
+#include <sstream>
+#include <string>
 #include <limits>
 #include <random>
 #include <type_traits>
 #include <vector>
 
 #include "fpemu/eigen.hpp"
+#include "fpemu/io.hpp"
 #include "fpemu/limits.hpp"
+#include "fpemu/text.hpp"
 #include "fpemu/value.hpp"
 
 using namespace fpemu;
@@ -227,6 +233,48 @@ TEST_CASE("fp<F> construction from double, float, integers and other formats == 
   CHECK(e2m1fn_t(short{-100}).code() == 0x0f);      // saturates at -6: no inf, no NaN
   CHECK(static_cast<double>(e4m3fn_t(448)) == 448.0);
   CHECK(static_cast<float>(e8m13_t(1.0 / 3.0)) == static_cast<float>(to_double(formats::e8m13, e8m13_t(1.0 / 3.0).code())));
+}
+
+// What operator<< (io.hpp) prints, read back: at 17 significant digits and as a hex float the
+// exact value (to_double is exact for these formats; to_decimal, the library's exact decimal,
+// is a second witness), at the default precision 6 the value's 6 significant digits.
+template <format F>
+std::uint64_t check_printed(std::mt19937& rng) {
+  std::uint64_t n = 0;
+  for (std::uint32_t c : codes_of<F>(4096, rng)) {
+    const fp<F> x = fp<F>::from_code(c);
+    if (isnan(x)) continue;
+    const double v = to_double(F, c);
+    std::ostringstream exact, hex, brief;
+    exact << std::setprecision(17) << x;
+    hex << std::hexfloat << x;
+    brief << x;
+    CHECK(same_double(std::strtod(exact.str().c_str(), nullptr), v));
+    CHECK(same_double(std::strtod(hex.str().c_str(), nullptr), v));
+    CHECK(std::strtod(exact.str().c_str(), nullptr) == std::strtod(to_decimal(F, c).c_str(), nullptr));
+    if (isinf(x)) {
+      CHECK(same_double(std::strtod(brief.str().c_str(), nullptr), v));
+    } else {
+      CHECK(std::abs(std::strtod(brief.str().c_str(), nullptr) - v) <= std::abs(v) * 5e-6);
+    }
+#if defined(__cpp_lib_format)
+    CHECK(same_double(std::strtod(std::format("{}", x).c_str(), nullptr), v));
+    CHECK(std::format("{:a}", x) == std::format("{:a}", v));
+#endif
+    ++n;
+  }
+  return n;
+}
+
+TEST_CASE("operator<< and std::format print every non-NaN code of e4m3fn, bf16, fp16 and 4096 of fp32 exactly") {
+  std::mt19937 rng(7);
+  CHECK(check_printed<formats::e4m3fn>(rng) == 256 - 2);        // two NaN codes
+  CHECK(check_printed<formats::bf16>(rng) == 65536 - 2 * 127);   // 2 * (2^7 - 1) NaN codes
+  CHECK(check_printed<formats::fp16>(rng) == 65536 - 2 * 1023);  // 2 * (2^10 - 1) NaN codes
+  CHECK(check_printed<formats::fp32>(rng) > 4300);  // 4608 codes, the 256 largest positive ones NaN
+  std::ostringstream nan;
+  nan << fp<formats::e4m3fn>(1000.0);  // overflow without infinity: NaN
+  CHECK(nan.str() == "nan");
 }
 
 TEST_CASE("fp<F> is usable in constant expressions") {

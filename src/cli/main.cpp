@@ -29,6 +29,7 @@
 #include <vector>
 
 #include "common.hpp"
+#include "fpemu/version.hpp"
 
 // Declared here rather than in common.hpp, with the same shape as the other add_* functions.
 namespace fpemu::cli {
@@ -43,10 +44,6 @@ command add_allreduce(CLI::App& parent);
 command add_gpu_check(CLI::App& parent);
 }
 
-#ifndef FPEMU_VERSION
-#define FPEMU_VERSION "unknown"
-#endif
-
 namespace {
 
 int report(const std::string& message) {
@@ -60,7 +57,7 @@ int run(int argc, char** argv) {
   CLI::App app{"fpemu: bit-exact software emulation of floating-point formats "
                "(FP8, FP6, FP4, bf16, fp16, tf32, fp32, eXmY).",
                "fpemu"};
-  app.set_version_flag("--version", "fpemu " FPEMU_VERSION);
+  app.set_version_flag("--version", "fpemu " FPEMU_VERSION_STRING);
   app.footer("Run 'fpemu SUBCOMMAND --help' for the options of a subcommand.");
 
   std::vector<fpemu::cli::command> commands{

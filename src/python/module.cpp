@@ -18,6 +18,7 @@
 #include "fpemu/array.hpp"
 #include "fpemu/convert.hpp"
 #include "fpemu/spec.hpp"
+#include "fpemu/version.hpp"
 
 using namespace fpemu;
 using namespace fpemu::python;
@@ -165,7 +166,7 @@ PYBIND11_MODULE(_fpemu, m) {
   // The package fpemu re-exports everything here: classes and submodules are named as users
   // reach them (fpemu.format, fpemu.bounds), not by the extension's own name.
   m.attr("__name__") = "fpemu";
-  m.attr("__version__") = FPEMU_VERSION;
+  m.attr("__version__") = FPEMU_VERSION_STRING;
   // The NumPy releases this build reads arrays of correctly, [low, high): pybind11 speaks NumPy 2's
   // ABI from 2.12 on; fpemu/__init__.py refuses any other NumPy at import.
   m.attr("_numpy_supported") = py::make_tuple(py::make_tuple(1, 22), PYBIND11_VERSION_HEX >= 0x020C0000
