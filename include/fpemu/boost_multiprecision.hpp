@@ -198,17 +198,21 @@ void arithmetic_op(backend<F, R>& out, core_operation op, const backend<F, R>& a
   out.assign(op(F, a.code(), b.code(), R, 0), static_cast<std::uint8_t>(a.flags() | b.flags()));
 }
 
+// The type of signed_types, unsigned_types or float_types that an arithmetic operand converts
+// through (exactly) before it is rounded into the format.
+template <class A>
+using canonical_t = std::conditional_t<std::is_floating_point_v<A>,
+                                       std::conditional_t<(sizeof(A) > sizeof(double)), long double, double>,
+                                       std::conditional_t<std::is_signed_v<A>, long long, unsigned long long>>;
+
 // A backend as it is, an arithmetic operand converted (rounded once) into one.
 template <format F, rounding R, class A>
 backend<F, R> operand(const A& a) {
   if constexpr (std::is_same_v<A, backend<F, R>>) {
     return a;
   } else {
-    using canonical = std::conditional_t<std::is_floating_point_v<A>,
-                                         std::conditional_t<(sizeof(A) > sizeof(double)), long double, double>,
-                                         std::conditional_t<std::is_signed_v<A>, long long, unsigned long long>>;
     backend<F, R> b;
-    b = static_cast<canonical>(a);
+    b = static_cast<canonical_t<A>>(a);
     return b;
   }
 }

@@ -191,11 +191,8 @@ mpfr_backend<F, R> as_operand(const A& a) {
   if constexpr (std::is_same_v<A, mpfr_backend<F, R>>) {
     return a;
   } else {
-    using canonical = std::conditional_t<std::is_floating_point_v<A>,
-                                         std::conditional_t<(sizeof(A) > sizeof(double)), long double, double>,
-                                         std::conditional_t<std::is_signed_v<A>, long long, unsigned long long>>;
     mpfr_backend<F, R> b;
-    b = static_cast<canonical>(a);
+    b = static_cast<fpemu::mp::detail::canonical_t<A>>(a);  // as fpemu's backend converts it
     return b;
   }
 }
