@@ -172,6 +172,8 @@ bool check_specials(const dot_case& k, const chain_result& r) {
     }
   }
   if (!nan && !pos_inf && !neg_inf) return false;
+  // IEEE arithmetic (pairwise) and products overflowing to infinity add their own specials.
+  if (k.block.sum == fpemu::block_sum::pairwise || k.block.product_overflow) return true;
   if (r.flags & fpemu::flag::overflow) return true;  // an overflowed block may already be infinite
   const unpacked d = fpemu::decode(r.out, r.d);
   const bool want_nan = nan || (pos_inf && neg_inf);
@@ -245,14 +247,13 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   dot_case k;
   k.preset = presets[in.byte() % presets.size()];
   const std::uint8_t options = in.byte();
-  if (k.preset.mixed_fp8) {  // either operand may take the other fp8 format
-    auto other = [](const format& f) {
-      return f == fpemu::formats::e4m3fn ? fpemu::formats::e5m2 : fpemu::formats::e4m3fn;
-    };
-    const format fa = (options & 1) ? other(k.preset.a) : k.preset.a;
-    const format fb = (options & 2) ? other(k.preset.b) : k.preset.b;
+  if (k.preset.scale) return 0;  // block-scaled presets: tests/test_mmasim_vectors.cpp
+  if (!k.preset.inputs.empty()) {  // either operand may take any of the listed formats
+    const std::vector<format>& in = k.preset.inputs;
+    const format fa = in[(options & 3) % in.size()];
+    const format fb = in[((options >> 6) & 3) % in.size()];
     const fpemu::expected<fpemu::tensor_core_preset> mixed = fpemu::with_inputs(k.preset, fa, fb);
-    if (!mixed) __builtin_trap();  // every fp8 pair is allowed
+    if (!mixed) __builtin_trap();  // every listed pair is allowed
     k.preset = *mixed;
   }
   k.fp16 = (options & 4) && k.preset.fp16_accumulator;

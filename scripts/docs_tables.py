@@ -8,7 +8,7 @@ cannot drift from the code.
 Each table sits in its page between "<!-- table:NAME -->" and "<!-- /table:NAME -->":
 
     formats   docs/formats.md        from `fpemu formats --json -`
-    presets   docs/accumulation.md   from `fpemu mma --list`
+    presets   docs/accumulation.md   from `fpemu mma --list` (the table and its notes)
 
 (The bad-input audit tables have their own generators, the audit tests' --markdown.)
 Python 3 standard library only.
@@ -16,6 +16,7 @@ Python 3 standard library only.
 import difflib
 import json
 import os
+import re
 import subprocess
 import sys
 
@@ -80,30 +81,30 @@ def formats_table(exe):
 
 
 def presets_table(exe):
-    listing = json_output(exe, ["mma", "--list", "--json", "-"])
-    if isinstance(listing, list) and listing and isinstance(listing[0], dict):
-        header = list(listing[0])
-        return table(header, [[p.get(k, "") for k in header] for p in listing])
-    # The text listing: a header line of single-word column names, each cell starting under its
-    # name, then one line per preset, then notes.
+    """The text listing as it prints: a header line of single-word column names, each cell
+    starting under its name, one line per preset, then notes, which follow the table as a
+    paragraph."""
     status, out = run(exe, "mma", "--list")
     if status != 0:
         raise SystemExit("docs_tables: `fpemu mma --list` exited with %d" % status)
     lines = out.splitlines()
-    names = lines[0].split()
-    starts = [lines[0].index(" " + n) + 1 if i else 0 for i, n in enumerate(names)]
-    rows = []
+    columns = [(m.start(), m.group()) for m in re.finditer(r"\S+", lines[0])] if lines else []
+    starts = [start for start, _ in columns]
+    rows, notes = [], []
     for line in lines[1:]:
-        if not line.strip() or line[:1] == " ":
-            break
+        if notes or not line.strip() or line.split()[0].endswith(":"):  # the notes under the table
+            notes.append(line)
+            continue
         cells = [line[a:b].strip() for a, b in zip(starts, starts[1:] + [len(line)])]
-        if ":" in cells[0]:  # the notes under the table
-            break
         cells[0] = "`%s`" % cells[0]
         rows.append(cells)
     if not rows:
         raise SystemExit("docs_tables: no presets in `fpemu mma --list`")
-    return table([n if len(n) == 1 else n.lower() for n in names], rows)
+    header = [name if len(name) == 1 else name.lower() for _, name in columns]
+    text = table(header, rows)
+    if any(n.strip() for n in notes):
+        text += "\n" + "\n".join(n for n in notes if n.strip()) + "\n"
+    return text
 
 
 TABLES = {

@@ -5,13 +5,16 @@
 #include <doctest/doctest.h>
 
 #include <cmath>
+#include <random>
 #include <cstdio>
 #include <fstream>
 #include <sstream>
 #include <string>
 #include <vector>
 
+#include "analysis/reference/dot_analysis.hpp"
 #include "fpemu/accumulator.hpp"
+#include "fpemu/exact_accumulator.hpp"
 #include "fpemu/convert.hpp"
 #include "fpemu/presets.hpp"
 #include "fpemu/spec.hpp"
@@ -279,13 +282,14 @@ TEST_CASE("zero sign: +0 by default; the IEEE rule gives -0 for all -0 terms and
 }
 
 TEST_CASE("reference-exponent clamp: tiny blocks are aligned to 2^(clamp - F)") {
-  block_fma_model m = find_preset("h100-bf16")->model.block;  // F = 25
-  // 2^-140 - 2^-164: unclamped the small term is kept (quantum 2^-165), and the sum rounds toward
-  // zero to the fp32 subnormal below 2^-140; clamped at -133 (quantum 2^-158) it is truncated away.
+  block_fma_model m = find_preset("h100-bf16")->model.block;  // F = 25, clamped at -133
+  REQUIRE(m.min_reference_exp == -133);
+  // 2^-140 - 2^-164: clamped at -133 (quantum 2^-158) the small term is truncated away; unclamped
+  // it is kept (quantum 2^-165), and the sum rounds toward zero to the fp32 subnormal below 2^-140.
   const std::vector<std::uint32_t> a{bf(0x1p-70), bf(-0x1p-82)}, b{bf(0x1p-70), bf(0x1p-82)};
-  CHECK(step(m, formats::bf16, a, b, 0.0) == 0x1p-140 - 0x1p-149);
-  m.min_reference_exp = -133;
   CHECK(step(m, formats::bf16, a, b, 0.0) == 0x1p-140);
+  m.min_reference_exp = block_fma_model{}.min_reference_exp;
+  CHECK(step(m, formats::bf16, a, b, 0.0) == 0x1p-140 - 0x1p-149);
 }
 
 TEST_CASE("alignment rounding: truncate, down, nearest, up on positive and negative terms") {
@@ -330,6 +334,236 @@ TEST_CASE("subnormal inputs and outputs can be flushed; NaN and infinity rules")
   CHECK(step(m, formats::fp16, {inf, one}, {one, one}, 0.0) == INFINITY);       // inf + finite
   CHECK(std::isnan(step(m, formats::fp16, {one}, {one}, std::nan(""))));        // NaN in C
   CHECK(step(m, formats::fp16, {ninf}, {one}, 1.0) == -INFINITY);
+}
+
+// ---- The fields added for Blackwell and AMD (Xie et al. 2025), each pinned on directed inputs ----
+
+namespace {
+
+block_fma_model plain(int n, int frac_bits, round_mode mode = round_mode::toward_zero) {
+  block_fma_model m;
+  m.block_size = n;
+  m.frac_bits = frac_bits;
+  m.acc_rounding = rounding{mode};
+  return m;
+}
+
+// D's code for same-format inputs, C binary32, optional scales.
+std::uint32_t code_of(const block_fma_model& m, const format& f, std::vector<std::uint32_t> a,
+                      std::vector<std::uint32_t> b, double c, const block_scales* s = nullptr) {
+  return block_fma_step(m, f, a.data(), f, b.data(), static_cast<int>(a.size()), formats::fp32, f32(c), s).code;
+}
+
+}  // namespace
+
+TEST_CASE("sum = exact: far-apart terms survive cancellation that F bits would lose") {
+  // C = 2^100, products -2^100 and 2^-100 (bf16 operands): exactly 2^-100.
+  block_fma_model m = plain(2, 60, round_mode::nearest_even);
+  const std::vector<std::uint32_t> a{bf(0x1p50), bf(0x1p-50)}, b{bf(-0x1p50), bf(0x1p-50)};
+  CHECK(step(m, formats::bf16, a, b, 0x1p100) == 0.0);  // aligned: 2^-100 is below 2^(100-60)
+  m.sum = block_sum::exact;
+  CHECK(step(m, formats::bf16, a, b, 0x1p100) == 0x1p-100);
+  // exact_positive: a zero sum of -0 terms is +0; an underflow keeps its sign.
+  m.zero = zero_sign::exact_positive;
+  const double z = step(m, formats::bf16, {0x8000}, {bf(1.0)}, -0.0);
+  CHECK((z == 0.0 && !std::signbit(z)));
+  m.zero = zero_sign::ieee;
+  CHECK(std::signbit(step(m, formats::bf16, {0x8000}, {bf(1.0)}, -0.0)));
+  m.zero = zero_sign::exact_positive;
+  CHECK(std::signbit(step(m, formats::bf16, {bf(-0x1p-80)}, {bf(0x1p-80)}, 0.0)));  // -2^-160 -> -0
+}
+
+TEST_CASE("sum = pairwise: (p0+p1)+(p2+p3) in fp32, then + C; flush to zero keeps the sign") {
+  block_fma_model m = plain(4, 0, round_mode::nearest_even);
+  m.sum = block_sum::pairwise;
+  // 2^24 + 1 ties to 2^24; 1 - 2^24 is exact: the tree gives 1 where the exact sum is 2.
+  const std::vector<std::uint32_t> a{bf(0x1p12), bf(1.0), bf(1.0), bf(-0x1p12)}, b{bf(0x1p12), bf(1.0), bf(1.0), bf(0x1p12)};
+  CHECK(step(m, formats::bf16, a, b, 0.0) == 1.0);
+  m.sum = block_sum::exact;
+  CHECK(step(m, formats::bf16, a, b, 0.0) == 2.0);
+  // With flushing (and IEEE zero signs, as the CDNA2 presets): a subnormal product becomes a zero
+  // of its sign; subnormal inputs and a zero A or B read as +0; a -0 C keeps its sign (a block's
+  // -0 result is the next block's C), a subnormal C is +0.
+  m.sum = block_sum::pairwise;
+  m.zero = zero_sign::ieee;
+  m.input_subnormals = m.output_subnormals = false;
+  const double neg = step(m, formats::bf16, {bf(-0x1p-70)}, {bf(0x1p-70)}, -0.0);
+  CHECK((neg == 0.0 && std::signbit(neg)));  // -2^-140 flushes to -0; -0 + -0
+  const std::uint32_t r = code_of(m, formats::bf16, {bf(-0x1p-70)}, {bf(0x1p-70)}, 0x1p-140);
+  CHECK(r == 0x00000000);  // C = 2^-140 reads as +0; +0 + -0 = +0
+  CHECK(step(m, formats::fp16, {0x0001}, {h(1.0)}, 1.0) == 1.0);  // the subnormal input reads as +0
+  CHECK(!std::signbit(step(m, formats::fp16, {0x8000}, {h(1.0)}, -0.0)));  // -0 * 1 reads as +0 * 1; + -0
+  // The first C of a chain is read like A and B (tensor_core_dot): -0 is +0 there.
+  // -2^-70 * 2^-70 flushes to -0; with C = -0 read as +0 the sum is +0 (-0 unflushed).
+  const tensor_core_preset mi250 = find_preset("mi250-bf16-legacy").value();
+  const std::vector<std::uint32_t> a2{0x9c800000u, 0x9c800000u}, b2{0x1c800000u, 0x1c800000u};
+  CHECK(*tensor_core_dot(mi250, false, a2, b2, 0x80000000u) == 0x00000000u);
+  CHECK(code_of(mi250.model.block, formats::bf16, {bf(-0x1p-70), bf(-0x1p-70)}, {bf(0x1p-70), bf(0x1p-70)}, -0.0) ==
+        0x80000000u);  // inside the chain, -0 + (-0 + -0)
+}
+
+TEST_CASE("interleave = 2: even and odd products are aligned apart, then rounded down together") {
+  // F = 2; products 1 (even) and 0.125 + 0.125 (odd). One sum truncates each 0.125 at 2^-2 below
+  // E = 0; apart, the odd half keeps 0.25 exactly and survives the realignment.
+  block_fma_model m = plain(4, 2, round_mode::nearest_even);
+  m.second_frac_bits = 31;
+  const std::vector<std::uint32_t> a{h(1.0), h(0.125), 0, h(0.125)}, b{h(1.0), h(1.0), 0, h(1.0)};
+  CHECK(step(m, formats::fp16, a, b, 0.0) == 1.0);
+  m.interleave = 2;
+  CHECK(step(m, formats::fp16, a, b, 0.0) == 1.25);
+}
+
+TEST_CASE("second_frac_bits: C joins after the products, both rounded down, then nearest-even") {
+  block_fma_model m = plain(2, 24, round_mode::nearest_even);
+  // C = 1, products 2^-24 + 2^-40: one exact rounding gives 1 + 2^-23 (above the midpoint); the
+  // second stage floors the product sum at 2^-32 below E' = 0, leaving the tie 1 + 2^-24 -> 1.
+  const std::vector<std::uint32_t> a{h(0x1p-12), h(0x1p-20)}, b{h(0x1p-12), h(0x1p-20)};
+  m.sum = block_sum::exact;
+  CHECK(step(m, formats::fp16, a, b, 1.0) == 1.0 + 0x1p-23);
+  m.sum = block_sum::aligned;
+  m.second_frac_bits = 31;
+  CHECK(step(m, formats::fp16, a, b, 1.0) == 1.0);
+  // A small negative C is rounded down at 2^-24 below E' (not toward zero): 1 - 2^-30 -> 1 - 2^-24.
+  CHECK(step(m, formats::fp16, {h(1.0)}, {h(1.0)}, -0x1p-30) == 1.0 - 0x1p-24);
+  m.drop_far_c = true;  // e_C = -30 < E' - F - 1 = -25: dropped
+  CHECK(step(m, formats::fp16, {h(1.0)}, {h(1.0)}, -0x1p-30) == 1.0);
+}
+
+TEST_CASE("product_overflow: a product beyond fp32's range is an infinity before the sum") {
+  block_fma_model m = plain(2, 24, round_mode::nearest_even);
+  const std::vector<std::uint32_t> a{bf(0x1p100), bf(-0x1p100)}, b{bf(0x1p100), bf(0x1p100)};
+  CHECK(step(m, formats::bf16, a, b, 1.0) == 0.0);  // 2^200 - 2^200, and C = 1 below 2^(200 - F)
+  m.product_overflow = true;
+  CHECK(std::isnan(step(m, formats::bf16, a, b, 1.0)));  // +inf - inf
+  CHECK(step(m, formats::bf16, {bf(0x1p100)}, {bf(0x1p100)}, 1.0) == INFINITY);
+  CHECK(step(m, formats::bf16, {bf(0x1p63)}, {bf(0x1p64)}, 0.0) == 0x1p127);  // 2^127: in range
+}
+
+TEST_CASE("block scales: exponents inside the fused sum, per product or per exactly summed group") {
+  const format e8 = formats::e8m0fnu;
+  auto e8m0 = [&](int e) { return static_cast<std::uint32_t>(127 + e); };
+  block_fma_model m = plain(2, 25);
+  m.scale_block = 2;
+  // Per product: 1*1 with scales 2^3 and 2^-2 gives 2.
+  std::vector<std::uint32_t> sa{e8m0(3)}, sb{e8m0(-2)};
+  block_scales s{e8, sa.data(), sb.data()};
+  CHECK(to_double(formats::fp32, code_of(m, formats::e4m3fn, {0x38, 0}, {0x38, 0}, 0.0, &s)) == 2.0);
+  // Inside the sum: with scales 2^-30 the product 2^-60 is below 2^(0-25) of C = 1 and is cut.
+  sa = {e8m0(-30)};
+  sb = {e8m0(-30)};
+  s = {e8, sa.data(), sb.data()};
+  CHECK(to_double(formats::fp32, code_of(m, formats::e4m3fn, {0x38, 0}, {0x38, 0}, 1.0, &s)) == 1.0);
+  // A NaN scale makes D NaN.
+  sa = {0xff};
+  s = {e8, sa.data(), sb.data()};
+  CHECK(std::isnan(to_double(formats::fp32, code_of(m, formats::e4m3fn, {0x38, 0}, {0x38, 0}, 1.0, &s))));
+  // UE4M3 scales: the sign bit is ignored.
+  std::vector<std::uint32_t> ua{0xb8}, ub{0x40};  // -1.0 read as 1.0; 2.0
+  s = {formats::e4m3fn, ua.data(), ub.data()};
+  CHECK(to_double(formats::fp32, code_of(m, formats::e4m3fn, {0x38, 0}, {0x38, 0}, 0.0, &s)) == 2.0);
+
+  // Groups of 2 summed exactly (E2M1): 4 + 0.25 kept whole at F = 2 where per-product
+  // alignment to E = 2 truncates 0.25.
+  const format f4 = formats::e2m1fn;
+  const std::uint32_t one = 0x2, two = 0x4, half = 0x1, six = 0x7;
+  sa = {e8m0(0)};
+  sb = {e8m0(0)};
+  s = {e8, sa.data(), sb.data()};
+  block_fma_model g = plain(2, 2);
+  g.scale_block = 2;
+  CHECK(to_double(formats::fp32, code_of(g, f4, {two, half}, {two, half}, 0.0, &s)) == 4.0);
+  g.scale_group = 2;
+  CHECK(to_double(formats::fp32, code_of(g, f4, {two, half}, {two, half}, 0.0, &s)) == 4.25);
+  // A group that cancels to zero still sets E at its scales' exponent: 6*6 - 6*6 under scales
+  // 2^10 x 2^10 makes E = 20, and the other group's 1 falls below 2^(20-F).
+  g = plain(4, 10);
+  g.scale_block = g.scale_group = 2;
+  sa = {e8m0(10), e8m0(0)};
+  sb = {e8m0(10), e8m0(0)};
+  s = {e8, sa.data(), sb.data()};
+  CHECK(to_double(formats::fp32, code_of(g, f4, {six, six | 0x8, one, 0}, {six, six, one, 0}, 0.0, &s)) == 0.0);
+  CHECK(to_double(formats::fp32, code_of(g, f4, {0, 0, one, 0}, {six, six, one, 0}, 0.0, &s)) == 1.0);  // all-zero group: no E
+}
+
+TEST_CASE("result conventions: overflow to infinity, the all-ones NaN, +0 for every zero") {
+  block_fma_model m = plain(2, 25);  // RZ into fp32
+  const std::vector<std::uint32_t> a{bf(0x1p100), bf(0x1p100)}, b{bf(0x1p27), bf(0x1p27)};
+  CHECK(code_of(m, formats::bf16, a, b, 0.0) == 0x7f7fffff);  // 2^128: RZ gives the largest finite
+  m.overflow_infinite = true;
+  CHECK(code_of(m, formats::bf16, a, b, 0.0) == 0x7f800000);
+  CHECK(code_of(m, formats::bf16, {0x7fc0}, {bf(1.0)}, 0.0) == 0x7fc00000);
+  m.all_ones_nan = true;
+  CHECK(code_of(m, formats::bf16, {0x7fc0}, {bf(1.0)}, 0.0) == 0x7fffffff);
+  // -2^-160 rounds toward zero to -0 in IEEE; the positive rule makes every zero +0.
+  m.zero = zero_sign::ieee;
+  CHECK(code_of(m, formats::bf16, {bf(-0x1p-80)}, {bf(0x1p-80)}, 0.0) == 0x80000000);
+  m.zero = zero_sign::positive;
+  CHECK(code_of(m, formats::bf16, {bf(-0x1p-80)}, {bf(0x1p-80)}, 0.0) == 0x00000000);
+}
+
+TEST_CASE("every preset's accumulation bound holds on random dot products (dot_analysis block_model_bound)") {
+  // Inputs of magnitude 2^-3..2^3 with random signs (normal: the bound's premise holds), random
+  // block scales 2^-4..2^4 (E8M0) or normal UE4M3 values, C a random fp32 of similar size; the
+  // terms a b s_a s_b have at most 8 + 8 + 4 + 4 (or 11 + 11) significant bits: exact in double.
+  std::mt19937_64 rng(7);
+  std::uniform_real_distribution<double> mag(-3.0, 3.0);
+  std::bernoulli_distribution sign(0.5);
+  auto value = [&] { return (sign(rng) ? -1.0 : 1.0) * std::exp2(mag(rng)); };
+  int checked = 0;
+  for (const tensor_core_preset& base : tensor_core_presets()) {
+    if (base.model.promote_every > 0) continue;  // the DeepSeek preset: test_gemm's promotion bound
+    const tensor_core_preset& p = base;
+    const int K = 4 * p.instruction_k;
+    const block_fma_model& m = p.model.block;
+    analysis::dot_problem prob;
+    prob.a_format = p.a;
+    prob.b_format = p.b;
+    prob.k = static_cast<std::uint64_t>(K);
+    prob.model = p.model;
+    prob.out = formats::fp32;
+    const bounds::coefficient c = analysis::accumulation_bound(prob, false);
+    REQUIRE_MESSAGE(c.valid, p.name << ": " << c.condition);
+    const format in_a = p.truncates_inputs ? formats::fp32 : p.a, in_b = p.truncates_inputs ? formats::fp32 : p.b;
+    for (int t = 0; t < 200; ++t) {
+      std::vector<std::uint32_t> a(static_cast<std::size_t>(K)), b(a.size()), sa, sb;
+      const rounding near{round_mode::nearest_even, overflow_policy::saturate};
+      for (std::size_t i = 0; i < a.size(); ++i) {
+        a[i] = from(in_a, value(), near).code;
+        b[i] = from(in_b, value(), near).code;
+      }
+      if (p.scale) {
+        const std::size_t ns = a.size() / static_cast<std::size_t>(m.scale_block);
+        for (std::size_t i = 0; i < ns; ++i) {
+          const double s1 = std::exp2(std::round(mag(rng) * 4 / 3)), s2 = std::exp2(std::round(mag(rng) * 4 / 3));
+          sa.push_back(from(*p.scale, *p.scale == formats::e4m3fn ? std::abs(value()) * s1 : s1, near).code);
+          sb.push_back(from(*p.scale, *p.scale == formats::e4m3fn ? std::abs(value()) * s2 : s2, near).code);
+        }
+      }
+      const std::uint32_t cc = from(formats::fp32, value() * 4).code;
+      const expected<std::uint32_t> d = tensor_core_dot_codes(p, false, a, b, cc, sa, sb);
+      REQUIRE(d);
+      exact_accumulator x, s;
+      x.add(decode(formats::fp32, cc));
+      s.add(unpack(std::abs(to_double(formats::fp32, cc))));
+      for (std::size_t i = 0; i < a.size(); ++i) {
+        const double va = p.truncates_inputs ? to_double(p.a, a[i] >> 13) : to_double(p.a, a[i]);
+        const double vb = p.truncates_inputs ? to_double(p.b, b[i] >> 13) : to_double(p.b, b[i]);
+        double term = va * vb;
+        if (p.scale) {
+          const std::size_t j = i / static_cast<std::size_t>(m.scale_block);
+          const std::uint32_t sign = *p.scale == formats::e4m3fn ? 0x7f : 0xff;  // UE4M3 ignores bit 7
+          term *= to_double(*p.scale, sa[j] & sign) * to_double(*p.scale, sb[j] & sign);
+        }
+        x.add(unpack(term));
+        s.add(unpack(std::abs(term)));
+      }
+      x.subtract(decode(formats::fp32, *d));
+      const double err = std::abs(x.to_double()), bound = c.value * s.to_double() * (1 + 0x1p-40);
+      CHECK_MESSAGE(err <= bound, p.name << " case " << t << ": |D - X| = " << err << " > " << bound);
+      ++checked;
+    }
+  }
+  CHECK(checked == 200 * 44);
 }
 
 TEST_CASE("parse_accumulator: one grammar for formats, 'exact' and every preset; roundings and promotion checked") {

@@ -14,6 +14,7 @@
 #include "analysis/reference/gemm.hpp"
 #include "analysis/reference/gemm_kernels.hpp"
 #include "fpemu/convert.hpp"
+#include "fpemu/ops.hpp"
 #include "fpemu/presets.hpp"
 #include "fpemu/spec.hpp"
 
@@ -398,6 +399,59 @@ TEST_CASE("analyse_gemm: the normwise error, computed exactly, stays within its 
   }
 }
 
+TEST_CASE("a block-scaled preset GEMM applies the quantiser's MX / NVFP4 scales inside each block") {
+  // Each output equals the instruction model fed the row's and column's scale codes; NVFP4's two
+  // fp32 tensor scales multiply in the epilogue (one rounding of the fp32 result).
+  std::mt19937_64 rng(11);
+  struct row {
+    const char* preset;
+    scaling s;
+  };
+  int checked = 0;
+  for (const row& t : {row{"b200-mxf8f6f4", scaling::mx32}, row{"b200-mxf4", scaling::mx32},
+                       row{"b200-mxf4nvf4", scaling::nvfp4}, row{"rtx6000b-mxf4nvf4", scaling::nvfp4}}) {
+    CAPTURE(t.preset);
+    const tensor_core_preset p = find_preset(t.preset).value();
+    const int M = 3, N = 2, K = 256;
+    const scaled_matrix a = quantise(normal_floats(M * K, rng, 3.0f), M, K, p.a, t.s, true).value();
+    const scaled_matrix b = quantise(normal_floats(K * N, rng, 0.01f), K, N, p.b, t.s, false).value();
+    gemm_options o;
+    o.acc = p.model;
+    const auto d = gemm(a, b, {}, o);
+    REQUIRE(d);
+    const double tensor = to_double(formats::fp32, a.tensor_scale) * to_double(formats::fp32, b.tensor_scale);
+    for (int i = 0; i < M; ++i)
+      for (int j = 0; j < N; ++j) {
+        std::vector<std::uint32_t> ak, bk, sa, sb;
+        for (int k = 0; k < K; ++k) {
+          ak.push_back(a.codes[static_cast<std::size_t>(i) * K + k]);
+          bk.push_back(b.codes[static_cast<std::size_t>(k) * N + j]);
+          if (k % p.model.block.scale_block == 0) {
+            sa.push_back(a.scales[scale_index(a, i, k, true)]);
+            sb.push_back(b.scales[scale_index(b, k, j, false)]);
+          }
+        }
+        const auto want = tensor_core_dot_codes(p, false, ak, bk, 0, sa, sb);
+        REQUIRE(want);
+        // tensor: a product of two 24-bit significands, exact in double; times D rounded once.
+        const std::uint32_t scaled =
+            round_exact(formats::fp32, exact_mul(unpack(tensor), decode(formats::fp32, *want)), rounding{}).code;
+        CHECK((*d)[static_cast<std::size_t>(i) * N + j] == (tensor == 1.0 ? *want : scaled));
+        ++checked;
+      }
+  }
+  CHECK(checked == 4 * 6);
+  // Another scaling than the preset's own is refused, naming it.
+  const tensor_core_preset mx = find_preset("b200-mxf8f6f4").value();
+  const scaled_matrix a = quantise(normal_floats(64, rng), 1, 64, mx.a, scaling::tile_1x128, true).value();
+  const scaled_matrix b = quantise(normal_floats(64, rng), 64, 1, mx.b, scaling::tile_1x128, false).value();
+  gemm_options o;
+  o.acc = mx.model;
+  const auto refused = gemm(a, b, {}, o);
+  REQUIRE(!refused);
+  CHECK(refused.message().find("mx32") != std::string::npos);
+}
+
 TEST_CASE("DeepSeek-V3 promotion: each 128-group scaled by sa*sb and folded with one fp32 fma") {
   std::mt19937_64 rng(13);
   const int M = 2, N = 3, K = 300;
@@ -492,7 +546,7 @@ TEST_CASE("quantise nvfp4: an fp32 tensor scale rounded up, e4m3fn scales per 16
   CHECK(static_cast<double>(st) * 2688 > 1.0);
   CHECK(static_cast<double>(std::nextafter(st, 0.0f)) * 2688 < 1.0);
   CHECK(message(gemm(*q, *quantise(x, 48, 1, formats::e2m1fn, scaling::nvfp4, false), {}, {}))
-            .find("nvfp4 scaling is not modelled in gemm") != std::string::npos);
+            .find("nvfp4 scaling is applied inside a block-scaled MMA") != std::string::npos);
   CHECK(message(quantise(x, 1, 48, formats::fp16, scaling::nvfp4, true)).find("at most 9 significant bits") !=
         std::string::npos);
 }

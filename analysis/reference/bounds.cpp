@@ -454,6 +454,24 @@ coefficient truncating_block_dot(std::uint64_t n, std::uint64_t b, int frac_bits
   return make_valid(name, compose(g1.value, g2.value), cond);
 }
 
+coefficient staged_block_dot(std::uint64_t n, std::uint64_t b, double w, double u_mid, double u_acc) {
+  const std::string name = "(1+gamma_q(w))(1+gamma_q(u_mid))(1+gamma_q(u_acc))-1, q=ceil(n/b)";
+  if (b == 0) return make_invalid(name, "block size b = 0 is not >= 1");
+  if (!(w >= 0 && w < 1)) return make_invalid(name, "w = " + num(w) + " is not in [0, 1): alignment can lose a whole block");
+  if (u_mid != 0)
+    if (auto why = check_u(u_mid, "u_mid"); !why.empty()) return make_invalid(name, why);
+  if (auto why = check_u(u_acc, "u_acc"); !why.empty()) return make_invalid(name, why);
+  if (n == 0) return make_valid(name, 0.0, "n = 0: empty dot product");
+  const std::uint64_t q = ceil_div(n, std::min(b, n));
+  auto g1 = gamma_of(q, w, "ceil(n/b)");
+  auto g2 = gamma_of(q, u_mid, "ceil(n/b)");
+  auto g3 = gamma_of(q, u_acc, "ceil(n/b)");
+  const std::string cond = g1.condition + " (with w = " + num(w) + "); " + g2.condition + " (with u_mid = " +
+                           num(u_mid) + "); " + g3.condition + " (with u_acc)";
+  if (!g1.ok || !g2.ok || !g3.ok) return make_invalid(name, cond);
+  return make_valid(name, compose(compose(g1.value, g2.value), g3.value), cond);
+}
+
 bound_line make_bound_line(const coefficient& c, double scale, double probability) {
   bound_line line{c.name, c.value, kInf, c.valid, c.condition, probability};
   if (!(scale >= 0)) {

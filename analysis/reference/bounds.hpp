@@ -117,6 +117,11 @@ coefficient block_fma_dot(std::uint64_t n, std::uint64_t b, double u_int, double
 // to the accumulator (u_acc; pass 2u for RZ). With w = (min(b, n) + 1) 2^-frac_bits:
 // (1 + gamma_{ceil(n/b)}(w)) (1 + gamma_{ceil(n/b)}(u_acc)) - 1.
 coefficient truncating_block_dot(std::uint64_t n, std::uint64_t b, int frac_bits, double u_acc);
+// The same chain where each block maps its terms to t_j (1 + theta_j), |theta_j| <= w, and then
+// rounds twice, relatively u_mid (0: once) and u_acc:
+// (1 + gamma_q(w)) (1 + gamma_q(u_mid)) (1 + gamma_q(u_acc)) - 1, q = ceil(n/b). The caller
+// derives w for its model (dot_analysis.cpp, block_model_bound).
+coefficient staged_block_dot(std::uint64_t n, std::uint64_t b, double w, double u_mid, double u_acc);
 
 // ---- Bounds next to measured errors --------------------------------------------------------------
 

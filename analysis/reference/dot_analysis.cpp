@@ -2,6 +2,7 @@
 #include "analysis/reference/dot_analysis.hpp"
 
 #include <algorithm>
+#include <bit>
 #include <cmath>
 #include <cstdio>
 #include <limits>
@@ -47,12 +48,10 @@ bool is_subnormal(const format& f, std::uint32_t code) {
   return c == fp_class::positive_subnormal || c == fp_class::negative_subnormal;
 }
 
-bounds::coefficient chunk_bound(const accumulator_model& m, std::uint64_t len) {
+bounds::coefficient chunk_bound(const accumulator_model& m, std::uint64_t len, const format& fa, const format& fb) {
   switch (m.kind) {
     case accumulator_kind::format: return bounds::dot(len, u_eff(m.acc, m.acc_rounding));
-    case accumulator_kind::block_fma:
-      return bounds::truncating_block_dot(len, static_cast<std::uint64_t>(m.block.block_size), m.block.frac_bits,
-                                          u_eff(m.block.acc, m.block.acc_rounding));
+    case accumulator_kind::block_fma: return block_model_bound(m.block, len, fa, fb);
     case accumulator_kind::exact: break;
   }
   return bounds::coefficient{0.0, true, "exact partial sums", "0"};
@@ -79,12 +78,57 @@ std::string blocks_premise(const dot_problem& p, std::span<const std::uint32_t> 
 
 }  // namespace
 
+bounds::coefficient block_model_bound(const block_fma_model& m, std::uint64_t len, const format& fa, const format& fb) {
+  const auto b = static_cast<std::uint64_t>(m.block_size);
+  const double u = u_eff(m.acc, m.acc_rounding);
+  const double ulp_f = std::ldexp(1.0, -m.frac_bits);
+  switch (m.sum) {
+    case block_sum::exact:  // one rounding per block
+      return bounds::staged_block_dot(len, b, 0.0, 0.0, u);
+    case block_sum::pairwise: {
+      // A product is rounded once, then by the ceil(log2 b) levels of its block's tree and the
+      // addition of C, then once per later block: gamma_{q + ceil(log2 b) + 1}(u).
+      const std::uint64_t q = len == 0 ? 0 : (len + std::min(b, len) - 1) / std::min(b, len);
+      const auto depth = static_cast<std::uint64_t>(std::bit_width(b - 1));
+      bounds::coefficient c = bounds::gamma(q + depth + 1, u);
+      c.name = "gamma_{ceil(n/b)+ceil(log2 b)+1}(u_acc)";
+      return c;
+    }
+    case block_sum::aligned: break;
+  }
+  if (m.second_frac_bits > 0) {
+    // Two-stage (block_fma.hpp step 6), against the largest term, 2^E' <= max|t_j| (premise):
+    // b products truncated below their E <= E' lose < b 2^(E'-F); two interleaved halves
+    // realigned lose < 2^(E'-F) each; the product sum rounded down at 2^(E'-F2-1) and C at
+    // 2^(E'-F) (or dropped, |C| < 2^(E'-F-1)) lose < 2^(E'-F2-1) + 2^(E'-F): w below. Then the
+    // floor to F2 fraction bits (u_mid = 2^-F2) and the rounding into acc.
+    const double halves = m.interleave > 1 ? static_cast<double>(m.interleave) : 0.0;
+    const double w = bounds::add_up(bounds::mul_up(static_cast<double>(b) + halves + 1.0, ulp_f),
+                                    std::ldexp(1.0, -m.second_frac_bits - 1));
+    return bounds::staged_block_dot(len, b, w, std::ldexp(1.0, -m.second_frac_bits), u);
+  }
+  if (m.scale_group > 0) {
+    // Groups summed exactly enter with their scales' exponent as E, whatever their size: a group
+    // that sets E has a non-zero product of magnitude >= min_positive(fa) min_positive(fb) 2^E
+    // 2^-6 (a subnormal UE4M3 scale is >= 2^(lead - 3)), so the ceil(b/G) + 1 terms lose
+    // < (ceil(b/G) + 1) 2^(E-F) <= w max|a_i b_i s_i|, w = (ceil(b/G) + 1) 2^(slack - F).
+    const int slack = -(emin(fa) - (fa.subnormals ? fa.frac_bits : 0)) - (emin(fb) - (fb.subnormals ? fb.frac_bits : 0)) + 6;
+    const auto groups = static_cast<double>((b + static_cast<std::uint64_t>(m.scale_group) - 1) /
+                                            static_cast<std::uint64_t>(m.scale_group));
+    const double w = bounds::mul_up(groups + 1.0, std::ldexp(1.0, slack - m.frac_bits));
+    return bounds::staged_block_dot(len, b, w, 0.0, u);
+  }
+  // NVIDIA's datapath; block scales (powers of two per product, E8M0) move a product and its
+  // lead alike, so the premise and the derivation hold for the scaled terms.
+  return bounds::truncating_block_dot(len, b, m.frac_bits, u);
+}
+
 bounds::coefficient accumulation_bound(const dot_problem& p, bool scale_rounded) {
   const accumulator_model& m = p.model;
   bounds::coefficient c;
   bool final_rounding = false;
   if (m.promote_every == 0) {
-    c = chunk_bound(m, p.k);
+    c = chunk_bound(m, p.k, p.a_format, p.b_format);
     if (m.kind == accumulator_kind::exact) {
       final_rounding = true;
     } else {
@@ -94,7 +138,7 @@ bounds::coefficient accumulation_bound(const dot_problem& p, bool scale_rounded)
   } else {
     const std::uint64_t len = std::min(p.k, static_cast<std::uint64_t>(m.promote_every));
     const std::uint64_t q = len == 0 ? 0 : (p.k + len - 1) / len;
-    const bounds::coefficient chunk = chunk_bound(m, len);
+    const bounds::coefficient chunk = chunk_bound(m, len, p.a_format, p.b_format);
     const bounds::coefficient high = bounds::gamma(q + (scale_rounded ? 1 : 0), u_eff(m.promoted, m.promoted_rounding));
     c.name = "(1+[" + chunk.name + "])(1+gamma_{ceil(K/Nc)" + (scale_rounded ? "+1" : "") + "}(u_" +
              to_string(m.promoted) + "))-1";
@@ -123,6 +167,17 @@ bounds::coefficient accumulation_bound(const dot_problem& p, bool scale_rounded)
 
 std::string block_premise(const block_fma_model& m, const format& fa, const std::uint32_t* a, const format& fb,
                           const std::uint32_t* b, int n, const format& fc, std::uint32_t c) {
+  // Block scales are not seen here. One scale pair per block shifts every product alike, so the
+  // premise holds when the products alone meet it and C is normal (whichever sets E); groups
+  // (scale_group) need only a normal C (block_model_bound); several pairs per block, all normal.
+  const bool scaled = m.scale_block > 0;
+  if (scaled) {
+    if (is_subnormal(fc, c)) return "C is subnormal (with block scales the bound assumes a normal C)";
+    if (m.scale_group > 0) return {};
+    for (int i = 0; m.scale_block < n && i < n; ++i)
+      if (is_subnormal(fa, a[i]) || is_subnormal(fb, b[i]))
+        return "input " + std::to_string(i) + " is subnormal (with several block scales the bound assumes normal inputs)";
+  }
   int E = m.min_reference_exp;
   bool any = false, reached = false;
   auto term = [&](int lead, bool at_least_lead) {
@@ -137,7 +192,7 @@ std::string block_premise(const block_fma_model& m, const format& fa, const std:
   // A code's significand is below 2^frac_bits exactly when it is subnormal (decode() gives the
   // integer significand with the hidden bit at 2^frac_bits).
   const unpacked uc = decode(fc, c);
-  if (uc.cls == value_class::finite) term(uc.exp + fc.frac_bits, !is_subnormal(fc, c));
+  if (uc.cls == value_class::finite && !scaled) term(uc.exp + fc.frac_bits, !is_subnormal(fc, c));
   using sig_t = decltype(unpacked{}.sig);
   const sig_t one = sig_t{1} << (fa.frac_bits + fb.frac_bits);
   for (int i = 0; i < n; ++i) {
@@ -147,6 +202,10 @@ std::string block_premise(const block_fma_model& m, const format& fa, const std:
     if (ua.cls != value_class::finite || ub.cls != value_class::finite) continue;
     term(ua.exp + fa.frac_bits + ub.exp + fb.frac_bits, ua.sig * ub.sig >= one);
   }
+  // Two-stage: a zero C still sets E' >= emin(fc) (block_fma.hpp step 6), above tiny products.
+  if (m.second_frac_bits > 0 && decode(fc, c).cls == value_class::zero && any && E < emin(fc))
+    return "every product lies below 2^" + std::to_string(emin(fc)) +
+           ", the exponent a zero C takes in the two-stage sum (the bound assumes 2^E' <= max|t_j|)";
   if (!any || reached) return {};
   return "the reference exponent " + std::to_string(E) +
          " belongs to no term of magnitude >= 2^E (subnormal inputs, or min_reference_exp above every term; the "
@@ -339,11 +398,14 @@ gemm_report analyse_gemm(const scaled_matrix& a, const scaled_matrix& b, std::sp
   p.k = static_cast<std::uint64_t>(K);
   p.scale_kind = a.scale_kind != scaling::none ? a.scale_kind : b.scale_kind;
   p.model = o.acc;
-  if (const int group = std::max(group_along_k(a.scale_kind), group_along_k(b.scale_kind)); group != 0)
+  // A group scaling promotes each group (gemm.cpp), unless the model applies the scales itself.
+  const bool in_mma = p.model.kind == accumulator_kind::block_fma && p.model.block.scale_block > 0;
+  if (const int group = std::max(group_along_k(a.scale_kind), group_along_k(b.scale_kind)); group != 0 && !in_mma)
     p.model.promote_every = group;
   p.out = o.out;
   p.out_rounding = o.out_rounding;
-  p.scaled_epilogue = o.alpha != 1.0 || o.beta != 0.0;
+  // NVFP4's tensor scales go into alpha (gemm.cpp): the epilogue rounds once more.
+  p.scaled_epilogue = o.alpha != 1.0 || o.beta != 0.0 || (in_mma && p.scale_kind == scaling::nvfp4);
   const bool block_model = p.model.kind == accumulator_kind::block_fma;
 
   std::vector<double> err(MN), ex(MN), mag(MN);

@@ -12,7 +12,7 @@
 // The accumulation bound, c * sum_i |a^_i s_a,i b^_i s_b,i| (bounds.hpp):
 //  - format accumulator, no promotion: gamma_K(u_acc) (Higham eq. (3.5): K roundings, the first
 //    being the product's rounding into the accumulator), u_acc = effective_unit_roundoff;
-//  - a block-FMA model: truncating_block_dot(K, b, F, u_acc);
+//  - a block-FMA model: block_model_bound (truncating_block_dot(K, b, F, u_acc) for NVIDIA's);
 //  - exact accumulator: no accumulation error;
 //  - promotion every Nc products (the model's promote_every; a group scaling folds each group of
 //    128 or 32 into the fp32 register scaled by s_a s_b): (1 + c_chunk)(1 + gamma_q(u_fp32)) - 1,
@@ -64,6 +64,13 @@ struct dot_problem {
 // The coefficient c of the accumulation bound above; `scale_rounded`: some group's product of
 // fp32 scales was rounded into fp32 (one more rounding of the promoted register).
 bounds::coefficient accumulation_bound(const dot_problem& p, bool scale_rounded);
+
+// The accumulation bound of a block-FMA model over len products of fa x fb, chunk by chunk as
+// above: truncating_block_dot for NVIDIA's datapath (per-product block scales included),
+// staged_block_dot with the w derived in dot_analysis.cpp for the two-stage sums (AMD CDNA3) and
+// the exactly summed groups (NVFP4, MXFP4), one rounding per block for the exact sum (CDNA1),
+// gamma_{q + ceil(log2 b) + 1}(u) for the pairwise chains (CDNA2).
+bounds::coefficient block_model_bound(const block_fma_model& m, std::uint64_t len, const format& fa, const format& fb);
 
 // The premise of truncating_block_dot that data can break, for one block: C (in fc) and the
 // products a_i b_i, i < n. Its reference exponent E (the largest lead e_a + e_b, or the model's

@@ -33,14 +33,26 @@ rounded quotient(const format& f, double a, double b, const rounding& r, std::ui
   return round_exact(f, exact_div(unpack(a), unpack(b)), r, random);
 }
 
+// The code of a block scale of 1.
+std::uint32_t one_scale(const format& f) { return from(f, 1.0).code; }
+
 std::string shape(const scaled_matrix& m) { return std::to_string(m.rows) + "x" + std::to_string(m.cols); }
 
-// alpha * acc + beta * c, exact, then one rounding into `out`.
-rounded epilogue(const unpacked& acc, double alpha, double beta, const format& out, std::uint32_t c,
-                 const rounding& r, std::uint64_t random) {
-  if (alpha == 1.0 && beta == 0.0) return round(out, acc, r, random);
-  const unpacked bc = beta == 0.0 ? unpacked{} : exact_mul(unpack(beta), decode(out, c)).value;
-  return round_exact(out, exact_fma(unpack(alpha), acc, bc, r.mode), r, random);
+// alpha * acc + beta * c, exact, then one rounding into `out`; a NaN of the block model itself
+// (not of a promoted fp32 register) in its pattern (block_fma.hpp: all_ones_nan).
+rounded epilogue(const accumulator_model& m, const unpacked& acc, double alpha, double beta, const format& out,
+                 std::uint32_t c, const rounding& r, std::uint64_t random) {
+  rounded d;
+  if (alpha == 1.0 && beta == 0.0) {
+    d = round(out, acc, r, random);
+  } else {
+    const unpacked bc = beta == 0.0 ? unpacked{} : exact_mul(unpack(beta), decode(out, c)).value;
+    d = round_exact(out, exact_fma(unpack(alpha), acc, bc, r.mode), r, random);
+  }
+  if (m.kind == accumulator_kind::block_fma && m.promote_every == 0 && m.block.all_ones_nan &&
+      decode(out, d.code).cls == value_class::nan)
+    d.code = all_ones_nan_code(out);
+  return d;
 }
 
 // What gemm() computes, checked once: the K order, the model (a group scaling promotes every
@@ -51,6 +63,7 @@ struct plan {
   bool identity_order = true;
   int group = 0;
   accumulator_model model{};
+  bool block_scaled = false;  // the model applies A's and B's block scales inside its blocks
   double alpha = 1.0;
 };
 
@@ -99,6 +112,12 @@ std::size_t scale_index(const scaled_matrix& m, int r, int c, bool along_k_is_co
 
 format scale_format_of(scaling s) {
   return s == scaling::mx32 ? formats::e8m0fnu : s == scaling::nvfp4 ? formats::e4m3fn : formats::fp32;
+}
+
+scaling own_scaling(const tensor_core_preset& p) {
+  for (const scaling s : {scaling::mx32, scaling::nvfp4})
+    if (p.scale && *p.scale == scale_format_of(s) && p.model.block.scale_block == group_along_k(s)) return s;
+  return scaling::none;
 }
 
 std::size_t scale_count(scaling s, int rows, int cols, bool along_k_is_cols) {
@@ -266,9 +285,30 @@ expected<plan> make_plan(const scaled_matrix& a, const scaled_matrix& b, std::sp
   }
   p.identity_order = std::is_sorted(order.begin(), order.end());
 
+  // A block-scaled MMA (Blackwell mxf8f6f4, mxf4, mxf4nvf4) applies the block scales inside its
+  // fused sum; NVFP4's per-tensor fp32 scales go to the epilogue, as in cuBLASLt's alpha.
+  const block_fma_model& blk = o.acc.block;
+  if (o.acc.kind == accumulator_kind::block_fma && blk.scale_block > 0) {
+    for (const scaled_matrix* m : {&a, &b}) {
+      const scaling s = m->scale_kind;
+      if (s != scaling::none && !((s == scaling::mx32 || s == scaling::nvfp4) && group_along_k(s) == blk.scale_block))
+        return error{"gemm: the block-scaled model takes one scale per " + std::to_string(blk.scale_block) +
+                     " products along K (scaling " + (blk.scale_block == kMxGroup ? "mx32" : "nvfp4") +
+                     ", or none for scales of 1), not " + std::string(to_string(s))};
+    }
+    if (a.scale_kind != scaling::none && b.scale_kind != scaling::none && a.scale_kind != b.scale_kind)
+      return error{"gemm: A is scaled " + std::string(to_string(a.scale_kind)) + " and B " +
+                   std::string(to_string(b.scale_kind)) + ": a block-scaled MMA takes one scale format for both"};
+    if (!p.identity_order) return error{"gemm: block scaling needs K in its natural order (k_order must be 0..K-1)"};
+    if (o.acc.promote_every != 0) return error{"gemm: a block-scaled MMA model is not promoted"};
+    p.model = o.acc;
+    p.block_scaled = true;
+    p.alpha = o.alpha * to_double(formats::fp32, a.tensor_scale) * to_double(formats::fp32, b.tensor_scale);
+    return p;
+  }
   if (a.scale_kind == scaling::nvfp4 || b.scale_kind == scaling::nvfp4)
-    return error{"gemm: nvfp4 scaling is not modelled in gemm (its two scale levels are applied inside the "
-                 "block-scaled MMA of Blackwell, not by promotion); quantise and dequantise take it"};
+    return error{"gemm: nvfp4 scaling is applied inside a block-scaled MMA (the presets *-mxf4nvf4), not by "
+                 "promotion: use such a preset as the accumulator"};
   // Group scaling: the partial of each group along K is scaled when it is promoted.
   const int ga = group_along_k(a.scale_kind), gb = group_along_k(b.scale_kind);
   if (ga && gb && ga != gb)
@@ -301,6 +341,14 @@ gemm_element reference_element(const plan& p, dot_accumulator& acc, const scaled
   acc.reset(formats::fp32, 0, sr);
   for (std::size_t q = 0; q < p.order.size(); ++q) {
     const int k = p.order[q];
+    if (p.block_scaled && q % static_cast<std::size_t>(p.model.block.scale_block) == 0) {
+      const scaled_matrix& s = a.scale_kind != scaling::none ? a : b;
+      auto code = [&](const scaled_matrix& m, int r, int c, bool cols) {
+        return m.scale_kind == scaling::none ? one_scale(s.scale_format) : m.scales[scale_index(m, r, c, cols)];
+      };
+      acc.set_block_scales(s.scale_kind == scaling::none ? formats::e8m0fnu : s.scale_format, code(a, i, k, true),
+                           code(b, k, j, false));
+    }
     if (p.group && q % static_cast<std::size_t>(p.group) == 0) {
       const rounded s = from(formats::fp32, scale_of(a, i, k, true) * scale_of(b, k, j, false));
       e.scale_flags |= s.flags;
@@ -308,7 +356,7 @@ gemm_element reference_element(const plan& p, dot_accumulator& acc, const scaled
     }
     acc.add_product(a.codes[static_cast<std::size_t>(i) * p.K + k], b.codes[static_cast<std::size_t>(k) * p.N + j]);
   }
-  const rounded d = epilogue(acc.value(), p.alpha, o.beta, o.out, c.empty() ? 0 : c[ij], o.out_rounding,
+  const rounded d = epilogue(p.model, acc.value(), p.alpha, o.beta, o.out, c.empty() ? 0 : c[ij], o.out_rounding,
                              random_bits(o.sr.seed, o.sr.stream, sr.first_index + 0xffffffffu));
   e.code = d.code;
   e.flags = static_cast<std::uint8_t>(acc.flags() | d.flags);
@@ -347,7 +395,7 @@ expected<std::vector<std::uint32_t>> gemm(const scaled_matrix& a, const scaled_m
           continue;
         }
         const std::uint64_t first = o.sr.first_index + (static_cast<std::uint64_t>(ij) << 32);
-        d[ij] = epilogue(decode(acc_format, acc_codes[ij]), p.alpha, o.beta, o.out, c.empty() ? 0 : c[ij],
+        d[ij] = epilogue(p.model, decode(acc_format, acc_codes[ij]), p.alpha, o.beta, o.out, c.empty() ? 0 : c[ij],
                          o.out_rounding, random_bits(o.sr.seed, o.sr.stream, first + 0xffffffffu))
                     .code;
       }

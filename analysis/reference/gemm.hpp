@@ -19,6 +19,7 @@
 #include "fpemu/accumulator.hpp"
 #include "fpemu/expected.hpp"
 #include "fpemu/format.hpp"
+#include "fpemu/presets.hpp"
 
 namespace fpemu::analysis {
 
@@ -53,6 +54,10 @@ struct scaled_matrix {
 
 // The format of a scaling's scale codes: e8m0fnu for mx32, e4m3fn for nvfp4, else fp32.
 format scale_format_of(scaling s);
+// The scaling whose scales a block-scaled preset applies inside its blocks: mx32 for E8M0 per 32,
+// nvfp4 for UE4M3 per 16; none for the others (E8M0 per 16, or no block scales). The command's
+// --scaling and Python's scaling= default to it and accept it or none (scales of 1).
+scaling own_scaling(const tensor_core_preset& p);
 // The number of scales a rows x cols matrix takes (one past scale_index's largest).
 std::size_t scale_count(scaling s, int rows, int cols, bool along_k_is_cols);
 

@@ -401,7 +401,8 @@ std::optional<std::vector<float>> decode_all(const format& f, std::span<const st
 // The kernel is exact when every reference exponent E it can meet keeps 2^(F-E) and S * 2^(E-F)
 // normal floats, |S| < 2^24 (float(S) exact) and no overflow. E is at least the smallest
 // non-zero running sum's exponent, emin_a + emin_b - F, and at most the largest sum's,
-// emax_a + emax_b + 2 + bit_width(K).
+// emax_a + emax_b + 2 + bit_width(K). A min_reference_exp at or below every term's exponent
+// never clamps (the smallest product exponent, or C's, which is at least the accumulator's emin).
 bool block_kernel_applies(const block_fma_model& m, const format& fa, const format& fb, int K) {
   const block_fma_model defaults{};
   const bool small_input = fa.exp_bits <= 5 && fa.frac_bits <= 10 && fb.exp_bits <= 5 && fb.frac_bits <= 10;
@@ -413,7 +414,9 @@ bool block_kernel_applies(const block_fma_model& m, const format& fa, const form
   const bool in_range = e_low >= m.frac_bits - 126 && e_high + sum_bits - m.frac_bits <= 126;
   return small_input && fp32_range && in_range && sum_bits <= 24 && m.alignment == alignment_rounding::truncate &&
          m.acc_rounding.mode == round_mode::toward_zero && m.zero == zero_sign::positive &&
-         m.min_reference_exp == defaults.min_reference_exp && m.input_subnormals && m.output_subnormals;
+         m.min_reference_exp <= std::min(emin(fa) + emin(fb), emin(m.acc)) && m.input_subnormals &&
+         m.output_subnormals && m.sum == defaults.sum && m.interleave == 1 && m.second_frac_bits == 0 &&
+         m.scale_block == 0 && !m.product_overflow;
 }
 
 std::vector<std::uint32_t> bits_of(const std::vector<float>& d, int shift) {

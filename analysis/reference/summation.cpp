@@ -25,6 +25,7 @@
 #include <string>
 #include <utility>
 
+#include "analysis/reference/dot_analysis.hpp"
 #include "analysis/reference/measured_error.hpp"
 #include "fpemu/convert.hpp"
 #include "fpemu/exact_accumulator.hpp"
@@ -95,6 +96,18 @@ std::optional<std::string> check_model(const accumulator_model& m) {
       if (b.frac_bits < 0 || b.frac_bits > max_block_frac_bits)
         return "block-FMA frac_bits = " + std::to_string(b.frac_bits) + " is out of range: valid 0.." +
                std::to_string(max_block_frac_bits);
+      if (b.sum == block_sum::pairwise && b.block_size > max_pairwise_block)
+        return "block-FMA pairwise block_size = " + std::to_string(b.block_size) + " is out of range: valid 1.." +
+               std::to_string(max_pairwise_block);
+      if (b.interleave < 1 || b.interleave > b.block_size)
+        return "block-FMA interleave = " + std::to_string(b.interleave) + " is out of range: valid 1..block_size";
+      if (b.interleave > 1 && b.second_frac_bits == 0)
+        return "block-FMA interleave > 1 needs the two-stage sum (second_frac_bits > 0)";
+      if (b.second_frac_bits != 0 && (b.second_frac_bits + 1 < b.frac_bits || b.second_frac_bits > max_block_frac_bits))
+        return "block-FMA second_frac_bits = " + std::to_string(b.second_frac_bits) + " is out of range: valid " +
+               std::to_string(std::max(b.frac_bits - 1, 1)) + ".." + std::to_string(max_block_frac_bits);
+      if (b.scale_block < 0 || b.scale_group < 0 || (b.scale_group > 0 && b.scale_block % b.scale_group != 0))
+        return "block-FMA scale_group must divide scale_block";
       if (auto why = check_rounding("block-FMA accumulator", b.acc, b.acc_rounding)) return why;
       break;
     }
@@ -312,9 +325,7 @@ bounds::coefficient chunk_coefficient(const accumulator_model& m, std::uint64_t 
   switch (m.kind) {
     case accumulator_kind::format:
       return bounds::recursive_sum(len + extra, effective_unit_roundoff(m.acc, m.acc_rounding.mode));
-    case accumulator_kind::block_fma:
-      return bounds::truncating_block_dot(len, static_cast<std::uint64_t>(m.block.block_size), m.block.frac_bits,
-                                          effective_unit_roundoff(m.block.acc, m.block.acc_rounding.mode));
+    case accumulator_kind::block_fma: return block_model_bound(m.block, len, formats::fp32, formats::fp32);
     case accumulator_kind::exact: break;
   }
   return valid_coefficient("0", 0.0, "exact chunk sums");

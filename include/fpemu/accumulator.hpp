@@ -62,6 +62,8 @@ class dot_accumulator {
     rounding_index_ = 0;
     a_.clear();
     b_.clear();
+    sa_.clear();
+    sb_.clear();
     exact_.clear();
     in_group_ = 0;
     flags_ = 0;
@@ -81,6 +83,14 @@ class dot_accumulator {
   void set_group_scale(const format& fs, std::uint32_t scale) {
     scale_format_ = fs;
     scale_ = scale;
+  }
+
+  // Block scales (a block-scaled model: block.scale_block > 0): the pair for the next
+  // scale_block products, set before the first of them; f is the scale codes' format.
+  void set_block_scales(const format& f, std::uint32_t sa, std::uint32_t sb) {
+    block_scale_format_ = f;
+    sa_.push_back(sa);
+    sb_.push_back(sb);
   }
 
   void add_product(std::uint32_t a, std::uint32_t b) {
@@ -137,8 +147,12 @@ class dot_accumulator {
 
   void flush_block() {
     if (m_.kind != accumulator_kind::block_fma || a_.empty()) return;
+    const block_scales scales{block_scale_format_, sa_.data(), sb_.data()};
+    const bool scaled = m_.block.scale_block > 0 && !sa_.empty();
     const rounded r = block_fma_step(m_.block, fa_, a_.data(), fb_, b_.data(), static_cast<int>(a_.size()),
-                                     partial_format_, partial_);
+                                     partial_format_, partial_, scaled ? &scales : nullptr);
+    sa_.clear();
+    sb_.clear();
     partial_ = r.code;
     partial_format_ = m_.block.acc;
     flags_ |= r.flags;
@@ -164,6 +178,8 @@ class dot_accumulator {
   format fa_, fb_;
   sr_stream sr_;
   std::vector<std::uint32_t> a_, b_;  // the block being filled
+  std::vector<std::uint32_t> sa_, sb_;  // and its block scales
+  format block_scale_format_ = formats::e8m0fnu;
   exact_accumulator exact_;
   format partial_format_ = formats::fp32;
   std::uint32_t partial_ = 0;

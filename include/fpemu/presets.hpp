@@ -20,9 +20,11 @@ namespace fpemu {
 struct tensor_core_preset {
   std::string name;
   std::string summary;        // one line for `--help` and `fpemu mma --list`
+  std::string instruction;    // the instruction modelled, spelled as in PTX or the CDNA ISA
+  std::string source;         // who published the parameters, and what they were checked against
   format a, b;                // default input formats
-  bool mixed_fp8 = false;     // a and b may each be e4m3fn or e5m2
-  bool truncates_inputs = false;  // tf32: the hardware ignores the low 13 bits of fp32 operands
+  std::vector<format> inputs;  // the formats A and B may each take; empty: a and b only
+  bool truncates_inputs = false;  // tf32/xf32: the hardware ignores the low 13 bits of fp32 operands
   int instruction_k = 0;      // products per instruction (a multiple of the block size)
   accumulator_model model;    // fp32 accumulation (with promotion for the DeepSeek preset)
   format output = formats::fp32;
@@ -33,6 +35,9 @@ struct tensor_core_preset {
   // fp16 and issues two HMMA.16816.F16 steps starting from zero, the first over the products with
   // k mod 4 in {0, 1} and the second over {2, 3}, then adds C with one fp16 add (HADD2).
   bool fp16_via_hmma = false;
+  // Block-scaled instructions: the scale codes' format (e8m0fnu; e4m3fn read as UE4M3), one
+  // scale per model.block.scale_block products of A's row and of B's column.
+  std::optional<format> scale;
   bool validated = false;     // reproduces published hardware outputs bit for bit
 };
 
@@ -62,15 +67,28 @@ expected<accumulator_choice> with_promotion(accumulator_choice c, int every);
 // e8m13 rz; promoted every 128 into fp32 rne"; a preset's description starts with its name.
 std::string describe(const accumulator_choice& c);
 
-// The preset with its inputs replaced (for mixed e4m3fn x e5m2); an error names the allowed set.
+// The preset with its inputs replaced (p.inputs lists what each operand may take); an error
+// names the allowed set.
 expected<tensor_core_preset> with_inputs(tensor_core_preset p, const format& a, const format& b);
 
 // One dot product D = C + sum a_i*b_i as the `mma` command computes it. Inputs are binary32 bit
 // patterns converted exactly into the preset's input formats (an error names any value that is
 // not representable, except for tf32, whose hardware ignores the low 13 bits); C is binary32,
-// rounded to binary16 (nearest-even) for fp16 output. K may be any length: blocks are formed in
-// order. Returns D as a binary32 pattern, or a binary16 pattern with fp16_out.
+// rounded to binary16 (nearest-even) for fp16 output. Scales (block-scaled presets only, K /
+// scale_block each) are binary32 values exactly representable in the scale format. K may be any
+// length (a multiple of scale_block when scaled): blocks are formed in order. Returns D as a
+// binary32 pattern, or a binary16 pattern with fp16_out.
 expected<std::uint32_t> tensor_core_dot(const tensor_core_preset& p, bool fp16_out, std::span<const std::uint32_t> a,
-                                        std::span<const std::uint32_t> b, std::uint32_t c);
+                                        std::span<const std::uint32_t> b, std::uint32_t c,
+                                        std::span<const std::uint32_t> scale_a = {},
+                                        std::span<const std::uint32_t> scale_b = {});
+
+// The same on codes: A and B codes of p.a and p.b (tf32 inputs as binary32 patterns, whose low
+// 13 bits the hardware ignores), C and D codes of the output format (binary16 with fp16_out),
+// scales codes of *p.scale.
+expected<std::uint32_t> tensor_core_dot_codes(const tensor_core_preset& p, bool fp16_out,
+                                              std::span<const std::uint32_t> a, std::span<const std::uint32_t> b,
+                                              std::uint32_t c, std::span<const std::uint32_t> scale_a = {},
+                                              std::span<const std::uint32_t> scale_b = {});
 
 }  // namespace fpemu

@@ -39,7 +39,7 @@ constexpr std::int64_t kMaxK = 100'000'000;
 struct dot_cli_options {
   std::string a_format, b_format;  // empty: e4m3fn, or the preset's
   std::uint64_t k = 4096;
-  std::string scaling_name = "none";
+  std::string scaling_name;  // empty: none, or the block-scaled preset's
   std::string a_input, b_input;  // empty: random data
   accumulator_options acc;
   workload_options work;
@@ -134,8 +134,10 @@ void run_dot(const dot_cli_options& o) {
     for (const double v : b.values) setup.xb.push_back(static_cast<float>(v));
     s.k = a.cols;
   }
-  s.scale_kind = require_scaling(o.scaling_name);
+  s.scale_kind = require_scaling(o.scaling_name, acc);
   s.model = model_for_scaling(acc, s.scale_kind, !o.acc.promote.empty());
+  // A block-scaled MMA takes NVFP4's tensor scales in its epilogue: one more rounding.
+  s.scaled_epilogue = s.scale_kind == scaling::nvfp4;
   if (acc.preset) {
     s.out = acc.preset->output;
     s.out_rounding = acc.preset->output_rounding;
@@ -230,9 +232,10 @@ command add_dot(CLI::App& parent) {
   app->add_option("--b-input", o->b_input, "Vector b from FILE (with --a-input)")->type_name("FILE");
   app->add_option("--scaling", o->scaling_name,
                   "Block scaling: none (just round), tensor (one fp32 scale per vector), tile128, block128 "
-                  "(fp32 scale per 128 along K), mx32 (e8m0 scale per 32)")
-      ->transform(choice_check({"none", "tensor", "tile128", "block128", "mx32"}))
-      ->capture_default_str()
+                  "(fp32 scale per 128 along K), mx32 (e8m0 scale per 32), nvfp4 (e4m3fn per 16 under an fp32 tensor scale; "
+                  "with a *-mxf4nvf4 preset)")
+      ->transform(choice_check({"none", "tensor", "tile128", "block128", "mx32", "nvfp4"}))
+      ->default_str("none, or a block-scaled --preset's (mx32, nvfp4)")
       ->type_name("S");
   add_accumulator_options(*app, o->acc, "h100-e4m3");
   add_workload_options(*app, o->work);

@@ -48,7 +48,7 @@ constexpr double kMinScalar = 0x1p-100, kMaxScalar = 0x1p100;
 struct gemm_cli_options {
   int m = 64, n = 64, k = 512;
   std::string a_format, b_format;  // empty: bf16, or the preset's
-  std::string scaling_name = "none";
+  std::string scaling_name;  // empty: none, or the block-scaled preset's
   std::string out, out_round;      // empty: fp32 (the preset's output) and rne
   double alpha = 1, beta = 0;
   int threads = 0;                 // 0: the hardware's thread count
@@ -111,7 +111,7 @@ void run_gemm(const gemm_cli_options& o) {
   check_size("A", "--m x --k", std::int64_t{M} * K);
   check_size("B", "--k x --n", std::int64_t{K} * N);
   check_size("D", "--m x --n", std::int64_t{M} * N);
-  const scaling scale_kind = require_scaling(o.scaling_name);
+  const scaling scale_kind = require_scaling(o.scaling_name, acc);
   const accumulator_model model = model_for_scaling(acc, scale_kind, !o.acc.promote.empty());
   const format out = o.out.empty() ? (acc.preset ? acc.preset->output : formats::fp32) : require_format(o.out);
   rounding out_rounding = acc.preset && o.out.empty() ? acc.preset->output_rounding : rounding{};
@@ -268,8 +268,8 @@ command add_gemm(CLI::App& parent) {
       ->default_str("bf16, or the --preset's")
       ->type_name("FMT");
   app->add_option("--scaling", o->scaling_name, "Block scaling")
-      ->transform(choice_check({"none", "tensor", "tile128", "block128", "mx32"}))
-      ->capture_default_str()
+      ->transform(choice_check({"none", "tensor", "tile128", "block128", "mx32", "nvfp4"}))
+      ->default_str("none, or a block-scaled --preset's (mx32, nvfp4)")
       ->type_name("S");
   app->add_option("--out-format", o->out, "Format of C and D")
       ->check(format_check())
@@ -307,7 +307,9 @@ command add_gemm(CLI::App& parent) {
       "analysis::gemm took\n"
       "(the exact reference is not timed) and the rate in products/s (M*N*K per sample).\n"
       "Group scalings (tile128, block128: 128; mx32: 32) fold each group into fp32: --promote must\n"
-      "then equal the group size or be left out.\n"
+      "then equal the group size or be left out. A block-scaled --preset (b200-mxf8f6f4, *-mxf4,\n"
+      "*-mxf4nvf4) applies mx32 or nvfp4 scales inside its blocks, as Blackwell does; its scaling is\n"
+      "the default.\n"
       "Seeds: sample s draws from std::mt19937_64(S+s) (A, B, then C); stochastic roundings take the\n"
       "Philox stream keyed by S+s. The printed results, except elapsed and rate, are the same for any\n"
       "--threads.\n"

@@ -1,15 +1,19 @@
 // fpemu mma --preset NAME [--out-format fp32|fp16] [--a-format F] [--b-format F] [--list]: dot products
-// D = C + sum_i A_i * B_i as a GPU tensor core computes them (fpemu/presets.hpp).
+// D = C + sum_i A_i * B_i (block-scaled: sum_i SA_{i/n} SB_{i/n} A_i B_i) as a GPU tensor core
+// computes them (fpemu/presets.hpp).
 //
 // Reads one case per stdin line, "A_0 ... A_{K-1} ; B_0 ... B_{K-1} ; C", every value as 8 hex
-// digits of its binary32 bit pattern (optional 0x, either case). K may be any length >= 1: the
-// preset forms its blocks in order. Prints D per line, 8 lowercase hex digits of the binary32
+// digits of its binary32 bit pattern (optional 0x, either case); block-scaled presets read two
+// more fields, "; SA_0 ... SA_{K/n-1} ; SB_0 ... SB_{K/n-1}", one scale per n = scale_block
+// products of A's row and of B's column. K may be any length >= 1 (a multiple of n when scaled):
+// the preset forms its blocks in order. Prints D per line, 8 lowercase hex digits of the binary32
 // pattern (4 of the binary16 pattern with --out-format fp16). Blank lines and lines whose first
 // non-blank character is '#' are skipped. Input is streamed: each result is printed as its line
 // is read, and on the first bad line the command stops with status 2 and one message
 // "line N: ..." (common.hpp); the results of the lines before it have already been printed.
 #include <CLI/CLI.hpp>
 #include <algorithm>
+#include <array>
 #include <cstdint>
 #include <iostream>
 #include <memory>
@@ -94,7 +98,11 @@ std::string hex(std::uint32_t v, int digits) {
 std::string inputs_of(const tensor_core_preset& p) {
   std::string s = to_string(p.a);
   if (!(p.a == p.b)) s += " x " + to_string(p.b);
-  if (p.mixed_fp8) s += " (or mixed e4m3fn x e5m2)";
+  if (!p.inputs.empty()) {
+    s += " (each of";
+    for (const format& f : p.inputs) s += " " + to_string(f);
+    s += ")";
+  }
   return s;
 }
 
@@ -106,38 +114,93 @@ std::string accumulator_of(const tensor_core_preset& p) {
   return s;
 }
 
+// The scale format's name as the MX and NVFP4 specifications write it: e4m3fn codes are read as
+// unsigned UE4M3 (presets.hpp).
+std::string scale_name(const format& f) { return f == formats::e4m3fn ? "ue4m3" : to_string(f); }
+
+// SCALES: "e8m0fnu/32" (format / products per scale), "-" when unscaled.
+std::string scales_of(const tensor_core_preset& p) {
+  if (!p.scale) return "-";
+  return scale_name(*p.scale) + "/" + std::to_string(p.model.block.scale_block);
+}
+
+// N: products per block, with the exactly summed groups of the fp4 kinds: "64 (G=16)".
+std::string block_of(const block_fma_model& b) {
+  std::string s = std::to_string(b.block_size);
+  if (b.scale_group > 0) s += " (G=" + std::to_string(b.scale_group) + ")";
+  return s;
+}
+
+// F as the model uses it: the alignment bits of an aligned sum ("24 (F2=31)" when two-stage),
+// "exact" for an exact block sum, "-" for a pairwise chain of rounded operations.
+std::string frac_of(const block_fma_model& b) {
+  switch (b.sum) {
+    case block_sum::exact: return "exact";
+    case block_sum::pairwise: return "-";
+    case block_sum::aligned: break;
+  }
+  std::string s = std::to_string(b.frac_bits);
+  if (b.second_frac_bits > 0) s += " (F2=" + std::to_string(b.second_frac_bits) + ")";
+  return s;
+}
+
+const char* sum_name(block_sum s) {
+  switch (s) {
+    case block_sum::exact: return "exact";
+    case block_sum::pairwise: return "pairwise";
+    case block_sum::aligned: break;
+  }
+  return "aligned";
+}
+
 void print_list(const output_options& output) {
   const std::vector<tensor_core_preset>& presets = tensor_core_presets();
-  struct row {
-    std::string cells[9];
-  };
+  // The text table; CSV and JSON hold the same columns with numbers as numbers (f and f2 null
+  // where the model has none, sum naming it; group the exact group, null without), plus the summary.
+  constexpr std::size_t columns = 11;
+  using row = std::array<std::string, columns>;
   std::vector<row> rows;
-  rows.push_back({{"NAME", "INPUTS", "K", "N", "F", "ACCUMULATOR", "FP16-OUT", "VALIDATED", "SUMMARY"}});
+  rows.push_back({"NAME", "INSTRUCTION", "INPUTS", "K", "N", "F", "SCALES", "ACCUMULATOR", "FP16-OUT", "VALIDATED",
+                  "SOURCE"});
   output_sinks sinks(output);
-  table_writer table(sinks, {"name", "inputs", "k", "n", "f", "accumulator", "fp16_out", "validated", "summary"});
+  table_writer table(sinks, {"name", "instruction", "inputs", "k", "n", "group", "f", "f2", "sum", "scales",
+                             "accumulator", "fp16_out", "validated", "source", "summary"});
   for (const tensor_core_preset& p : presets) {
-    rows.push_back({{p.name, inputs_of(p), std::to_string(p.instruction_k), std::to_string(p.model.block.block_size),
-                     std::to_string(p.model.block.frac_bits), accumulator_of(p), p.fp16_accumulator ? "yes" : "no",
-                     p.validated ? "yes" : "no", p.summary}});
-    table.row({p.name, inputs_of(p), p.instruction_k, p.model.block.block_size, p.model.block.frac_bits,
-               accumulator_of(p), p.fp16_accumulator.has_value(), p.validated, p.summary});
+    const block_fma_model& b = p.model.block;
+    rows.push_back({p.name, p.instruction, inputs_of(p), std::to_string(p.instruction_k), block_of(b), frac_of(b),
+                    scales_of(p), accumulator_of(p), p.fp16_accumulator ? "yes" : "no", p.validated ? "yes" : "no",
+                    p.source});
+    const bool aligned = b.sum == block_sum::aligned;
+    table.row({p.name, p.instruction, inputs_of(p), p.instruction_k, b.block_size,
+               b.scale_group > 0 ? cell(b.scale_group) : cell(), aligned ? cell(b.frac_bits) : cell(),
+               aligned && b.second_frac_bits > 0 ? cell(b.second_frac_bits) : cell(), sum_name(b.sum),
+               p.scale ? cell(scales_of(p)) : cell(), accumulator_of(p), p.fp16_accumulator.has_value(), p.validated,
+               p.source, p.summary});
   }
   table.finish();
   sinks.commit();
   if (!sinks.text()) return;
-  std::size_t widths[9] = {};
+  std::array<std::size_t, columns> widths{};
   for (const row& r : rows)
-    for (std::size_t i = 0; i < 9; ++i) widths[i] = std::max(widths[i], r.cells[i].size());
+    for (std::size_t i = 0; i < columns; ++i) widths[i] = std::max(widths[i], r[i].size());
   for (const row& r : rows) {
     std::string line;
-    for (std::size_t i = 0; i < 9; ++i) {
-      line += r.cells[i];
-      if (i + 1 < 9) line += std::string(widths[i] - r.cells[i].size() + 2, ' ');
+    for (std::size_t i = 0; i < columns; ++i) {
+      line += r[i];
+      if (i + 1 < columns) line += std::string(widths[i] - r[i].size() + 2, ' ');
     }
     std::cout << line << '\n';
   }
-  std::cout << "K: products per instruction; N: products per block (one rounding each); F: fraction bits\n"
-               "kept below the largest exponent of a block; VALIDATED: reproduces published hardware outputs.\n";
+  std::cout
+      << "INSTRUCTION: the instruction modelled (PTX or the CDNA ISA); SOURCE: who published the parameters.\n"
+         "K: products per instruction; N: products per block (one rounding each); G=16: groups of 16\n"
+         "products summed exactly, each group one term under its scales. F: fraction bits kept below the\n"
+         "largest exponent of a block; 24 (F2=31): two-stage, C added after the products, that sum\n"
+         "rounded down to F2 bits before the accumulator's rounding; exact: each block and C summed\n"
+         "exactly, rounded once; -: products and a pairwise tree of additions, each rounded into the\n"
+         "accumulator, subnormals flushed. SCALES: block scales as format/products per scale pair\n"
+         "(e8m0fnu: powers of two; ue4m3: e4m3fn read as unsigned), input lines take two more fields\n"
+         "(fpemu mma --help); -: unscaled. VALIDATED: reproduces published hardware outputs.\n";
 }
 
 tensor_core_preset resolve_preset(const mma_options& o) {
@@ -166,33 +229,56 @@ void run_mma(const mma_options& o) {
     fail("preset " + p.name + " has no fp16 accumulator (--out-format fp16): presets with one are " + with);
   }
   const int digits = fp16_out ? 4 : 8;
+  // Block-scaled presets take two more fields: one scale per `block` products of A's row (SA)
+  // and of B's column (SB).
+  const std::size_t block = p.scale ? static_cast<std::size_t>(p.model.block.scale_block) : 0;
+  const std::size_t separators = p.scale ? 4 : 2;
+  const std::string blocks = "K/" + std::to_string(block);
+  const std::string syntax =
+      p.scale ? "'A_0 ... A_{K-1} ; B_0 ... B_{K-1} ; C ; SA_0 ... SA_{" + blocks + "-1} ; SB_0 ... SB_{" + blocks +
+                    "-1}' with exactly four ';' separators"
+              : "'A_0 ... A_{K-1} ; B_0 ... B_{K-1} ; C' with exactly two ';' separators";
+  const std::string why = p.scale ? "preset " + p.name + " takes one " + scale_name(*p.scale) + " scale per " +
+                                        std::to_string(block) + " products of A and of B"
+                                  : "preset " + p.name + " takes no block scales";
 
   std::string line;
   std::vector<std::string_view> words;
-  std::vector<std::uint32_t> a, b;
+  std::vector<std::uint32_t> a, b, sa, sb;
+  std::vector<std::string_view> fields;
   for (std::uint64_t number = 1; std::getline(std::cin, line); ++number) {
     const std::string_view text = trim(line);
     if (text.empty() || text.front() == '#') continue;
     const std::string where = "line " + std::to_string(number);
-    const std::size_t s1 = text.find(';');
-    const std::size_t s2 = s1 == std::string_view::npos ? s1 : text.find(';', s1 + 1);
-    if (s2 == std::string_view::npos || text.find(';', s2 + 1) != std::string_view::npos) {
-      std::size_t count = 0;
-      for (const char c : text) count += c == ';' ? 1 : 0;
-      fail(where + ": expected 'A_0 ... A_{K-1} ; B_0 ... B_{K-1} ; C' with exactly two ';' separators, found " +
-           std::to_string(count));
+    fields.clear();
+    for (std::size_t start = 0;;) {
+      const std::size_t end = text.find(';', start);
+      fields.push_back(text.substr(start, end == std::string_view::npos ? std::string_view::npos : end - start));
+      if (end == std::string_view::npos) break;
+      start = end + 1;
     }
-    split_words(text.substr(0, s1), words);
+    if (fields.size() != separators + 1)
+      fail(where + ": expected " + syntax + ", found " + std::to_string(fields.size() - 1) + " (" + why + ")");
+    split_words(fields[0], words);
     if (words.empty()) fail(where + ": A is empty: expected at least one value before the first ';'");
     parse_values(words, "A", where, a);
-    split_words(text.substr(s1 + 1, s2 - s1 - 1), words);
-    if (words.empty()) fail(where + ": B is empty: expected at least one value between the two ';'");
+    split_words(fields[1], words);
+    if (words.empty()) fail(where + ": B is empty: expected at least one value between the first two ';'");
     parse_values(words, "B", where, b);
-    split_words(text.substr(s2 + 1), words);
+    split_words(fields[2], words);
     if (words.size() != 1)
       fail(where + ": C must be a single value after the second ';', got " + std::to_string(words.size()));
     const std::uint32_t c = parse_bits(words.front(), "C", 0, where);
-    const expected<std::uint32_t> d = tensor_core_dot(p, fp16_out, a, b, c);
+    if (p.scale) {
+      split_words(fields[3], words);
+      if (words.empty())
+        fail(where + ": SA is empty: expected " + blocks + " scales of A between the third and fourth ';'");
+      parse_values(words, "SA", where, sa);
+      split_words(fields[4], words);
+      if (words.empty()) fail(where + ": SB is empty: expected " + blocks + " scales of B after the fourth ';'");
+      parse_values(words, "SB", where, sb);
+    }
+    const expected<std::uint32_t> d = tensor_core_dot(p, fp16_out, a, b, c, sa, sb);
     if (!d) fail(where + ": " + d.message());
     std::cout << hex(*d, digits) << '\n';
   }
@@ -209,25 +295,35 @@ command add_mma(CLI::App& parent) {
       ->transform(choice_check({"fp32", "fp16"}))
       ->capture_default_str()
       ->type_name("FMT");
-  app->add_option("--a-format", o->a_format, "Format of A; fp8 presets take e4m3fn or e5m2")
+  app->add_option("--a-format", o->a_format, "Format of A: one of the preset's `inputs` list (--list: INPUTS)")
       ->check(format_check())
       ->default_str("the preset's")
       ->type_name("FMT");
-  app->add_option("--b-format", o->b_format, "Format of B; fp8 presets take e4m3fn or e5m2")
+  app->add_option("--b-format", o->b_format, "Format of B: one of the preset's `inputs` list (--list: INPUTS)")
       ->check(format_check())
       ->default_str("the preset's")
       ->type_name("FMT");
-  app->add_flag("--list", o->list, "List the presets (inputs, instruction k, block size n, F, accumulator, "
-                                   "validation against hardware) and exit");
+  app->add_flag("--list", o->list,
+                "List the presets (instruction, inputs, instruction k, block size n, F, block scales, accumulator, "
+                "validation against hardware, source) and exit");
   add_output_options(*app, o->output);
   app->footer(
       "Usage: fpemu mma --preset NAME [--out-format fp32|fp16] [--a-format FMT] [--b-format FMT] < CASES\n"
       "Reads one case per stdin line:  A_0 ... A_{K-1} ; B_0 ... B_{K-1} ; C\n"
       "each value as 8 hex digits of its binary32 bit pattern (optional 0x, any case), separated\n"
-      "by blanks; both ';' are required. A and B have the same length K >= 1; K may exceed the\n"
-      "instruction's k: the blocks are formed in order. Every A_i, B_i must be exactly representable\n"
-      "in the input format (tf32 presets drop the low 13 bits, as the hardware does). With --out-format\n"
-      "fp16, C is first rounded to binary16 (nearest-even).\n"
+      "by blanks; both ';' are required (four with block scales, below). A and B have the same\n"
+      "length K >= 1; K may exceed the instruction's k: the blocks are formed in order. Every A_i,\n"
+      "B_i must be exactly representable in the input format (tf32 presets drop the low 13 bits, as\n"
+      "the hardware does). With --out-format fp16, C is first rounded to binary16 (nearest-even).\n"
+      "Block-scaled presets (a SCALES entry format/n in --list, e.g. b200-mxf8f6f4: e8m0fnu/32) read\n"
+      "two more fields, one scale per n products of A's row and of B's column (K a multiple of n):\n"
+      "  A_0 ... A_{K-1} ; B_0 ... B_{K-1} ; C ; SA_0 ... SA_{K/n-1} ; SB_0 ... SB_{K/n-1}\n"
+      "each scale a binary32 pattern like the rest, its value one of the scale format's (e8m0fnu: a\n"
+      "power of two 2^-127..2^127; ue4m3: an e4m3fn value >= 0); other presets take no scales. E.g.\n"
+      "b200-mxf8f6f4 with K = 32, A_i = 1 (3f800000), B_i = 0.5 (3f000000), C = 0, SA_0 = 2^0\n"
+      "(3f800000), SB_0 = 2^2 (40800000): the line\n"
+      "  3f800000 ... 3f800000 ; 3f000000 ... 3f000000 ; 00000000 ; 3f800000 ; 40800000\n"
+      "(32 values each of A and B) prints 42800000 (16 x 2^0 x 2^2 = 64).\n"
       "Prints D per line: 8 lowercase hex digits of the binary32 pattern, or 4 of the binary16\n"
       "pattern with --out-format fp16. Blank lines and lines starting with '#' are skipped.\n"
       "Input is streamed; on the first bad line the command prints 'fpemu: line N: ...' on stderr\n"

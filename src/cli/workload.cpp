@@ -195,12 +195,24 @@ accumulator_choice resolve_accumulator(const accumulator_options& o, const std::
   return c;
 }
 
-analysis::scaling require_scaling(const std::string& name) {
+analysis::scaling require_scaling(const std::string& name, const accumulator_choice& c) {
+  if (name.empty()) return c.preset && c.preset->scale ? analysis::own_scaling(*c.preset) : analysis::scaling::none;
   return value_or_fail(analysis::parse_scaling(name), "--scaling");
 }
 
 accumulator_model model_for_scaling(const accumulator_choice& c, analysis::scaling s, bool promote_given) {
   accumulator_model m = c.model;
+  if (c.preset && c.preset->scale) {
+    const analysis::scaling own = analysis::own_scaling(*c.preset);
+    if (s != analysis::scaling::none && s != own)
+      fail("--scaling " + std::string(analysis::to_string(s)) + ": preset " + c.preset->name + " applies " +
+           (*c.preset->scale == formats::e4m3fn ? std::string("UE4M3") : to_string(*c.preset->scale)) + " scales per " + std::to_string(c.preset->model.block.scale_block) +
+           " inside its blocks: give --scaling " +
+           (own == analysis::scaling::none ? std::string("none") : std::string(analysis::to_string(own))) +
+           " (or none, scales of 1)");
+    if (promote_given) fail("--promote: preset " + c.preset->name + " is a block-scaled MMA, which is not promoted");
+    return m;
+  }
   const int group = analysis::group_along_k(s);
   if (group == 0) return m;
   if (m.promote_every != 0 && m.promote_every != group) {

@@ -98,12 +98,15 @@ void add_accumulator_options(CLI::App& app, accumulator_options& o, const std::s
 // and --acc-rounding or --sr-bits with a preset, are errors naming both options.
 accumulator_choice resolve_accumulator(const accumulator_options& o, const std::string& default_name);
 
-// --scaling NAME (analysis::parse_scaling).
-analysis::scaling require_scaling(const std::string& name);
+// --scaling NAME (analysis::parse_scaling); empty: none, or a block-scaled preset's own (mx32 for
+// E8M0 per 32, nvfp4 for UE4M3 per 16).
+analysis::scaling require_scaling(const std::string& name, const accumulator_choice& c);
 
 // The model that analysis::gemm runs for a scaling: a group scaling (tile128, block128: 128;
 // mx32: 32) folds every group into the fp32 register, so the promotion interval becomes the
-// group size; a different interval (--promote, or the preset's) is an error naming both.
+// group size; a different interval (--promote, or the preset's) is an error naming both. A
+// block-scaled preset applies mx32 or nvfp4 scales inside its blocks instead (or none: scales 1);
+// another scaling is an error naming the one it takes.
 accumulator_model model_for_scaling(const accumulator_choice& c, analysis::scaling s, bool promote_given);
 
 // n values of a sample as floats (the "original" data of dot and gemm).

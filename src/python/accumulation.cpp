@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstring>
 #include <optional>
+#include <span>
 #include <string>
 #include <tuple>
 #include <utility>
@@ -122,33 +123,6 @@ py::dict gemm_report_dict(const analysis::gemm_report& r, py::object result, py:
   return d;
 }
 
-py::object gemm_impl(const py::object& a_in, const py::object& b_in, const py::object& c_in, const py::object& a_fmt,
-                     const py::object& b_fmt, const std::string& acc, const std::string& acc_mode, int sr_bits,
-                     int promote, const py::object& out_fmt, const std::string& out_mode, double alpha, double beta,
-                     const std::optional<std::vector<int>>& k_order, int threads, std::uint64_t seed, bool report,
-                     const py::object& out, const py::object& dtype) {
-  const format fa = to_format(a_fmt), fb = b_fmt.is_none() ? fa : to_format(b_fmt), fo = to_format(out_fmt);
-  const analysis::gemm_options o =
-      gemm_options_from(acc, acc_mode, sr_bits, promote, fo, out_mode, alpha, beta, k_order, threads, seed);
-  const py::array a = as_array(a_in, "A"), b = as_array(b_in, "B");
-  const analysis::scaled_matrix ma = unscaled(a, fa, "A"), mb = unscaled(b, fb, "B");
-  std::vector<std::uint32_t> cc;
-  if (!c_in.is_none()) {
-    const py::array c = as_array(c_in, "C");
-    const auto [rows, cols] = matrix_shape(c, "C");
-    if (rows != ma.rows || cols != mb.cols)
-      throw py::value_error("C has shape (" + std::to_string(rows) + ", " + std::to_string(cols) + "); A*B is (" +
-                            std::to_string(ma.rows) + ", " + std::to_string(mb.cols) + ")");
-    cc = to_codes(fo, c, "C");
-  }
-  result_array result(fo, out, dtype, {ma.rows, mb.cols}, py::none(), is_torch_tensor(a_in));
-  const std::vector<std::uint32_t> d = value_or_raise(without_gil([&] { return analysis::gemm(ma, mb, cc, o); }));
-  result.store(d);
-  if (!report) return result.get();
-  const analysis::gemm_report r = without_gil([&] { return analysis::analyse_gemm(ma, mb, cc, o, d); });
-  return gemm_report_dict(r, result.get(), ma.rows, mb.cols);
-}
-
 py::dict dot_impl(const py::object& a_in, const py::object& b_in, const py::object& a_fmt, const py::object& b_fmt,
                   const std::string& acc, const std::string& acc_mode, int sr_bits, int promote,
                   const py::object& out_fmt, const std::string& out_mode, std::uint64_t seed) {
@@ -205,22 +179,82 @@ std::vector<std::uint32_t> model_operand(const format& f, const py::array& x, co
   return bits;
 }
 
-// D = C + A B as the preset's tensor core computes it, one dot product per output.
+// The names of the block-scaled presets, for messages.
+std::string scaled_preset_names() {
+  std::string names;
+  for (const tensor_core_preset& q : tensor_core_presets())
+    if (q.scale) names += (names.empty() ? "" : ", ") + q.name;
+  return names;
+}
+
+std::string shape_text(py::ssize_t rows, py::ssize_t cols) {
+  return "(" + std::to_string(rows) + ", " + std::to_string(cols) + ")";
+}
+
+// One operand's block scales, rows x cols, by the module's convention for codes of the scale
+// format (integer arrays: codes; typed arrays; float arrays: values, each one of the format's), as
+// binary32 patterns of their values, which is what tensor_core_dot reads.
+std::vector<std::uint32_t> scale_operand(const tensor_core_preset& p, const py::object& in, const std::string& name,
+                                         int rows, int cols, const std::string& wanted) {
+  const py::array s = as_array(in, name);
+  const auto [r, c] = matrix_shape(s, name);
+  if (r != rows || c != cols)
+    throw py::value_error(name + " is " + shape_text(r, c) + "; preset " + p.name + " needs " + wanted + " = " +
+                          shape_text(rows, cols) + ", one scale per " + std::to_string(p.model.block.scale_block) +
+                          " products");
+  const std::vector<std::uint32_t> codes = to_codes(*p.scale, s, name);
+  const std::vector<float> values = float_values(*p.scale, codes, name);
+  // UE4M3 (NVFP4) scales are e4m3fn codes without a sign, as tensor_core_dot says too; here the
+  // message names the element.
+  if (*p.scale == formats::e4m3fn)
+    for (std::size_t i = 0; i < values.size(); ++i)
+      if (std::signbit(values[i]) && !std::isnan(values[i]))
+        throw py::value_error(element(name, s, i) + " = " + number(values[i]) + " is negative: preset " + p.name +
+                              " reads its e4m3fn scales as unsigned UE4M3");
+  std::vector<std::uint32_t> bits(values.size());
+  std::memcpy(bits.data(), values.data(), values.size() * sizeof(float));
+  return bits;
+}
+
+// D = C + A B as the preset's tensor core computes it, one dot product per output; block-scaled
+// presets multiply each product by its scales scale_a[i, k / n] and scale_b[k / n, j].
 py::object mma_impl(const py::object& a_in, const py::object& b_in, const py::object& c_in, const std::string& preset,
                     const std::string& out_fmt, const py::object& a_fmt, const py::object& b_fmt,
-                    const py::object& out, const py::object& dtype) {
+                    const py::object& scale_a_in, const py::object& scale_b_in, const py::object& out,
+                    const py::object& dtype) {
   tensor_core_preset p = value_or_raise(find_preset(preset));
   if (!a_fmt.is_none() || !b_fmt.is_none())
     p = value_or_raise(with_inputs(p, a_fmt.is_none() ? p.a : to_format(a_fmt), b_fmt.is_none() ? p.b : to_format(b_fmt)));
   if (out_fmt != "fp32" && out_fmt != "fp16") throw py::value_error("out_fmt = '" + out_fmt + "' (valid: fp32, fp16)");
   const bool fp16_out = out_fmt == "fp16";
   const format fc = fp16_out ? formats::fp16 : formats::fp32;
+  const int block = p.scale ? p.model.block.scale_block : 0;
+  const std::string per = "K/" + std::to_string(block);
+  const bool scales_given = !scale_a_in.is_none() || !scale_b_in.is_none();
+  if (p.scale && (scale_a_in.is_none() || scale_b_in.is_none())) {
+    const std::string kind = *p.scale == formats::e4m3fn ? std::string("UE4M3") : to_string(*p.scale);
+    throw py::value_error("preset " + p.name + " is block-scaled (" + kind + ", one scale per " +
+                          std::to_string(block) + " products): give scale_a (M, " + per + ") and scale_b (" + per +
+                          ", N)");
+  }
+  if (!p.scale && scales_given)
+    throw py::value_error("preset " + p.name + " takes no block scales: scale_a and scale_b apply to the block-scaled "
+                          "presets (" + scaled_preset_names() + ")");
   const py::array a = as_array(a_in, "A"), b = as_array(b_in, "B");
   const auto [m, k] = matrix_shape(a, "A");
   const auto [kb, n] = matrix_shape(b, "B");
   if (kb != k)
     throw py::value_error("A is (" + std::to_string(m) + ", " + std::to_string(k) + ") but B is (" + std::to_string(kb) +
                           ", " + std::to_string(n) + "): the inner sizes must agree");
+  if (p.scale && k % block != 0)
+    throw py::value_error("K = " + std::to_string(k) + " is not a multiple of " + std::to_string(block) +
+                          ", the products per scale of preset " + p.name);
+  const int kblocks = p.scale ? k / block : 0;
+  std::vector<std::uint32_t> sa, sb;  // binary32 patterns, row-major as scale_a and scale_b
+  if (p.scale) {
+    sa = scale_operand(p, scale_a_in, "scale_a", m, kblocks, "(M, " + per + ")");
+    sb = scale_operand(p, scale_b_in, "scale_b", kblocks, n, "(" + per + ", N)");
+  }
   const std::vector<std::uint32_t> va = model_operand(p.a, a, "A"), vb = model_operand(p.b, b, "B");
   const std::size_t mn = static_cast<std::size_t>(m) * static_cast<std::size_t>(n);
   std::vector<std::uint32_t> vc(mn, 0);  // binary32 patterns of C's values
@@ -237,13 +271,18 @@ py::object mma_impl(const py::object& a_in, const py::object& b_in, const py::ob
   result_array result(fc, out, dtype, {m, n}, py::dtype(*dtype_name(fc)), is_torch_tensor(a_in));
   std::vector<std::uint32_t> d(mn);
   without_gil([&] {
-    std::vector<std::uint32_t> row(static_cast<std::size_t>(k)), col(static_cast<std::size_t>(k));
+    const auto kb_size = static_cast<std::size_t>(kblocks);
+    std::vector<std::uint32_t> row(static_cast<std::size_t>(k)), col(static_cast<std::size_t>(k)), col_scales(kb_size);
     for (int i = 0; i < m && !interrupted(); ++i) {
       std::copy_n(va.begin() + static_cast<std::ptrdiff_t>(i) * k, k, row.begin());
+      const std::span<const std::uint32_t> row_scales =
+          p.scale ? std::span<const std::uint32_t>(sa).subspan(static_cast<std::size_t>(i) * kb_size, kb_size)
+                  : std::span<const std::uint32_t>{};
       for (int j = 0; j < n; ++j) {
         for (int t = 0; t < k; ++t) col[static_cast<std::size_t>(t)] = vb[static_cast<std::size_t>(t) * n + j];
+        for (std::size_t t = 0; t < kb_size; ++t) col_scales[t] = sb[t * static_cast<std::size_t>(n) + j];
         const std::size_t ij = static_cast<std::size_t>(i) * n + j;
-        d[ij] = value_or_raise(tensor_core_dot(p, fp16_out, row, col, vc[ij]));
+        d[ij] = value_or_raise(tensor_core_dot(p, fp16_out, row, col, vc[ij], row_scales, col_scales));
       }
     }
   });
@@ -296,6 +335,157 @@ py::array dequantise_impl(const py::object& codes, const py::object& scales, con
   return reshaped(doubles_array(v), std::vector<py::ssize_t>{q.rows, q.cols}).cast<py::array>();
 }
 
+// ---- Block scaling of gemm's operands ----
+
+std::string scaling_text(analysis::scaling s) { return "'" + std::string(analysis::to_string(s)) + "'"; }
+
+// The presets that apply a scaling's scales inside their blocks, for messages.
+std::string presets_applying(analysis::scaling s) {
+  std::string names;
+  for (const tensor_core_preset& q : tensor_core_presets())
+    if (q.scale && analysis::own_scaling(q) == s) names += (names.empty() ? "" : ", ") + q.name;
+  return names;
+}
+
+// The accumulator model that gemm runs for codes scaled `how` (the command's model_for_scaling):
+// a block-scaled preset applies its own scaling's scales inside its blocks (or none: scales of 1)
+// and is not promoted; nvfp4 needs such a preset; a group scaling (tile128, block128: 128; mx32:
+// 32) on any other accumulator folds each group, scaled, into the fp32 register, so the promotion
+// interval becomes the group size, and another interval (promote=, or the preset's) is an error.
+accumulator_model model_for_scaling(const std::string& acc, accumulator_model m, analysis::scaling how, int promote) {
+  const expected<accumulator_choice> c = parse_accumulator(acc);  // to_accumulator accepted it
+  const std::optional<tensor_core_preset> preset = c ? c->preset : std::nullopt;
+  if (preset && preset->scale) {
+    const analysis::scaling own = analysis::own_scaling(*preset);
+    if (how != analysis::scaling::none && how != own) {
+      const std::string kind = *preset->scale == formats::e4m3fn ? std::string("UE4M3") : to_string(*preset->scale);
+      throw py::value_error("scaling = " + scaling_text(how) + ": preset " + preset->name + " applies " + kind +
+                            " scales per " + std::to_string(preset->model.block.scale_block) +
+                            " products inside its blocks (valid: " +
+                            (own == analysis::scaling::none ? std::string() : scaling_text(own) + ", or ") +
+                            "'none' for scales of 1)");
+    }
+    if (promote > 0)
+      throw py::value_error("promote = " + std::to_string(promote) + ": preset " + preset->name +
+                            " is a block-scaled MMA, which is not promoted (valid: 0)");
+    return m;
+  }
+  if (how == analysis::scaling::nvfp4)
+    throw py::value_error("scaling = 'nvfp4' applies its UE4M3 scales inside a block-scaled MMA: acc = '" + acc +
+                          "' is not one (valid: acc = a preset that takes them: " +
+                          presets_applying(analysis::scaling::nvfp4) + ")");
+  const int group = analysis::group_along_k(how);
+  if (group == 0) return m;
+  if (m.promote_every != 0 && m.promote_every != group) {
+    const std::string g = std::to_string(group);
+    // promote = 0 keeps a preset's own interval, which may disagree too.
+    const bool own_interval = preset && preset->model.promote_every != 0 && preset->model.promote_every != group;
+    throw py::value_error("scaling = " + scaling_text(how) + " groups K by " + g +
+                          " and folds each group into fp32, but " +
+                          (promote > 0 ? "promote = " + std::to_string(promote) + " (valid: promote = " +
+                                             (own_interval ? g : "0 or " + g) + ")"
+                                       : "preset " + (preset ? preset->name : acc) + " promotes every " +
+                                             std::to_string(m.promote_every) + " (valid: promote = " + g +
+                                             ", which overrides the preset's interval)"));
+  }
+  m.promote_every = group;
+  return m;
+}
+
+// The number of scales of an operand, in words, as quantise lays them out.
+std::string scale_layout(analysis::scaling s, bool is_a) {
+  const std::string rows = is_a ? "M" : "N";
+  switch (s) {
+    case analysis::scaling::per_tensor: return "one";
+    case analysis::scaling::tile_1x128:
+      return is_a ? "M * ceil(K/128), one per row per 128 along K" : "ceil(N/128) * ceil(K/128), one per 128 x 128 block";
+    case analysis::scaling::block_128: return "ceil(" + rows + "/128) * ceil(K/128), one per 128 x 128 block";
+    case analysis::scaling::mx32: return rows + " * ceil(K/32), one per 32 along K";
+    case analysis::scaling::nvfp4: return rows + " * ceil(K/16), one per 16 along K";
+    case analysis::scaling::none: break;
+  }
+  return "none";
+}
+
+// Scales an operand by fpemu.quantise's layout: `scales` its scale codes (a 1-D array by the
+// module's convention for the scale format), `tensor_scale` nvfp4's fp32 tensor scale.
+void apply_scales(analysis::scaled_matrix& m, analysis::scaling how, const py::object& scales_in,
+                  const std::string& name, const std::string& matrix, double tensor_scale,
+                  const std::string& tensor_name) {
+  const rounded t = from(formats::fp32, tensor_scale);
+  if (t.flags != 0 || !(tensor_scale > 0) || !std::isfinite(tensor_scale))
+    throw py::value_error(tensor_name + " = " + number(tensor_scale) + " (valid: a positive finite fp32 value)");
+  if (how != analysis::scaling::nvfp4 && tensor_scale != 1.0)
+    throw py::value_error(tensor_name + " = " + number(tensor_scale) + ": only scaling 'nvfp4' has a tensor scale " +
+                          "(valid: 1)");
+  if (how == analysis::scaling::none) return;
+  const bool is_a = matrix == "A";
+  const py::array s = as_array(scales_in, name);
+  if (s.ndim() != 1)
+    throw py::value_error(name + " must be a 1-D array of scale codes, as fpemu.quantise returns them (k_axis=" +
+                          std::string(is_a ? "1" : "0") + "), not " + std::to_string(s.ndim()) + "-D");
+  m.scale_kind = how;
+  m.scale_format = analysis::scale_format_of(how);
+  m.scales = to_codes(m.scale_format, s, name);
+  const std::size_t needed = analysis::scale_count(how, m.rows, m.cols, is_a);
+  if (m.scales.size() != needed)
+    throw py::value_error(name + " has " + std::to_string(m.scales.size()) + " scales; " + matrix + " " +
+                          shape_text(m.rows, m.cols) + " scaled " + scaling_text(how) + " takes " +
+                          std::to_string(needed) + " (" + scale_layout(how, is_a) + "), as fpemu.quantise(" +
+                          (is_a ? "A" : "B") + ", ..., k_axis=" + (is_a ? "1" : "0") + ") returns them");
+  // UE4M3 scales are e4m3fn codes without a sign, as the block-scaled MMA reads them.
+  if (m.scale_format == formats::e4m3fn)
+    for (std::size_t i = 0; i < m.scales.size(); ++i) {
+      const double v = to_double(formats::e4m3fn, m.scales[i]);
+      if (std::signbit(v) && !std::isnan(v))
+        throw py::value_error(element(name, s, i) + " = " + number(v) + " is negative: nvfp4's e4m3fn scales are " +
+                              "unsigned UE4M3");
+    }
+  m.tensor_scale = t.code;
+}
+
+py::object gemm_impl(const py::object& a_in, const py::object& b_in, const py::object& c_in, const py::object& a_fmt,
+                     const py::object& b_fmt, const std::string& acc, const std::string& acc_mode, int sr_bits,
+                     int promote, const py::object& out_fmt, const std::string& out_mode, double alpha, double beta,
+                     const std::optional<std::vector<int>>& k_order, int threads, std::uint64_t seed,
+                     const std::string& scaling, const py::object& scale_a, const py::object& scale_b,
+                     double tensor_scale_a, double tensor_scale_b, bool report, const py::object& out,
+                     const py::object& dtype) {
+  const format fa = to_format(a_fmt), fb = b_fmt.is_none() ? fa : to_format(b_fmt), fo = to_format(out_fmt);
+  analysis::gemm_options o =
+      gemm_options_from(acc, acc_mode, sr_bits, promote, fo, out_mode, alpha, beta, k_order, threads, seed);
+  const analysis::scaling how = to_scaling(scaling);
+  o.acc = model_for_scaling(acc, o.acc, how, promote);
+  const bool scaled = how != analysis::scaling::none;
+  if (!scaled && (!scale_a.is_none() || !scale_b.is_none()))
+    throw py::value_error(std::string(!scale_a.is_none() ? "scale_a" : "scale_b") +
+                          " given with scaling = 'none' (valid: the scaling fpemu.quantise made the scales with: "
+                          "'tensor', 'tile128', 'block128', 'mx32' or 'nvfp4')");
+  if (scaled && (scale_a.is_none() || scale_b.is_none()))
+    throw py::value_error("scaling = " + scaling_text(how) + " needs scale_a and scale_b (missing: " +
+                          (scale_a.is_none() ? "scale_a" : "scale_b") +
+                          "): the scales fpemu.quantise returned for A (k_axis=1) and B (k_axis=0)");
+  const py::array a = as_array(a_in, "A"), b = as_array(b_in, "B");
+  analysis::scaled_matrix ma = unscaled(a, fa, "A"), mb = unscaled(b, fb, "B");
+  apply_scales(ma, how, scale_a, "scale_a", "A", tensor_scale_a, "tensor_scale_a");
+  apply_scales(mb, how, scale_b, "scale_b", "B", tensor_scale_b, "tensor_scale_b");
+  std::vector<std::uint32_t> cc;
+  if (!c_in.is_none()) {
+    const py::array c = as_array(c_in, "C");
+    const auto [rows, cols] = matrix_shape(c, "C");
+    if (rows != ma.rows || cols != mb.cols)
+      throw py::value_error("C has shape (" + std::to_string(rows) + ", " + std::to_string(cols) + "); A*B is (" +
+                            std::to_string(ma.rows) + ", " + std::to_string(mb.cols) + ")");
+    cc = to_codes(fo, c, "C");
+  }
+  result_array result(fo, out, dtype, {ma.rows, mb.cols}, py::none(), is_torch_tensor(a_in));
+  const std::vector<std::uint32_t> d = value_or_raise(without_gil([&] { return analysis::gemm(ma, mb, cc, o); }));
+  result.store(d);
+  if (!report) return result.get();
+  const analysis::gemm_report r = without_gil([&] { return analysis::analyse_gemm(ma, mb, cc, o, d); });
+  return gemm_report_dict(r, result.get(), ma.rows, mb.cols);
+}
+
 }  // namespace
 
 void bind_accumulation(py::module_& m) {
@@ -304,14 +494,28 @@ void bind_accumulation(py::module_& m) {
       [] {
         py::list out;
         for (const tensor_core_preset& p : tensor_core_presets()) {
+          const block_fma_model& b = p.model.block;
           py::dict d;
           d["name"] = p.name;
           d["summary"] = p.summary;
+          d["instruction"] = p.instruction;
+          d["source"] = p.source;
           d["a"] = p.a;
           d["b"] = p.b;
+          py::list inputs;
+          if (p.inputs.empty()) {
+            inputs.append(to_string(p.a));
+            if (!(p.b == p.a)) inputs.append(to_string(p.b));
+          }
+          for (const format& f : p.inputs) inputs.append(to_string(f));
+          d["inputs"] = inputs;
           d["instruction_k"] = p.instruction_k;
-          d["block_size"] = p.model.block.block_size;
-          d["frac_bits"] = p.model.block.frac_bits;
+          d["block_size"] = b.block_size;
+          d["sum"] = b.sum == block_sum::exact ? "exact" : b.sum == block_sum::pairwise ? "pairwise" : "aligned";
+          d["frac_bits"] = b.frac_bits;
+          d["second_frac_bits"] = b.second_frac_bits;
+          d["scale"] = p.scale ? py::object(py::str(to_string(*p.scale))) : py::object(py::none());
+          d["scale_block"] = b.scale_block;
           d["promote_every"] = p.model.promote_every;
           d["fp16_out"] = p.fp16_accumulator.has_value();
           d["validated"] = p.validated;
@@ -319,9 +523,15 @@ void bind_accumulation(py::module_& m) {
         }
         return out;
       },
-      "The tensor-core presets as dicts: name, summary, default input formats a and b, instruction_k,\n"
-      "the block-FMA block_size and frac_bits, promote_every, whether an fp16 accumulator exists, and\n"
-      "whether the preset reproduces recorded hardware outputs bit for bit (validated).");
+      "The tensor-core presets as dicts: name, summary, instruction (the instruction modelled, as PTX or\n"
+      "the CDNA ISA spells it), source (who published the parameters), default input formats a and b,\n"
+      "inputs (the format names A and B may each take, for a_fmt/b_fmt), instruction_k, the block-FMA\n"
+      "block_size, sum ('aligned'; 'exact': each block summed exactly; 'pairwise': rounded products\n"
+      "and additions), frac_bits (F, of an aligned sum) and second_frac_bits (F2 of a two-stage sum,\n"
+      "0 for one stage), scale (the block scales' format name: 'e8m0fnu', or 'e4m3fn' read as\n"
+      "unsigned UE4M3; None when unscaled) and scale_block (products per scale, 0 when unscaled),\n"
+      "promote_every, whether an fp16 accumulator exists, and whether the preset reproduces recorded\n"
+      "hardware outputs bit for bit (validated).");
 
   m.def("sum", &sum_impl, py::arg("x"), py::arg("fmt") = "fp32", py::kw_only(), py::arg("method") = "recursive",
         py::arg("acc") = "fp32", py::arg("acc_mode") = "rne", py::arg("sr_bits") = 16, py::arg("promote") = 0,
@@ -340,7 +550,9 @@ void bind_accumulation(py::module_& m) {
         py::arg("a_fmt") = "fp32", py::arg("b_fmt") = py::none(), py::arg("acc") = "fp32", py::arg("acc_mode") = "rne",
         py::arg("sr_bits") = 16, py::arg("promote") = 0, py::arg("out_fmt") = "fp32", py::arg("out_mode") = "rne",
         py::arg("alpha") = 1.0, py::arg("beta") = 0.0, py::arg("k_order") = py::none(), py::arg("threads") = 0,
-        py::arg("seed") = 0, py::arg("report") = false, py::arg("out") = py::none(), py::arg("dtype") = py::none(),
+        py::arg("seed") = 0, py::arg("scaling") = "none", py::arg("scale_a") = py::none(),
+        py::arg("scale_b") = py::none(), py::arg("tensor_scale_a") = 1.0, py::arg("tensor_scale_b") = 1.0,
+        py::arg("report") = false, py::arg("out") = py::none(), py::arg("dtype") = py::none(),
         (std::string("D = alpha * A B + beta * C on codes: A (M x K) of a_fmt, B (K x N) of b_fmt (default a_fmt),\n"
                      "C (M x N) of out_fmt. Each output accumulates its products in k_order (default 0..K-1) under\n"
                      "the accumulator, then alpha*acc + beta*c is rounded once into out_fmt. Returns D (M x N) by\n"
@@ -348,7 +560,18 @@ void bind_accumulation(py::module_& m) {
                      "bit-identical for any thread count. report=True returns a dict instead, as fpemu gemm reports:\n"
                      "result (D), relative_error per output against the exact product, normwise_error, error_norm\n"
                      "and exact_norm (Frobenius), and bounds (the componentwise bound's normwise form, a dict as\n"
-                     "sum's) with normwise_bound, its value relative to exact_norm.\n") +
+                     "sum's) with normwise_bound, its value relative to exact_norm; with scales, against the exact\n"
+                     "product of the scaled values.\n"
+                     "Block-scaled codes, as fpemu.quantise returns them for A (k_axis=1) and B (k_axis=0), multiply\n"
+                     "with their scales: scaling names how they were made ('tensor', 'tile128', 'block128', 'mx32',\n"
+                     "'nvfp4'; 'none', the default, takes no scales), scale_a and scale_b are quantise's 1-D arrays\n"
+                     "of scale codes, tensor_scale_a and tensor_scale_b nvfp4's tensor scales. A block-scaled preset\n"
+                     "applies its own scaling inside its blocks ('mx32' for b200-mxf8f6f4, 'nvfp4' for\n"
+                     "b200-mxf4nvf4; 'none': scales of 1), nvfp4's tensor scales multiplying alpha in the epilogue.\n"
+                     "Any other accumulator folds each group of a group scaling (tile128, block128: 128; mx32: 32),\n"
+                     "times its two scales, into the fp32 register, so the promotion interval must be 0 or the group\n"
+                     "size (h100-e4m3-deepseek with 'tile128': DeepSeek-V3's GEMM); 'tensor' multiplies alpha;\n"
+                     "'nvfp4' needs a preset that applies it.\n") +
          accumulator_doc)
             .c_str());
 
@@ -382,14 +605,20 @@ void bind_accumulation(py::module_& m) {
 
   m.def("mma", &mma_impl, py::arg("A"), py::arg("B"), py::arg("C") = py::none(), py::kw_only(), py::arg("preset"),
         py::arg("out_fmt") = "fp32", py::arg("a_fmt") = py::none(), py::arg("b_fmt") = py::none(),
-        py::arg("out") = py::none(), py::arg("dtype") = py::none(),
+        py::arg("scale_a") = py::none(), py::arg("scale_b") = py::none(), py::arg("out") = py::none(),
+        py::arg("dtype") = py::none(),
         "D = C + A B as a GPU tensor core computes it (the preset's bit-exact model): A (M x K) and B (K x N)\n"
         "hold the preset's input formats by the module's convention (integer arrays: codes; typed arrays;\n"
         "float32 arrays: values, each one of the format's, except that tf32 presets ignore the low 13\n"
         "bits as the hardware does), C (M x N, default zeros) and D are fp32 or, with out_fmt='fp16'\n"
         "where the preset has one, fp16. Each D[i, j] is one chain of the preset's instructions over K in\n"
-        "order. a_fmt/b_fmt choose e4m3fn/e5m2 operands for the mixed FP8 presets. Returns D as float32\n"
-        "(float16 for fp16), or into `out`, or as `dtype` asks.");
+        "order. a_fmt/b_fmt choose each operand's format from the preset's inputs (fpemu.presets()).\n"
+        "Block-scaled presets (presets()' scale and scale_block = n, e.g. 'b200-mxf8f6f4': e8m0fnu, 32)\n"
+        "need scale_a (M x K/n) and scale_b (K/n x N), K a multiple of n: product k of D[i, j] is\n"
+        "multiplied by scale_a[i, k // n] * scale_b[k // n, j]. Scales follow the same convention for\n"
+        "the scale format (float arrays and tensors: values, each one of its, such as powers of two for\n"
+        "e8m0fnu and non-negative e4m3fn values for UE4M3; integer arrays: codes); other presets refuse\n"
+        "them. Returns D as float32 (float16 for fp16), or into `out`, or as `dtype` asks.");
 
   m.def(
       "accumulation_experiment",

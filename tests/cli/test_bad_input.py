@@ -186,9 +186,13 @@ CASES = [
     not_applicable("op", "the operands are codes on stdin"),
 
     case("mma", NAME, "`--preset v100-fpx`", ["mma", "--preset", "v100-fpx"],
-         "fpemu: unknown tensor-core preset 'v100-fpx': valid presets are v100-fp16, a100-fp16, a100-bf16, "
-         "a100-tf32, ada-fp16, ada-bf16, ada-tf32, ada-e4m3, ada-e5m2, h100-fp16, h100-bf16, h100-tf32, h100-e4m3, "
-         "h100-e5m2, h100-e4m3-fastaccum, h100-e4m3-deepseek", stdin=b"3f800000 ; 3f800000 ; 00000000\n"),
+         "fpemu: unknown tensor-core preset 'v100-fpx': valid presets are v100-fp16, t4-fp16, a100-fp16, a100-"
+         "bf16, a100-tf32, ada-fp16, ada-bf16, ada-tf32, ada-e4m3, ada-e5m2, h100-fp16, h100-bf16, h100-tf32, "
+         "h100-e4m3, h100-e5m2, h100-e4m3-fastaccum, h100-e4m3-deepseek, b200-fp16, b200-bf16, b200-tf32, b200"
+         "-e4m3, b200-e5m2, b200-mxf8f6f4, b200-mxf4, b200-mxf4nvf4, b200-mxf4nvf4-ue8m0, rtx6000b-fp16, rtx60"
+         "00b-bf16, rtx6000b-tf32, rtx6000b-e4m3, rtx6000b-e5m2, rtx6000b-mxf8f6f4, rtx6000b-mxf4, rtx6000b-mx"
+         "f4nvf4, rtx6000b-mxf4nvf4-ue8m0, mi100-fp16, mi100-bf16, mi250-fp16, mi250-bf16, mi250-bf16-legacy, "
+         "mi300x-fp16, mi300x-bf16, mi300x-xf32, mi300x-e4m3fnuz, mi300x-e5m2fnuz", stdin=b"3f800000 ; 3f800000 ; 00000000\n"),
     case("mma", FORMAT, "`--a-format fp16` with an FP8 preset", ["mma", "--preset", "h100-e4m3", "--a-format", "fp16"],
          "fpemu: preset h100-e4m3 takes inputs e4m3fn or e5m2 for each operand, not fp16 x e4m3fn",
          stdin=b"3f800000 ; 3f800000 ; 00000000\n"),
@@ -225,7 +229,7 @@ CASES = [
     case("dot", FORMAT, "`--a-format e99m2`", ["dot", "--a-format", "e99m2"],
          "fpemu: --a-format: format 'e99m2': exponent bits 99 out of range: valid 1..11"),
     case("dot", NAME, "`--scaling tile64`", ["dot", "--scaling", "tile64"],
-         "fpemu: --scaling: 'tile64' is not valid: expected none|tensor|tile128|block128|mx32"),
+         "fpemu: --scaling: 'tile64' is not valid: expected none|tensor|tile128|block128|mx32|nvfp4"),
     case("dot", NUMBER, "`--k 1.5`", ["dot", "--k", "1.5"], "fpemu: --k: '1.5' is not an integer: valid 1..100000000"),
     case("dot", RANGE, "`--k 0`", ["dot", "--k", "0"], "fpemu: --k: '0' is out of range: valid 1..100000000"),
     case("dot", CONFLICT, "`--scaling tile128 --promote 64`",

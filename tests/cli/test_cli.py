@@ -506,9 +506,20 @@ def op_stochastic_reproducible():
 VECTORS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "data", "tensor-core-vectors")
 
 # The presets of include/fpemu/presets.hpp (docs/architecture.md, the tensor-core model).
-PRESETS = ["v100-fp16", "a100-fp16", "a100-bf16", "a100-tf32", "ada-fp16", "ada-bf16", "ada-tf32", "ada-e4m3",
-           "ada-e5m2", "h100-fp16", "h100-bf16", "h100-tf32", "h100-e4m3", "h100-e5m2", "h100-e4m3-fastaccum",
-           "h100-e4m3-deepseek"]
+PRESETS = ["v100-fp16", "t4-fp16", "a100-fp16", "a100-bf16", "a100-tf32", "ada-fp16", "ada-bf16", "ada-tf32",
+           "ada-e4m3", "ada-e5m2", "h100-fp16", "h100-bf16", "h100-tf32", "h100-e4m3", "h100-e5m2",
+           "h100-e4m3-fastaccum", "h100-e4m3-deepseek"]
+for _gpu in ("b200", "rtx6000b"):
+    PRESETS += ["%s-%s" % (_gpu, kind) for kind in ("fp16", "bf16", "tf32", "e4m3", "e5m2", "mxf8f6f4", "mxf4",
+                                                     "mxf4nvf4", "mxf4nvf4-ue8m0")]
+PRESETS += ["mi100-fp16", "mi100-bf16", "mi250-fp16", "mi250-bf16", "mi250-bf16-legacy", "mi300x-fp16", "mi300x-bf16",
+            "mi300x-xf32", "mi300x-e4m3fnuz", "mi300x-e5m2fnuz"]
+# The block-scaled presets: (scale format as --list spells it, products per scale). NVFP4 reads
+# its e4m3fn scale codes as unsigned (UE4M3).
+SCALED = {}
+for _gpu in ("b200", "rtx6000b"):
+    SCALED.update({_gpu + "-mxf8f6f4": ("e8m0fnu", 32), _gpu + "-mxf4": ("e8m0fnu", 32),
+                   _gpu + "-mxf4nvf4": ("ue4m3", 16), _gpu + "-mxf4nvf4-ue8m0": ("e8m0fnu", 16)})
 
 
 def f32_bits(x):
@@ -592,18 +603,97 @@ def mma_input_syntax():
     check(rc == 0 and out == "" and err == "", "mma skips comment-only input")
 
 
+def list_rows(out):
+    """The text of mma --list: its header's words, the rows by preset name, the notes under them."""
+    lines = out.splitlines()
+    body = lines[1:]
+    end = next((i for i, line in enumerate(body) if not line.split() or line.split()[0].endswith(":")), len(body))
+    return (lines[0].split() if lines else [], {line.split()[0]: line for line in body[:end]},
+            "\n".join(body[end:]))
+
+
 @test
 def mma_list():
     rc, out, err = run("mma", "--list")
     check(rc == 0 and err == "", "mma --list exits 0: rc %d %r" % (rc, err))
-    first_words = [line.split()[0] for line in out.splitlines() if line.split()]
+    header, rows, notes = list_rows(out)
+    for column in ("NAME", "INSTRUCTION", "INPUTS", "K", "N", "F", "SCALES", "ACCUMULATOR", "VALIDATED", "SOURCE"):
+        check(column in header, "mma --list has the column %s: %r" % (column, header))
     for name in PRESETS:
-        check(name in first_words, "mma --list has a row for %s" % name)
-    rows = {line.split()[0]: line for line in out.splitlines() if line.split()}
+        check(name in rows, "mma --list has a row for %s" % name)
+    # Every preset the command knows (its unknown-preset message lists them) has a row.
+    rc, _, err = run("mma", "--preset", "no-such-gpu", stdin="")
+    known = err.split("valid presets are ", 1)[-1].strip().split(", ")
+    check(rc == 2 and len(known) >= len(PRESETS), "the unknown-preset message lists the presets: %r" % err)
+    for name in known:
+        check(name in rows, "mma --list has a row for %s, which --preset knows" % name)
     check("e8m13" in rows.get("h100-e4m3", "") and "fp32" in rows.get("v100-fp16", ""),
           "mma --list shows the accumulator formats")
+    # The instruction each preset models, as PTX and the CDNA ISA spell it.
+    instructions = {"v100-fp16": "mma.sync.m8n8k4.f16", "h100-e4m3": "wgmma.mma_async",
+                    "b200-mxf8f6f4": "tcgen05.mma", "rtx6000b-mxf4nvf4": "kind::mxf4nvf4",
+                    "mi100-fp16": "(CDNA1)", "mi250-bf16": "v_mfma_f32_32x32x8bf16_1k", "mi300x-fp16": "(CDNA3)"}
+    for name, instruction in instructions.items():
+        check(instruction in rows.get(name, ""), "mma --list names %s's instruction %s: %r" %
+              (name, instruction, rows.get(name)))
+    # SCALES: format/products per scale for the block-scaled presets, '-' for the others.
+    for name in PRESETS:
+        cells = rows.get(name, "").split()
+        want = "%s/%d" % SCALED[name] if name in SCALED else "-"
+        check(want in cells, "mma --list: %s scales %s: %r" % (name, want, rows.get(name)))
+    # F as the model uses it: exact sums, pairwise FTZ chains and two-stage sums say so.
+    for name, f in (("mi100-fp16", "exact"), ("mi300x-fp16", "24 (F2=31)"), ("h100-fp16", "25")):
+        check((" %s " % f) in rows.get(name, ""), "mma --list: %s has F = %s: %r" % (name, f, rows.get(name)))
+    check(re.search(r"v_mfma\S*\s+\(CDNA2\)\s+fp16\s+8\s+4\s+-\s+-\s", rows.get("mi250-fp16", "")) is not None,
+          "mma --list: mi250-fp16 (pairwise) has F = - and no scales: %r" % rows.get("mi250-fp16"))
+    for word in ("INSTRUCTION", "SOURCE", "SCALES", "F2", "exact", "pairwise"):
+        check(word in notes, "the notes under mma --list explain %s" % word)
     rc, out, err = run("mma", "--help")
     check(rc == 0 and "'#'" in out and "status 2" in out, "mma --help documents comments and the stop at a bad line")
+    check("SA_0 ... SA_{K/n-1} ; SB_0 ... SB_{K/n-1}" in out and "b200-mxf8f6f4" in out and "3f800000" in out,
+          "mma --help documents the scaled syntax with an example")
+    check("e4m3fn or e5m2" not in out and "inputs" in out, "mma --help: --a-format names the preset's inputs list")
+
+
+@test
+def mma_list_csv_json():
+    _, rows, _ = list_rows(run("mma", "--list")[1])
+    rc_j, out_j, err_j = run("mma", "--list", "--json", "-")
+    rc_c, out_c, err_c = run("mma", "--list", "--csv", "-")
+    check(rc_j == 0 and rc_c == 0 and err_j == "" and err_c == "", "mma --list --json/--csv: %r %r" % (err_j, err_c))
+    listing = json.loads(out_j)
+    table = list(csv.DictReader(io.StringIO(out_c)))
+    fields = ["name", "instruction", "inputs", "k", "n", "group", "f", "f2", "sum", "scales", "accumulator",
+              "fp16_out", "validated", "source", "summary"]
+    check([list(p) for p in listing] == [fields] * len(listing), "JSON fields: %r" % (listing[0] if listing else None))
+    check(list(table[0]) == fields if table else False, "CSV header: %r" % out_c.splitlines()[:1])
+    check([p["name"] for p in listing] == [r["name"] for r in table] == list(rows),
+          "JSON, CSV and text list the same presets in the same order")
+    for name in PRESETS:
+        check(name in [p["name"] for p in listing], "JSON lists %s" % name)
+    for p, r in zip(listing, table):
+        name = p["name"]
+        check(p["instruction"] and p["instruction"] in rows.get(name, "") and r["instruction"] == p["instruction"],
+              "%s: the instruction %r in JSON, CSV and the text row" % (name, p["instruction"]))
+        check(p["source"] and p["source"] in rows.get(name, "") and r["source"] == p["source"],
+              "%s: the source %r in JSON, CSV and the text row" % (name, p["source"]))
+        check(p["summary"] and r["summary"] == p["summary"], "%s: the summary in JSON and CSV" % name)
+        check(p["sum"] in ("aligned", "exact", "pairwise") and r["sum"] == p["sum"], "%s: sum %r" % (name, p["sum"]))
+        aligned = p["sum"] == "aligned"
+        check((isinstance(p["f"], int) and p["f"] > 0) == aligned and (p["f"] is None) == (not aligned),
+              "%s: f is a number exactly for an aligned sum: %r" % (name, p["f"]))
+        check(p["f2"] is None or (aligned and isinstance(p["f2"], int) and p["f2"] > p["f"]),
+              "%s: f2 %r" % (name, p["f2"]))
+        check(r["f"] == ("" if p["f"] is None else str(p["f"])) and r["f2"] == ("" if p["f2"] is None else str(p["f2"])),
+              "%s: CSV f, f2 as JSON's: %r %r" % (name, r["f"], r["f2"]))
+        want = "%s/%d" % SCALED[name] if name in SCALED else None
+        check(p["scales"] == want and r["scales"] == (want or ""), "%s: scales %r, want %r" % (name, p["scales"], want))
+        check(isinstance(p["k"], int) and isinstance(p["n"], int) and isinstance(p["fp16_out"], bool),
+              "%s: k, n and fp16_out are JSON numbers and booleans" % name)
+    by_name = {p["name"]: p for p in listing}
+    check(by_name.get("mi100-fp16", {}).get("sum") == "exact" and by_name.get("mi250-fp16", {}).get("sum") == "pairwise"
+          and by_name.get("mi300x-fp16", {}).get("f2") == 31 and by_name.get("b200-mxf4", {}).get("group") == 16,
+          "the AMD models and the fp4 groups in JSON")
 
 
 @test
@@ -637,6 +727,116 @@ def mma_long_k():
     many = "%08x %08x ; %08x %08x ; %08x\n" % (one, one, half, half, one) * 3000
     rc, out, err = run("mma", "--preset", "a100-fp16", stdin=many)
     check(rc == 0 and out == "40000000\n" * 3000, "mma streams 3000 lines: rc %d, %d lines" % (rc, len(out.splitlines())))
+
+
+# Values every operand format of the f8f6f4 kinds holds (e4m3fn, e5m2, e3m2fn, e2m3fn, e2m1fn).
+FP4_VALUES = [0.0, 0.5, 1.0, 1.5, 2.0, 3.0, 4.0, 6.0]
+
+
+def scaled_line(a, b, c, sa, sb):
+    words = lambda xs: " ".join("%08x" % f32_bits(x) for x in xs)
+    return "%s ; %s ; %08x ; %s ; %s\n" % (words(a), words(b), f32_bits(c), words(sa), words(sb))
+
+
+def exact_scaled_dot(a, b, c, sa, sb, n):
+    """C + sum_k SA_{k/n} SB_{k/n} A_k B_k exactly, as the binary32 pattern it must be (checked exact)."""
+    d = Fraction(c) + sum(Fraction(x) * Fraction(y) * Fraction(sa[k // n]) * Fraction(sb[k // n])
+                          for k, (x, y) in enumerate(zip(a, b)))
+    check(Fraction(float(d)) == d and Fraction(struct.unpack("<f", struct.pack("<f", float(d)))[0]) == d,
+          "the test's exact result %s is a binary32 value" % d)
+    return "%08x" % f32_bits(float(d))
+
+
+@test
+def mma_block_scaled():
+    rng = random.Random(20251)
+    signed = FP4_VALUES + [-v for v in FP4_VALUES[1:]]
+    # MX (E8M0 per 32): K = 64, scales 2^3 and 2^-2 for A, 2^1 and 2^0 for B; small exact values so
+    # that the exact result is a binary32 value and F = 25 loses nothing: D is the exact result.
+    sa, sb = [2.0 ** 3, 2.0 ** -2], [2.0, 1.0]
+    cases = []
+    for _ in range(12):
+        a = [rng.choice(signed) for _ in range(64)]
+        b = [rng.choice(signed) for _ in range(64)]
+        c = rng.choice([0.0, 0.75, -5.5, 1024.0])
+        cases.append((a, b, c))
+    stdin = "".join(scaled_line(a, b, c, sa, sb) for a, b, c in cases)
+    want = "".join(exact_scaled_dot(a, b, c, sa, sb, 32) + "\n" for a, b, c in cases)
+    for preset in ("b200-mxf8f6f4", "rtx6000b-mxf8f6f4"):
+        for formats in ([], ["--a-format", "e2m1fn", "--b-format", "e3m2fn"], ["--b-format", "e5m2"]):
+            rc, out, err = run("mma", "--preset", preset, *formats, stdin=stdin)
+            check(rc == 0 and out == want and err == "", "%s %s, scales 2^3 2^-2 x 2^1 2^0: rc %d %r, want %r (%r)" %
+                  (preset, " ".join(formats), rc, out, want, err))
+    # The same data with all scales 1 is not the scaled result: the scales are used.
+    rc, out, _ = run("mma", "--preset", "b200-mxf8f6f4", stdin="".join(scaled_line(a, b, c, [1.0, 1.0], [1.0, 1.0])
+                                                                      for a, b, c in cases))
+    want_one = "".join(exact_scaled_dot(a, b, c, [1, 1], [1, 1], 32) + "\n" for a, b, c in cases)
+    check(rc == 0 and out == want_one and out != want, "b200-mxf8f6f4 with unit scales: %r" % out)
+    # The example of mma --help: 32 x (1 x 0.5) x 2^0 x 2^2 = 64.
+    example = "%s ; %s ; 00000000 ; 3f800000 ; 40800000\n" % (" ".join(["3f800000"] * 32), " ".join(["3f000000"] * 32))
+    rc, out, err = run("mma", "--preset", "b200-mxf8f6f4", stdin=example)
+    check(rc == 0 and out == "42800000\n", "the --help example prints 42800000: %r %r" % (out, err))
+    # NVFP4 (UE4M3 per 16): E2M1 inputs, scales that are not powers of two; K = 64, four scales.
+    sa, sb = [1.5, 0.375, 3.5, 0.8125], [0.8125, 2.0, 1.0, 0.5]
+    cases = []
+    for _ in range(8):
+        cases.append(([rng.choice(signed) for _ in range(64)], [rng.choice(signed) for _ in range(64)],
+                      rng.choice([0.0, 2.25, -96.0])))
+    stdin = "".join(scaled_line(a, b, c, sa, sb) for a, b, c in cases)
+    want = "".join(exact_scaled_dot(a, b, c, sa, sb, 16) + "\n" for a, b, c in cases)
+    rc, out, err = run("mma", "--preset", "b200-mxf4nvf4", stdin=stdin)
+    check(rc == 0 and out == want and err == "", "b200-mxf4nvf4 with UE4M3 scales: rc %d %r, want %r (%r)" %
+          (rc, out, want, err))
+    # E8M0 per 16 over the same data, scales 2^-1, 2^4, 2^0, 2^-3.
+    sa2, sb2 = [0.5, 16.0, 1.0, 0.125], [1.0, 1.0, 2.0, 0.25]
+    rc, out, err = run("mma", "--preset", "b200-mxf4nvf4-ue8m0",
+                       stdin="".join(scaled_line(a, b, c, sa2, sb2) for a, b, c in cases))
+    want = "".join(exact_scaled_dot(a, b, c, sa2, sb2, 16) + "\n" for a, b, c in cases)
+    check(rc == 0 and out == want, "b200-mxf4nvf4-ue8m0: %r, want %r (%r)" % (out, want, err))
+
+
+@test
+def mma_block_scaled_errors():
+    a32 = " ".join(["3f800000"] * 32)
+    line = "%s ; %s ; 00000000" % (a32, a32)
+    cases = [  # (preset, stdin, texts that the message must contain)
+        # The unscaled syntax for a scaled preset, and the scaled one for an unscaled preset.
+        ("b200-mxf8f6f4", line + "\n",
+         ["line 1", "SA_0 ... SA_{K/32-1} ; SB_0 ... SB_{K/32-1}", "four ';'", "b200-mxf8f6f4", "found 2"]),
+        ("b200-mxf8f6f4", line + " ; 3f800000\n", ["line 1", "four ';'", "found 3"]),
+        ("b200-mxf8f6f4", line + " ; 3f800000 ; 3f800000 ; 3f800000\n", ["four ';'", "found 5"]),
+        ("b200-mxf4nvf4", "3f800000 ; 3f800000 ; 00000000\n", ["SB_0 ... SB_{K/16-1}", "ue4m3", "16", "found 2"]),
+        ("b200-e4m3", line + " ; 3f800000 ; 3f800000\n",
+         ["line 1", "'A_0 ... A_{K-1} ; B_0 ... B_{K-1} ; C'", "two ';'", "b200-e4m3", "no block scales", "found 4"]),
+        # E8M0 holds powers of two only; UE4M3 is unsigned.
+        ("b200-mxf8f6f4", line + " ; 40400000 ; 3f800000\n", ["line 1", "3", "not a", "e8m0fnu"]),
+        ("b200-mxf8f6f4", line + " ; 3f800000 ; 3fc00000\n", ["1.5", "e8m0fnu"]),
+        ("b200-mxf4nvf4", "%s ; %s ; 00000000 ; c0000000 3f800000 ; 3f800000 3f800000\n" % (a32, a32),
+         ["-2", "negative", "UE4M3"]),
+        ("rtx6000b-mxf4nvf4", "%s ; %s ; 00000000 ; 3f800000 3f800000 ; 3f800000 be000000\n" % (a32, a32),
+         ["-0.125", "negative"]),
+        ("b200-mxf4nvf4", "%s ; %s ; 00000000 ; 3e99999a 3f800000 ; 3f800000 3f800000\n" % (a32, a32),
+         ["0.3", "e4m3fn"]),  # 0.3 (binary32) is no e4m3fn value
+        # Counts, K and the fields themselves.
+        ("b200-mxf8f6f4", line + " ; 3f800000 3f800000 ; 3f800000\n", ["needs K / 32 = 1", "got 2 and 1"]),
+        ("b200-mxf8f6f4", "3f800000 ; 3f800000 ; 00000000 ; 3f800000 ; 3f800000\n", ["K = 1", "multiple of 32"]),
+        ("b200-mxf8f6f4", line + " ;  ; 3f800000\n", ["line 1", "SA is empty"]),
+        ("b200-mxf8f6f4", line + " ; 3f800000 ;\n", ["line 1", "SB is empty"]),
+        ("b200-mxf8f6f4", line + " ; 3f800000 ; 3f80000g\n", ["line 1", "SB_0", "'3f80000g'", "8 hex digits"]),
+        ("b200-mxf8f6f4", line + " ; 0x3f8 ; 3f800000\n", ["SA_0", "'0x3f8'"]),
+    ]
+    for preset, stdin, needles in cases:
+        rc, out, err = run("mma", "--preset", preset, stdin=stdin)
+        lines = err.splitlines()
+        ok = rc == 2 and len(lines) == 1 and lines[0].startswith("fpemu: ") and all(n in lines[0] for n in needles)
+        check(ok, "fpemu mma --preset %s on %r: exit 2 with one line naming %r; got rc %d, stderr %r" %
+              (preset, stdin[-60:], needles, rc, err))
+        check(out == "", "fpemu mma --preset %s on %r: nothing on stdout, got %r" % (preset, stdin[-60:], out))
+    # Streamed: the scaled lines before a bad one are printed.
+    good = line + " ; 3f800000 ; 3f800000\n"
+    rc, out, err = run("mma", "--preset", "b200-mxf8f6f4", stdin=good + line + "\n" + good)
+    check(rc == 2 and out == "%08x\n" % f32_bits(32.0) and len(err.splitlines()) == 1 and "line 2" in err,
+          "scaled mma stops at the first bad line, earlier results printed: %r %r" % (out, err))
 
 
 @test

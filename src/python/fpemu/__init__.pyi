@@ -314,7 +314,7 @@ def formats() -> list[str]:
     """
     The names of the named formats, in display order.
     """
-def gemm(A: typing.Any, B: typing.Any, C: typing.Any = None, *, a_fmt: typing.Any = 'fp32', b_fmt: typing.Any = None, acc: str = 'fp32', acc_mode: str = 'rne', sr_bits: int = 16, promote: int = 0, out_fmt: typing.Any = 'fp32', out_mode: str = 'rne', alpha: float = 1.0, beta: float = 0.0, k_order: list[int] | None = None, threads: int = 0, seed: int = 0, report: bool = False, out: typing.Any = None, dtype: typing.Any = None) -> typing.Any:
+def gemm(A: typing.Any, B: typing.Any, C: typing.Any = None, *, a_fmt: typing.Any = 'fp32', b_fmt: typing.Any = None, acc: str = 'fp32', acc_mode: str = 'rne', sr_bits: int = 16, promote: int = 0, out_fmt: typing.Any = 'fp32', out_mode: str = 'rne', alpha: float = 1.0, beta: float = 0.0, k_order: list[int] | None = None, threads: int = 0, seed: int = 0, scaling: str = 'none', scale_a: typing.Any = None, scale_b: typing.Any = None, tensor_scale_a: float = 1.0, tensor_scale_b: float = 1.0, report: bool = False, out: typing.Any = None, dtype: typing.Any = None) -> typing.Any:
     """
     D = alpha * A B + beta * C on codes: A (M x K) of a_fmt, B (K x N) of b_fmt (default a_fmt),
     C (M x N) of out_fmt. Each output accumulates its products in k_order (default 0..K-1) under
@@ -323,7 +323,18 @@ def gemm(A: typing.Any, B: typing.Any, C: typing.Any = None, *, a_fmt: typing.An
     bit-identical for any thread count. report=True returns a dict instead, as fpemu gemm reports:
     result (D), relative_error per output against the exact product, normwise_error, error_norm
     and exact_norm (Frobenius), and bounds (the componentwise bound's normwise form, a dict as
-    sum's) with normwise_bound, its value relative to exact_norm.
+    sum's) with normwise_bound, its value relative to exact_norm; with scales, against the exact
+    product of the scaled values.
+    Block-scaled codes, as fpemu.quantise returns them for A (k_axis=1) and B (k_axis=0), multiply
+    with their scales: scaling names how they were made ('tensor', 'tile128', 'block128', 'mx32',
+    'nvfp4'; 'none', the default, takes no scales), scale_a and scale_b are quantise's 1-D arrays
+    of scale codes, tensor_scale_a and tensor_scale_b nvfp4's tensor scales. A block-scaled preset
+    applies its own scaling inside its blocks ('mx32' for b200-mxf8f6f4, 'nvfp4' for
+    b200-mxf4nvf4; 'none': scales of 1), nvfp4's tensor scales multiplying alpha in the epilogue.
+    Any other accumulator folds each group of a group scaling (tile128, block128: 128; mx32: 32),
+    times its two scales, into the fp32 register, so the promotion interval must be 0 or the group
+    size (h100-e4m3-deepseek with 'tile128': DeepSeek-V3's GEMM); 'tensor' multiplies alpha;
+    'nvfp4' needs a preset that applies it.
     acc: a format spec ('fp32', 'bf16', 'e4m3fn', ...) rounded after every product in acc_mode
     (sr_bits random bits for 'sr'), 'exact', or a tensor-core preset (fpemu.presets(): a block-FMA
     model of the hardware, e.g. 'h100-e4m3-fastaccum'); promote=Nc folds every Nc products into an
@@ -342,15 +353,20 @@ def load_libsvm(path: str | None = None, min_cols: int = 0) -> tuple:
     """
     A LIBSVM file as (x, y) float32 arrays; path defaults to heart_scale from Debian's liblinear-tools.
     """
-def mma(A: typing.Any, B: typing.Any, C: typing.Any = None, *, preset: str, out_fmt: str = 'fp32', a_fmt: typing.Any = None, b_fmt: typing.Any = None, out: typing.Any = None, dtype: typing.Any = None) -> typing.Any:
+def mma(A: typing.Any, B: typing.Any, C: typing.Any = None, *, preset: str, out_fmt: str = 'fp32', a_fmt: typing.Any = None, b_fmt: typing.Any = None, scale_a: typing.Any = None, scale_b: typing.Any = None, out: typing.Any = None, dtype: typing.Any = None) -> typing.Any:
     """
     D = C + A B as a GPU tensor core computes it (the preset's bit-exact model): A (M x K) and B (K x N)
     hold the preset's input formats by the module's convention (integer arrays: codes; typed arrays;
     float32 arrays: values, each one of the format's, except that tf32 presets ignore the low 13
     bits as the hardware does), C (M x N, default zeros) and D are fp32 or, with out_fmt='fp16'
     where the preset has one, fp16. Each D[i, j] is one chain of the preset's instructions over K in
-    order. a_fmt/b_fmt choose e4m3fn/e5m2 operands for the mixed FP8 presets. Returns D as float32
-    (float16 for fp16), or into `out`, or as `dtype` asks.
+    order. a_fmt/b_fmt choose each operand's format from the preset's inputs (fpemu.presets()).
+    Block-scaled presets (presets()' scale and scale_block = n, e.g. 'b200-mxf8f6f4': e8m0fnu, 32)
+    need scale_a (M x K/n) and scale_b (K/n x N), K a multiple of n: product k of D[i, j] is
+    multiplied by scale_a[i, k // n] * scale_b[k // n, j]. Scales follow the same convention for
+    the scale format (float arrays and tensors: values, each one of its, such as powers of two for
+    e8m0fnu and non-negative e4m3fn values for UE4M3; integer arrays: codes); other presets refuse
+    them. Returns D as float32 (float16 for fp16), or into `out`, or as `dtype` asks.
     """
 def mul(a: typing.Any, b: typing.Any, fmt: typing.Any, *, mode: str = 'rne', overflow: str = 'ieee', sr_bits: int = 16, seed: int = 0, stream: int = 0, flags: bool = False, out: typing.Any = None, dtype: typing.Any = None) -> typing.Any:
     """
@@ -366,9 +382,15 @@ def mul(a: typing.Any, b: typing.Any, fmt: typing.Any, *, mode: str = 'rne', ove
     """
 def presets() -> list:
     """
-    The tensor-core presets as dicts: name, summary, default input formats a and b, instruction_k,
-    the block-FMA block_size and frac_bits, promote_every, whether an fp16 accumulator exists, and
-    whether the preset reproduces recorded hardware outputs bit for bit (validated).
+    The tensor-core presets as dicts: name, summary, instruction (the instruction modelled, as PTX or
+    the CDNA ISA spells it), source (who published the parameters), default input formats a and b,
+    inputs (the format names A and B may each take, for a_fmt/b_fmt), instruction_k, the block-FMA
+    block_size, sum ('aligned'; 'exact': each block summed exactly; 'pairwise': rounded products
+    and additions), frac_bits (F, of an aligned sum) and second_frac_bits (F2 of a two-stage sum,
+    0 for one stage), scale (the block scales' format name: 'e8m0fnu', or 'e4m3fn' read as
+    unsigned UE4M3; None when unscaled) and scale_block (products per scale, 0 when unscaled),
+    promote_every, whether an fp16 accumulator exists, and whether the preset reproduces recorded
+    hardware outputs bit for bit (validated).
     """
 def quantise(x: typing.Any, fmt: typing.Any, *, scaling: str = 'mx32', k_axis: int = 1, mode: str = 'rne') -> tuple:
     """
