@@ -7,17 +7,23 @@
 // variant also reports vs_native, that ratio against native_fp32_eigen's rate measured earlier in
 // the same run (absent when the native benchmark was filtered out).
 // h100_e4m3_2threads runs the same GEMM on two threads, timed on the wall clock.
+// preset/NAME runs every tensor-core preset that a fast kernel serves the same way (its own input
+// formats, its own block scales), with vs_h100_e4m3 its rate over h100_e4m3's in this run; the
+// presets left to the reference loop are named once on stderr instead (minutes per GEMM).
 //
 //   ./dev bench     (builds with -Dbenchmarks=true and -march=native for every target, so Eigen
 //                    gets the machine's best vector code too)
 #include <benchmark/benchmark.h>
 
 #include <Eigen/Dense>
+#include <cstdio>
 #include <ctime>
 #include <random>
+#include <string>
 #include <vector>
 
 #include "analysis/reference/gemm.hpp"
+#include "analysis/reference/gemm_kernels.hpp"
 #include "fpemu/presets.hpp"
 
 namespace {
@@ -68,10 +74,16 @@ void native_fp32_eigen(benchmark::State& state) {
   set_products(state);
 }
 
-void emulated(benchmark::State& state, const fpemu::format& in, const fpemu::accumulator_model& acc, int threads = 1) {
+// Products per second of h100_e4m3's last run, 0 until it has run.
+double h100_rate = 0.0;
+
+double emulated(benchmark::State& state, const fpemu::format& in, const fpemu::accumulator_model& acc,
+                int threads = 1, const fpemu::format& in_b = fpemu::formats::fp32,
+                fpemu::analysis::scaling s = fpemu::analysis::scaling::none) {
   using namespace fpemu::analysis;
-  const auto a = quantise(normal(static_cast<std::size_t>(M) * K, 1), M, K, in, scaling::none, true);
-  const auto b = quantise(normal(static_cast<std::size_t>(K) * N, 2), K, N, in, scaling::none, false);
+  const fpemu::format fb = in_b == fpemu::formats::fp32 ? in : in_b;
+  const auto a = quantise(normal(static_cast<std::size_t>(M) * K, 1), M, K, in, s, true);
+  const auto b = quantise(normal(static_cast<std::size_t>(K) * N, 2), K, N, fb, s, false);
   gemm_options o;
   o.acc = acc;
   o.threads = threads;
@@ -84,10 +96,30 @@ void emulated(benchmark::State& state, const fpemu::format& in, const fpemu::acc
   const double elapsed = seconds(real_time) - start;
   set_products(state);
   if (native_rate > 0.0) state.counters["vs_native"] = rate(state, elapsed) / native_rate;
+  return rate(state, elapsed);
 }
 
 void h100_e4m3(benchmark::State& state) {
-  emulated(state, fpemu::formats::e4m3fn, fpemu::find_preset("h100-e4m3")->model);
+  h100_rate = emulated(state, fpemu::formats::e4m3fn, fpemu::find_preset("h100-e4m3")->model);
+}
+
+void preset(benchmark::State& state, const fpemu::tensor_core_preset& p) {
+  const double r = emulated(state, p.a, p.model, 1, p.b, p.scale ? fpemu::analysis::own_scaling(p) : fpemu::analysis::scaling::none);
+  if (h100_rate > 0.0) state.counters["vs_h100_e4m3"] = r / h100_rate;
+}
+
+// Registers preset/NAME for each preset a fast kernel serves.
+void register_presets() {
+  std::string slow;
+  for (const fpemu::tensor_core_preset& p : fpemu::tensor_core_presets()) {
+    const std::vector<std::uint32_t> a(static_cast<std::size_t>(K), 0), b(static_cast<std::size_t>(K), 0);
+    if (!fpemu::analysis::fast_accumulate(p.a, a, p.b, b, 1, 1, K, p.model, 1)) {
+      slow += " " + p.name;
+      continue;
+    }
+    benchmark::RegisterBenchmark(("preset/" + p.name).c_str(), preset, p)->Unit(benchmark::kMillisecond)->MinTime(2.0);
+  }
+  if (!slow.empty()) std::fprintf(stderr, "reference loop only, not timed:%s\n", slow.c_str());
 }
 
 void h100_e4m3_2threads(benchmark::State& state) {
@@ -102,4 +134,12 @@ BENCHMARK(native_fp32_eigen)->Unit(benchmark::kMillisecond)->MinTime(2.0);
 BENCHMARK(h100_e4m3)->Unit(benchmark::kMillisecond)->MinTime(2.0);
 BENCHMARK(bf16_fp32_rne)->Unit(benchmark::kMillisecond)->MinTime(2.0);
 BENCHMARK(h100_e4m3_2threads)->Unit(benchmark::kMillisecond)->MinTime(2.0)->UseRealTime();
-BENCHMARK_MAIN();
+
+int main(int argc, char** argv) {
+  register_presets();
+  benchmark::Initialize(&argc, argv);
+  if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
+  benchmark::RunSpecifiedBenchmarks();
+  benchmark::Shutdown();
+  return 0;
+}

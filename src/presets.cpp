@@ -77,7 +77,8 @@ block_fma_model cdna3(int n, int interleave) {
   return m;
 }
 
-// AMD CDNA1 (exact, E-FDPA) and CDNA2 (FTZ multiply-add chains) in blocks of n.
+// AMD CDNA1 (exact, E-FDPA) and CDNA2 (FTZ multiply-add chains) in blocks of n. CDNA2 reads the
+// instruction's C as it reads A and B: a zero or subnormal C is +0.
 block_fma_model amd_plain(int n, block_sum sum) {
   block_fma_model m;
   m.block_size = n;
@@ -85,6 +86,7 @@ block_fma_model amd_plain(int n, block_sum sum) {
   m.acc_rounding = rounding{round_mode::nearest_even};
   m.zero = sum == block_sum::exact ? zero_sign::exact_positive : zero_sign::ieee;
   if (sum == block_sum::pairwise) m.input_subnormals = m.output_subnormals = false;
+  m.first_c_as_operand = sum == block_sum::pairwise;
   return m;
 }
 
@@ -351,11 +353,26 @@ expected<tensor_core_preset> with_inputs(tensor_core_preset p, const format& a, 
     return p;
   }
   // "fp16", or "e4m3fn, e5m2 or e2m1fn for each operand"
-  std::string what = p.inputs.empty() ? to_string(p.a) : "";
-  for (std::size_t i = 0; i < p.inputs.size(); ++i)
-    what += (i == 0 ? "" : i + 1 == p.inputs.size() ? " or " : ", ") + to_string(p.inputs[i]);
-  if (!p.inputs.empty()) what += " for each operand";
+  const std::string what = input_formats_text(p) + (p.inputs.empty() ? "" : " for each operand");
   return error{"preset " + p.name + " takes inputs " + what + ", not " + to_string(a) + " x " + to_string(b)};
+}
+
+std::vector<format> input_formats(const tensor_core_preset& p) {
+  if (!p.inputs.empty()) return p.inputs;
+  if (p.a == p.b) return {p.a};
+  return {p.a, p.b};
+}
+
+std::string input_formats_text(const tensor_core_preset& p, std::string_view separator, std::string_view last) {
+  const std::vector<format> v = input_formats(p);
+  std::string s;
+  for (std::size_t i = 0; i < v.size(); ++i)
+    s += std::string(i == 0 ? "" : i + 1 == v.size() ? last : separator) + to_string(v[i]);
+  return s;
+}
+
+std::string scale_format_name(const format& scale) {
+  return scale == formats::e4m3fn ? "UE4M3" : to_string(scale);
 }
 
 namespace {
@@ -398,33 +415,18 @@ expected<std::uint32_t> tensor_core_dot_codes(const tensor_core_preset& p, bool 
   if (fp16_out && p.fp16_via_hmma) return hopper_fp8_fp16_dot(*p.fp16_accumulator, p, ca, cb, c);
   const format out = fp16_out ? formats::fp16 : (p.model.promote_every > 0 ? p.output : formats::fp32);
   const format fc = fp16_out ? formats::fp16 : formats::fp32;
-  std::uint32_t d = 0;
-  // A flushing model reads the instruction's C as its A and B: subnormal or zero, +0.
-  const unpacked uc = decode(fc, c);
-  if (!p.model.block.input_subnormals && p.model.kind == accumulator_kind::block_fma &&
-      (uc.cls == value_class::zero || detail::is_subnormal(fc, uc)))
-    c = 0;
-  if (p.scale) {
-    // Block-scaled instructions chain in blocks with no promotion; D is the accumulator.
-    const block_fma_model& m = p.model.block;
-    std::uint32_t acc = c;
-    format acc_format = fc;
-    for (std::size_t k0 = 0; k0 < ca.size(); k0 += static_cast<std::size_t>(m.block_size)) {
-      const int n = static_cast<int>(std::min<std::size_t>(static_cast<std::size_t>(m.block_size), ca.size() - k0));
-      const std::size_t s0 = k0 / static_cast<std::size_t>(m.scale_block);
-      const block_scales scales{*p.scale, scale_a.data() + s0, scale_b.data() + s0};
-      acc = block_fma_step(m, p.a, ca.data() + k0, p.b, cb.data() + k0, n, acc_format, acc, &scales).code;
-      acc_format = m.acc;
-    }
-    d = convert(out, acc_format, acc).code;
-  } else {
-    accumulator_model m = p.model;
-    if (fp16_out) m.block = *p.fp16_accumulator;
-    dot_accumulator acc(m, p.a, p.b);
-    acc.reset(fc, c);
-    for (std::size_t i = 0; i < ca.size(); ++i) acc.add_product(ca[i], cb[i]);
-    d = acc.result(out, p.output_rounding).code;
+  accumulator_model m = p.model;
+  if (fp16_out) m.block = *p.fp16_accumulator;
+  dot_accumulator acc(m, p.a, p.b);
+  acc.reset(fc, c);
+  // Block-scaled instructions (never promoted) take their scale pair before its first product.
+  const std::size_t per_scale = p.scale ? static_cast<std::size_t>(m.block.scale_block) : 0;
+  for (std::size_t i = 0; i < ca.size(); ++i) {
+    if (per_scale > 0 && i % per_scale == 0)
+      acc.set_block_scales(*p.scale, scale_a[i / per_scale], scale_b[i / per_scale]);
+    acc.add_product(ca[i], cb[i]);
   }
+  std::uint32_t d = acc.result(out, p.output_rounding).code;
   const format result = fp16_out ? formats::fp16 : formats::fp32;
   d = convert(result, out, d).code;  // bf16 output is widened exactly
   // A NaN of the block model (not of the promoted fp32 register) keeps the model's pattern
@@ -458,7 +460,7 @@ expected<std::uint32_t> tensor_core_dot(const tensor_core_preset& p, bool fp16_o
                                to_decimal(formats::fp32, bits);
       const unpacked v = decode(formats::fp32, bits);
       if (scale && f == formats::e4m3fn && v.negative && v.cls == value_class::finite)
-        return error{what + " is negative: UE4M3 scales are unsigned"};
+        return error{what + " is negative: " + scale_format_name(f) + " scales are unsigned"};
       const rounded r = convert(f, formats::fp32, bits, exact);
       // invalid: a value the format cannot hold at all (a zero or negative E8M0 scale).
       const bool invalid = (r.flags & flag::invalid) != 0 && v.cls != value_class::nan;

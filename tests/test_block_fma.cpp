@@ -393,13 +393,50 @@ TEST_CASE("sum = pairwise: (p0+p1)+(p2+p3) in fp32, then + C; flush to zero keep
   CHECK(r == 0x00000000);  // C = 2^-140 reads as +0; +0 + -0 = +0
   CHECK(step(m, formats::fp16, {0x0001}, {h(1.0)}, 1.0) == 1.0);  // the subnormal input reads as +0
   CHECK(!std::signbit(step(m, formats::fp16, {0x8000}, {h(1.0)}, -0.0)));  // -0 * 1 reads as +0 * 1; + -0
-  // The first C of a chain is read like A and B (tensor_core_dot): -0 is +0 there.
+  // The first C of a chain is read like A and B (first_c_as_operand): -0 is +0 there.
   // -2^-70 * 2^-70 flushes to -0; with C = -0 read as +0 the sum is +0 (-0 unflushed).
   const tensor_core_preset mi250 = find_preset("mi250-bf16-legacy").value();
   const std::vector<std::uint32_t> a2{0x9c800000u, 0x9c800000u}, b2{0x1c800000u, 0x1c800000u};
   CHECK(*tensor_core_dot(mi250, false, a2, b2, 0x80000000u) == 0x00000000u);
   CHECK(code_of(mi250.model.block, formats::bf16, {bf(-0x1p-70), bf(-0x1p-70)}, {bf(0x1p-70), bf(0x1p-70)}, -0.0) ==
         0x80000000u);  // inside the chain, -0 + (-0 + -0)
+}
+
+TEST_CASE("first_c_as_operand: the C a chain starts from is read like A and B, later Cs as they stand") {
+  // CDNA2 sets it; the other presets read the instruction's C like the C between blocks.
+  int set = 0;
+  for (const tensor_core_preset& p : tensor_core_presets()) {
+    CAPTURE(p.name);
+    CHECK(p.model.block.first_c_as_operand == (p.model.block.sum == block_sum::pairwise));
+    set += p.model.block.first_c_as_operand ? 1 : 0;
+  }
+  CHECK(set == 3);
+  accumulator_model m = find_preset("mi250-bf16-legacy")->model;  // blocks of 2, flushing
+  auto chain = [&](std::uint32_t c, const std::vector<std::uint32_t>& a, const std::vector<std::uint32_t>& b) {
+    dot_accumulator acc(m, formats::bf16, formats::bf16);
+    acc.reset(formats::fp32, c);
+    for (std::size_t i = 0; i < a.size(); ++i) acc.add_product(a[i], b[i]);
+    return acc.result(formats::fp32).code;
+  };
+  // Two products -2^-140, each flushed to -0: C = -0 read as +0 gives +0 + -0 = +0; read as the C
+  // between blocks it gives -0 + -0 = -0.
+  const std::vector<std::uint32_t> tiny_a{bf(-0x1p-70), bf(-0x1p-70)}, tiny_b{bf(0x1p-70), bf(0x1p-70)};
+  CHECK(chain(0x80000000u, tiny_a, tiny_b) == 0x00000000u);
+  m.block.first_c_as_operand = false;
+  CHECK(chain(0x80000000u, tiny_a, tiny_b) == 0x80000000u);
+  m.block.first_c_as_operand = true;
+  CHECK(first_c(m.block, formats::fp32, 0x80000000u) == 0u);
+  CHECK(first_c(m.block, formats::fp32, 0x00000001u) == 0u);            // subnormal
+  CHECK(first_c(m.block, formats::fp32, 0x80800000u) == 0x80800000u);   // -2^-126 is normal
+  // Only the first: the first block's 2^-126 - 1.5 * 2^-126 = -2^-127 flushes to -0, the second
+  // block's C, which keeps its sign: -0 + (-0 + -0) = -0.
+  std::vector<std::uint32_t> a{bf(-0x1.8p-63), 0}, b{bf(0x1p-63), 0};
+  a.insert(a.end(), tiny_a.begin(), tiny_a.end());
+  b.insert(b.end(), tiny_b.begin(), tiny_b.end());
+  CHECK(chain(0x00800000u, a, b) == 0x80000000u);
+  // Without flushing inputs there is nothing to read differently.
+  m.block.input_subnormals = true;
+  CHECK(first_c(m.block, formats::fp32, 0x80000000u) == 0x80000000u);
 }
 
 TEST_CASE("interleave = 2: even and odd products are aligned apart, then rounded down together") {

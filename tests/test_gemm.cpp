@@ -29,7 +29,7 @@ std::string message(const expected<T>& r) {
 }
 
 // Random codes of f: mostly N(0, sigma) values rounded in, plus zeros, -0, subnormals, the
-// largest finite values and exact negations of earlier entries (cancellation).
+// largest finite values and exact negations of earlier entries (cancellation); never NaN.
 scaled_matrix random_matrix(const format& f, int rows, int cols, std::mt19937_64& rng, double sigma = 1.0) {
   scaled_matrix m;
   m.rows = rows;
@@ -53,8 +53,17 @@ scaled_matrix random_matrix(const format& f, int rows, int cols, std::mt19937_64
     } else {
       code = from(f, normal(rng), rounding{round_mode::nearest_even, overflow_policy::saturate}).code;
     }
+    if (decode(f, code).cls == value_class::nan) code = 0;  // -0 of a format without one (fnuz)
     m.codes.push_back(code);
   }
+  return m;
+}
+
+// m without values above 2^60 in magnitude (ones in their place), so that no product leaves
+// fp32's range: a model that turns such products into infinities takes no fast kernel otherwise.
+scaled_matrix tame(scaled_matrix m) {
+  for (std::uint32_t& c : m.codes)
+    if (std::fabs(to_double(m.fmt, c)) > 0x1p60) c = from(m.fmt, 1.0).code;
   return m;
 }
 
@@ -93,6 +102,25 @@ TEST_CASE("fast GEMM kernels == reference loop, bit for bit, on random and edge-
       {"h100-e4m3 mixed", formats::e4m3fn, formats::e5m2, preset_model("h100-e4m3")},
       {"ada-e4m3", formats::e4m3fn, formats::e4m3fn, preset_model("ada-e4m3")},
       {"e8m13 blocks of 8, fp16 in", formats::fp16, formats::fp16, custom},
+      // The wide kernel: sums beyond 24 bits, bf16 and tf32 ranges (bf16's largest values
+      // overflow the accumulator: the kernel hands those outputs to the model's own steps).
+      {"t4-fp16", formats::fp16, formats::fp16, preset_model("t4-fp16")},
+      {"h100-bf16", formats::bf16, formats::bf16, preset_model("h100-bf16")},
+      {"a100-tf32", formats::tf32, formats::tf32, preset_model("a100-tf32")},
+      {"b200-e4m3 x e2m1", formats::e4m3fn, formats::e2m1fn, preset_model("b200-e4m3")},
+      {"rtx6000b-e5m2 x e3m2", formats::e5m2, formats::e3m2fn, preset_model("rtx6000b-e5m2")},
+      {"b200-mxf8f6f4, scales of 1", formats::e4m3fn, formats::e2m3fn, preset_model("b200-mxf8f6f4")},
+      // The pairwise kernel: flushed subnormals, overflow to infinity, inf - inf (model's steps).
+      {"mi250-fp16", formats::fp16, formats::fp16, preset_model("mi250-fp16")},
+      {"mi250-bf16", formats::bf16, formats::bf16, preset_model("mi250-bf16")},
+      {"mi250-bf16-legacy", formats::bf16, formats::bf16, preset_model("mi250-bf16-legacy")},
+      {"rtx6000b-mxf4, scales of 1 (groups)", formats::e2m1fn, formats::e2m1fn, preset_model("rtx6000b-mxf4")},
+      // The two-stage kernel (bf16 and xf32 tamed below: their huge products are infinities).
+      {"mi300x-fp16", formats::fp16, formats::fp16, preset_model("mi300x-fp16")},
+      {"mi300x-bf16", formats::bf16, formats::bf16, preset_model("mi300x-bf16")},
+      {"mi300x-xf32", formats::tf32, formats::tf32, preset_model("mi300x-xf32")},
+      {"mi300x-e4m3fnuz x e5m2fnuz", formats::e4m3fnuz, formats::e5m2fnuz, preset_model("mi300x-e4m3fnuz")},
+      {"mi300x-e5m2fnuz", formats::e5m2fnuz, formats::e5m2fnuz, preset_model("mi300x-e5m2fnuz")},
   };
   int compared = 0;
   for (const config& c : configs) {
@@ -100,7 +128,12 @@ TEST_CASE("fast GEMM kernels == reference loop, bit for bit, on random and edge-
     for (int trial = 0; trial < 6; ++trial) {
       const int M = 1 + static_cast<int>(rng() % 9), N = 1 + static_cast<int>(rng() % 140),
                 K = 1 + static_cast<int>(rng() % 300);
-      const scaled_matrix a = random_matrix(c.fa, M, K, rng), b = random_matrix(c.fb, K, N, rng);
+      scaled_matrix a = random_matrix(c.fa, M, K, rng), b = random_matrix(c.fb, K, N, rng);
+      if (c.acc.block.product_overflow && trial % 2 == 0) {
+        a = tame(a);
+        b = tame(b);
+        REQUIRE(fast_accumulate(c.fa, a.codes, c.fb, b.codes, M, N, K, c.acc, 1).has_value());
+      }
       gemm_options o;
       o.acc = c.acc;
       o.threads = 1;
@@ -143,6 +176,13 @@ TEST_CASE("fast GEMM kernels == reference loop across tile edges, K chunks, thre
       {"h100-e5m2 x e4m3", formats::e5m2, formats::e4m3fn, preset_model("h100-e5m2")},
       {"ada-e4m3 (blocks of 16)", formats::e4m3fn, formats::e4m3fn, preset_model("ada-e4m3")},
       {"e8m13 blocks of 8, fp16 in", formats::fp16, formats::fp16, blocks_of_8},
+      {"h100-fp16 (wide)", formats::fp16, formats::fp16, preset_model("h100-fp16")},
+      {"b200-e4m3 x e5m2 (wide)", formats::e4m3fn, formats::e5m2, preset_model("b200-e4m3")},
+      {"mi250-fp16 (pairwise)", formats::fp16, formats::fp16, preset_model("mi250-fp16")},
+      {"mi250-bf16-legacy (pairwise, blocks of 2)", formats::bf16, formats::bf16, preset_model("mi250-bf16-legacy")},
+      {"b200-mxf4nvf4, scales of 1 (groups)", formats::e2m1fn, formats::e2m1fn, preset_model("b200-mxf4nvf4")},
+      {"mi300x-fp16 (two-stage)", formats::fp16, formats::fp16, preset_model("mi300x-fp16")},
+      {"mi300x-e4m3fnuz (two-stage, interleaved)", formats::e4m3fnuz, formats::e4m3fnuz, preset_model("mi300x-e4m3fnuz")},
   };
   struct shape {
     int M, N, K;
@@ -160,7 +200,8 @@ TEST_CASE("fast GEMM kernels == reference loop across tile edges, K chunks, thre
       // A zero row of A and a -0 column of B: outputs whose every block is all zero products.
       if (s.M > 2) std::fill_n(a.codes.begin() + static_cast<std::ptrdiff_t>(s.M - 1) * s.K, s.K, 0u);
       if (s.N > 2)
-        for (int k = 0; k < s.K; ++k) b.codes[static_cast<std::size_t>(k) * s.N] = sign_mask(c.fb);
+        for (int k = 0; k < s.K; ++k)
+          b.codes[static_cast<std::size_t>(k) * s.N] = decode(c.fb, sign_mask(c.fb)).cls == value_class::nan ? 0 : sign_mask(c.fb);
       REQUIRE(fast_accumulate(c.fa, a.codes, c.fb, b.codes, s.M, s.N, s.K, c.acc, 1).has_value());
       gemm_options o;
       o.acc = c.acc;
@@ -190,6 +231,128 @@ TEST_CASE("fast GEMM kernels == reference loop across tile edges, K chunks, thre
   for (const std::int64_t target : targets) names += std::string(" ") + hwy::TargetName(target);
   MESSAGE("compared " << compared << " outputs on SIMD targets" << names);
   CHECK(compared > 20000);
+}
+
+TEST_CASE("fast GEMM kernels == reference loop on block-scaled presets, over the whole range of their scales") {
+  // Every E8M0 code but NaN, and UE4M3 codes with zero, subnormal, largest and sign-bit-set
+  // scales (the sign is ignored); inputs with their edge cases. A NaN scale leaves the fast path.
+  // mxf8f6f4 runs the wide kernel, mxf4 and mxf4nvf4 (groups of 16 summed exactly) the group one.
+  std::mt19937_64 rng(23);
+  struct config {
+    const char* preset;
+    scaling s;
+    format fa, fb;
+  };
+  int compared = 0;
+  for (const config& c : {config{"b200-mxf8f6f4", scaling::mx32, formats::e4m3fn, formats::e5m2},
+                          config{"rtx6000b-mxf8f6f4", scaling::mx32, formats::e2m1fn, formats::e3m2fn},
+                          config{"b200-mxf4", scaling::mx32, formats::e2m1fn, formats::e2m1fn},
+                          config{"rtx6000b-mxf4nvf4", scaling::nvfp4, formats::e2m1fn, formats::e2m1fn}}) {
+    CAPTURE(c.preset);
+    const tensor_core_preset p = find_preset(c.preset).value();
+    for (int trial = 0; trial < 10; ++trial) {
+      const int M = 1 + static_cast<int>(rng() % 7), N = 1 + static_cast<int>(rng() % 40),
+                K = 32 * (1 + static_cast<int>(rng() % 6)) - (trial % 2 == 0 ? 0 : 7);
+      scaled_matrix a = random_matrix(c.fa, M, K, rng), b = random_matrix(c.fb, K, N, rng);
+      const format sf = scale_format_of(c.s);
+      for (scaled_matrix* m : {&a, &b}) {
+        m->scale_kind = c.s;
+        m->scale_format = sf;
+        const bool is_a = m == &a;
+        m->scales.resize(scale_count(c.s, m->rows, m->cols, is_a));
+        for (std::uint32_t& x : m->scales) {
+          const std::uint32_t pick = static_cast<std::uint32_t>(rng() % 8);
+          x = static_cast<std::uint32_t>(pick == 0 ? 0 : pick == 1 ? 254 : pick < 4 ? from(sf, 1.0).code : rng() % 255);
+          if ((x & magnitude_mask(sf)) == magnitude_mask(sf)) x = 1;  // not NaN (E8M0 0xff, UE4M3 0x7f)
+        }
+      }
+      REQUIRE(fast_accumulate(c.fa, a.codes, c.fb, b.codes, M, N, K, p.model, 1, {sf, a.scales, b.scales}));
+      gemm_options o;
+      o.acc = p.model;
+      o.threads = 1;
+      const auto fast = run(a, b, o);
+      o.fast_kernels = false;
+      const auto ref = run(a, b, o);
+      for (std::size_t i = 0; i < ref.size(); ++i) {
+        if (fast[i] != ref[i]) {
+          FAIL_CHECK("output " << i << ": fast " << fast[i] << " reference " << ref[i]);
+          break;
+        }
+        ++compared;
+      }
+    }
+  }
+  // The kernel itself takes the scales, E8M0 and UE4M3 (its sign bit set on some).
+  for (const char* name : {"b200-mxf8f6f4", "b200-mxf4nvf4"}) {
+    CAPTURE(name);
+    const tensor_core_preset p = find_preset(name).value();
+    const int M = 5, N = 19, K = 96, g = p.model.block.scale_block, per = K / g;
+    const scaled_matrix a = random_matrix(formats::e4m3fn, M, K, rng), b = random_matrix(formats::e5m2, K, N, rng);
+    std::vector<std::uint32_t> sa(static_cast<std::size_t>(M * per)), sb(static_cast<std::size_t>(N * per));
+    const std::uint32_t nan = magnitude_mask(*p.scale);  // 0xff for E8M0, 0x7f for UE4M3
+    for (std::vector<std::uint32_t>* v : {&sa, &sb})
+      for (std::uint32_t& x : *v) {
+        x = static_cast<std::uint32_t>(rng() % 256);
+        if ((x & nan) == nan) x = 1;
+      }
+    if (*p.scale == formats::e4m3fn) sa[0] = sb[0] = 0x7f;  // NaN, sign or not: no fast result
+    block_fma_model m = p.model.block;
+    m.scale_group = 0;  // the per-product form of the same scales (the wide kernel's)
+    accumulator_model model = p.model;
+    model.block = m;
+    const block_scale_codes scales{*p.scale, sa, sb};
+    const auto fast = fast_accumulate(formats::e4m3fn, a.codes, formats::e5m2, b.codes, M, N, K, model, 1, scales);
+    if (*p.scale == formats::e4m3fn) {
+      CHECK(!fast.has_value());
+      sa[0] = sb[0] = 0x80 | 0x38;  // -1 read as 1
+    }
+    const auto again = fast_accumulate(formats::e4m3fn, a.codes, formats::e5m2, b.codes, M, N, K, model, 1, scales);
+    REQUIRE(again.has_value());
+    for (int i = 0; i < M; ++i)
+      for (int j = 0; j < N; ++j) {
+        dot_accumulator acc(model, formats::e4m3fn, formats::e5m2);
+        acc.reset(formats::fp32, 0);
+        for (int k = 0; k < K; ++k) {
+          if (k % g == 0)
+            acc.set_block_scales(*p.scale, sa[static_cast<std::size_t>(i * per + k / g)],
+                                 sb[static_cast<std::size_t>(j * per + k / g)]);
+          acc.add_product(a.codes[static_cast<std::size_t>(i * K + k)], b.codes[static_cast<std::size_t>(k * N + j)]);
+        }
+        const std::size_t ij = static_cast<std::size_t>(i * N + j);
+        CHECK(again->codes[ij] == acc.result(model.block.acc).code);
+        ++compared;
+      }
+  }
+  CHECK(compared > 2000);
+}
+
+TEST_CASE("every tensor-core preset's GEMM == its reference loop, and the fast kernels cover the named ones") {
+  std::mt19937_64 rng(29);
+  int compared = 0;
+  for (const tensor_core_preset& p : tensor_core_presets()) {
+    CAPTURE(p.name);
+    const int M = 3, N = 21, K = 2 * std::max(p.instruction_k, p.model.block.block_size) + 5;
+    const scaled_matrix a = random_matrix(p.a, M, K, rng), b = random_matrix(p.b, K, N, rng);
+    gemm_options o;
+    o.acc = p.model;
+    o.threads = 1;
+    const auto fast = run(a, b, o);
+    o.fast_kernels = false;
+    const auto ref = run(a, b, o);
+    for (std::size_t i = 0; i < ref.size(); ++i) {
+      if (fast[i] != ref[i]) {
+        FAIL_CHECK("output " << i << ": fast " << fast[i] << " reference " << ref[i]);
+        break;
+      }
+      ++compared;
+    }
+    // Presets that no fast kernel serves yet: exact sums (CDNA1) and promotion (DeepSeek).
+    const bool served = p.model.promote_every == 0 && p.model.block.sum != block_sum::exact;
+    const auto k = fast_accumulate(p.a, std::vector<std::uint32_t>(static_cast<std::size_t>(M * K), 0), p.b,
+                                   std::vector<std::uint32_t>(static_cast<std::size_t>(K * N), 0), M, N, K, p.model, 1);
+    CHECK(k.has_value() == served);
+  }
+  CHECK(compared > 2000);
 }
 
 TEST_CASE("GEMM is bit-identical for 1, 2 and 3 threads (stochastic rounding included)") {

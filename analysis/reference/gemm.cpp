@@ -120,6 +120,105 @@ scaling own_scaling(const tensor_core_preset& p) {
   return scaling::none;
 }
 
+namespace {
+
+// A block-scaled MMA model: it applies A's and B's block scales inside its blocks.
+bool applies_block_scales(const accumulator_model& m) {
+  return m.kind == accumulator_kind::block_fma && m.block.scale_block > 0;
+}
+
+// The presets whose blocks apply a scaling's scales, for messages.
+std::string presets_applying(scaling s) {
+  std::string names;
+  for (const tensor_core_preset& q : tensor_core_presets())
+    if (q.scale && own_scaling(q) == s) names += (names.empty() ? "" : ", ") + q.name;
+  return names;
+}
+
+// An option set to a value as the syntax writes it: "--promote 64", "promote = 64", and in Python
+// a name quoted ("scaling = 'mx32'").
+std::string option_text(option_syntax x, std::string_view option, const std::string& value, bool is_name) {
+  switch (x) {
+    case option_syntax::command_line: return "--" + std::string(option) + " " + value;
+    case option_syntax::keyword: return std::string(option) + " = " + (is_name ? "'" + value + "'" : value);
+    case option_syntax::library: break;
+  }
+  return std::string(option) + " = " + value;
+}
+
+}  // namespace
+
+expected<accumulator_model> model_for_scaling(accumulator_model m, const scaling_request& r) {
+  const option_syntax x = r.syntax;
+  const bool cli = x == option_syntax::command_line;
+  const std::string how(to_string(r.how));
+  const std::string scaling_set = option_text(x, "scaling", how, true);
+  const std::string promote_option = x == option_syntax::library ? "acc.promote_every" : "promote";
+  auto valid = [&](const std::string& what) { return (cli ? " (give " : " (valid: ") + what + ")"; };
+  // A scaling as a value of the scaling option, for a list of valid ones.
+  auto choice = [&](scaling s) {
+    const std::string name(to_string(s));
+    return cli ? "--scaling " + name : x == option_syntax::keyword ? "'" + name + "'" : name;
+  };
+
+  if (applies_block_scales(m)) {
+    scaling own = scaling::none;
+    if (r.preset) {
+      own = own_scaling(*r.preset);
+    } else {
+      for (const scaling s : {scaling::mx32, scaling::nvfp4})
+        if (group_along_k(s) == m.block.scale_block) own = s;
+    }
+    const std::string who = r.preset ? "preset " + r.preset->name : std::string("the model");
+    if (r.how != scaling::none && r.how != own)
+      return error{scaling_set + ": " + who + " applies " +
+                   (r.preset && r.preset->scale ? scale_format_name(*r.preset->scale) + " " : std::string()) +
+                   "scales per " + std::to_string(m.block.scale_block) + " products inside its blocks" +
+                   valid((own == scaling::none ? std::string() : choice(own) + ", or ") + choice(scaling::none) +
+                         " for scales of 1")};
+    if (m.promote_every != 0)
+      return error{option_text(x, promote_option, std::to_string(m.promote_every), false) + ": " + who +
+                   " is a block-scaled MMA, which is not promoted" +
+                   (cli ? std::string(" (leave --promote out)") : std::string(" (valid: 0)"))};
+    return m;
+  }
+  if (r.how == scaling::nvfp4) {
+    const std::string presets = presets_applying(scaling::nvfp4);
+    if (x == option_syntax::library)
+      return error{"nvfp4 scaling is applied inside a block-scaled MMA, not by promotion: use the model of a preset "
+                   "that applies it as the accumulator (" + presets + ")"};
+    return error{scaling_set + " applies its " + scale_format_name(scale_format_of(scaling::nvfp4)) +
+                 " scales inside a block-scaled MMA: " + option_text(x, r.acc_option, std::string(r.acc), true) +
+                 " is not one" +
+                 valid((cli ? "" : std::string(r.acc_option) + " = ") + "a preset that takes them: " + presets)};
+  }
+  const int group = group_along_k(r.how);
+  if (group == 0) return m;
+  if (m.promote_every != 0 && m.promote_every != group) {
+    const std::string g = std::to_string(group), interval = std::to_string(m.promote_every);
+    if (x == option_syntax::library)
+      return error{"block scaling groups K by " + g + " but the promotion interval is " + interval +
+                   "; they must be equal (or leave promotion unset)"};
+    // Without the caller's interval the preset's own applies, which may disagree too.
+    const bool own_interval =
+        r.preset && r.preset->model.promote_every != 0 && r.preset->model.promote_every != group;
+    const std::string set_group = option_text(x, promote_option, g, false);
+    std::string but, what;
+    if (r.promote_given) {
+      but = option_text(x, promote_option, interval, false);
+      what = cli ? set_group + (own_interval ? "" : " or leave --promote out")
+                 : promote_option + " = " + (own_interval ? g : "0 or " + g);
+    } else {
+      but = "preset " + (r.preset ? r.preset->name : std::string(r.acc)) + " promotes every " + interval;
+      what = set_group + ", which overrides the preset's interval";
+    }
+    return error{scaling_set + " groups K by " + g + " and folds each group into fp32, but " + but +
+                 (cli ? ": they must agree" : "") + valid(what)};
+  }
+  m.promote_every = group;
+  return m;
+}
+
 std::size_t scale_count(scaling s, int rows, int cols, bool along_k_is_cols) {
   scaled_matrix shape_only;
   shape_only.rows = rows;
@@ -285,47 +384,40 @@ expected<plan> make_plan(const scaled_matrix& a, const scaled_matrix& b, std::sp
   }
   p.identity_order = std::is_sorted(order.begin(), order.end());
 
+  // Each operand's scaling against the model (model_for_scaling, the front ends' rule too). The
+  // model run is the one for the operand whose scaling groups K (the larger group: two different
+  // groups are refused below).
+  accumulator_model ruled[2];
+  const scaled_matrix* operands[2] = {&a, &b};
+  for (int i = 0; i < 2; ++i) {
+    scaling_request r;
+    r.how = operands[i]->scale_kind;
+    const expected<accumulator_model> m = model_for_scaling(o.acc, r);
+    if (!m) return error{"gemm: " + m.message()};
+    ruled[i] = *m;
+  }
+  const int ga = group_along_k(a.scale_kind), gb = group_along_k(b.scale_kind);
+  p.model = ga >= gb ? ruled[0] : ruled[1];
+
   // A block-scaled MMA (Blackwell mxf8f6f4, mxf4, mxf4nvf4) applies the block scales inside its
   // fused sum; NVFP4's per-tensor fp32 scales go to the epilogue, as in cuBLASLt's alpha.
-  const block_fma_model& blk = o.acc.block;
-  if (o.acc.kind == accumulator_kind::block_fma && blk.scale_block > 0) {
-    for (const scaled_matrix* m : {&a, &b}) {
-      const scaling s = m->scale_kind;
-      if (s != scaling::none && !((s == scaling::mx32 || s == scaling::nvfp4) && group_along_k(s) == blk.scale_block))
-        return error{"gemm: the block-scaled model takes one scale per " + std::to_string(blk.scale_block) +
-                     " products along K (scaling " + (blk.scale_block == kMxGroup ? "mx32" : "nvfp4") +
-                     ", or none for scales of 1), not " + std::string(to_string(s))};
-    }
+  if (applies_block_scales(o.acc)) {
     if (a.scale_kind != scaling::none && b.scale_kind != scaling::none && a.scale_kind != b.scale_kind)
       return error{"gemm: A is scaled " + std::string(to_string(a.scale_kind)) + " and B " +
                    std::string(to_string(b.scale_kind)) + ": a block-scaled MMA takes one scale format for both"};
     if (!p.identity_order) return error{"gemm: block scaling needs K in its natural order (k_order must be 0..K-1)"};
-    if (o.acc.promote_every != 0) return error{"gemm: a block-scaled MMA model is not promoted"};
-    p.model = o.acc;
     p.block_scaled = true;
     p.alpha = o.alpha * to_double(formats::fp32, a.tensor_scale) * to_double(formats::fp32, b.tensor_scale);
     return p;
   }
-  if (a.scale_kind == scaling::nvfp4 || b.scale_kind == scaling::nvfp4)
-    return error{"gemm: nvfp4 scaling is applied inside a block-scaled MMA (the presets *-mxf4nvf4), not by "
-                 "promotion: use such a preset as the accumulator"};
   // Group scaling: the partial of each group along K is scaled when it is promoted.
-  const int ga = group_along_k(a.scale_kind), gb = group_along_k(b.scale_kind);
   if (ga && gb && ga != gb)
     return error{std::string("gemm: A's scaling ") + std::string(to_string(a.scale_kind)) + " and B's " +
                  std::string(to_string(b.scale_kind)) + " group K differently (" + std::to_string(ga) + " vs " +
                  std::to_string(gb) + ")"};
-  const int group = p.group = std::max(ga, gb);
-  accumulator_model& model = p.model;
-  model = o.acc;
-  if (group) {
-    if (model.promote_every != 0 && model.promote_every != group)
-      return error{"gemm: block scaling groups K by " + std::to_string(group) + " but the promotion interval is " +
-                   std::to_string(model.promote_every) + "; they must be equal (or leave promotion unset)"};
-    if (!p.identity_order)
-      return error{"gemm: block scaling needs K in its natural order (k_order must be 0..K-1)"};
-    model.promote_every = group;
-  }
+  p.group = std::max(ga, gb);
+  if (p.group && !p.identity_order)
+    return error{"gemm: block scaling needs K in its natural order (k_order must be 0..K-1)"};
   const double tensor_scale = (a.scale_kind == scaling::per_tensor ? scale_value(a, 0) : 1.0) *
                               (b.scale_kind == scaling::per_tensor ? scale_value(b, 0) : 1.0);
   p.alpha = o.alpha * tensor_scale;
@@ -343,11 +435,11 @@ gemm_element reference_element(const plan& p, dot_accumulator& acc, const scaled
     const int k = p.order[q];
     if (p.block_scaled && q % static_cast<std::size_t>(p.model.block.scale_block) == 0) {
       const scaled_matrix& s = a.scale_kind != scaling::none ? a : b;
+      const format fmt = s.scale_kind == scaling::none ? formats::e8m0fnu : s.scale_format;
       auto code = [&](const scaled_matrix& m, int r, int c, bool cols) {
-        return m.scale_kind == scaling::none ? one_scale(s.scale_format) : m.scales[scale_index(m, r, c, cols)];
+        return m.scale_kind == scaling::none ? one_scale(fmt) : m.scales[scale_index(m, r, c, cols)];
       };
-      acc.set_block_scales(s.scale_kind == scaling::none ? formats::e8m0fnu : s.scale_format, code(a, i, k, true),
-                           code(b, k, j, false));
+      acc.set_block_scales(fmt, code(a, i, k, true), code(b, k, j, false));
     }
     if (p.group && q % static_cast<std::size_t>(p.group) == 0) {
       const rounded s = from(formats::fp32, scale_of(a, i, k, true) * scale_of(b, k, j, false));
@@ -379,7 +471,14 @@ expected<std::vector<std::uint32_t>> gemm(const scaled_matrix& a, const scaled_m
   std::vector<std::uint32_t> acc_codes;
   format acc_format = formats::fp32;
   if (o.fast_kernels && !p.group && p.identity_order) {
-    if (auto k = fast_accumulate(a.fmt, a.codes, b.fmt, b.codes, M, N, K, p.model, threads)) {
+    block_scale_codes scales;
+    if (p.block_scaled) {
+      const scaled_matrix& s = a.scale_kind != scaling::none ? a : b;
+      if (s.scale_kind != scaling::none) scales.fmt = s.scale_format;
+      if (a.scale_kind != scaling::none) scales.a = a.scales;
+      if (b.scale_kind != scaling::none) scales.b = b.scales;
+    }
+    if (auto k = fast_accumulate(a.fmt, a.codes, b.fmt, b.codes, M, N, K, p.model, threads, scales)) {
       acc_codes = std::move(k->codes);
       acc_format = k->fmt;
     }

@@ -61,6 +61,31 @@ scaling own_scaling(const tensor_core_preset& p);
 // The number of scales a rows x cols matrix takes (one past scale_index's largest).
 std::size_t scale_count(scaling s, int rows, int cols, bool along_k_is_cols);
 
+// How model_for_scaling's messages name the options they refer to: the command line's flags
+// ("--scaling mx32", "--promote 64"), Python's keyword arguments ("scaling = 'mx32'",
+// "promote = 64"), or gemm()'s own inputs (the operands' scaling, acc.promote_every).
+enum class option_syntax : std::uint8_t { command_line, keyword, library };
+
+// What the caller asks model_for_scaling to run, and how its messages name it.
+struct scaling_request {
+  scaling how = scaling::none;                 // how A and B were scaled
+  const tensor_core_preset* preset = nullptr;  // the preset the model is, if it is one
+  std::string_view acc;                        // the accumulator as named ("fp32", a preset)
+  std::string_view acc_option = "acc";         // the option that named it ("acc", "preset")
+  bool promote_given = false;                  // the model's promote_every is the caller's
+  option_syntax syntax = option_syntax::library;
+};
+
+// The accumulator model gemm() runs for operands scaled r.how, from the model m the accumulator
+// names. A block-scaled MMA applies its own scaling's scales inside its blocks (own_scaling; a
+// model without its preset: mx32 or nvfp4, whichever groups K by its scale_block), or none for
+// scales of 1, and is not promoted. nvfp4 is applied by such an MMA only. Any other model folds
+// each group of a group scaling (group_along_k), scaled, into the promoted fp32 register, so the
+// promotion interval becomes the group size; a different interval (the caller's or the preset's)
+// is an error, which names the interval that would do. The CLI and Python call this with their
+// option syntax, and gemm() itself for each operand's scaling.
+expected<accumulator_model> model_for_scaling(accumulator_model m, const scaling_request& r);
+
 // The index in `scales` of element (r, c)'s scale, K running along columns (A) or rows (B):
 // tile_1x128 gives A one scale per row per 128 columns and B one per 128 x 128 block, as
 // DeepSeek-V3 scales activations and weights.

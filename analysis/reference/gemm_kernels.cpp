@@ -34,6 +34,9 @@ constexpr std::int32_t kNoTerm = -(1 << 20);
 // with 16-lane vectors, well inside L2, and reused by every row tile.
 constexpr int kChunk = 256;
 
+// Groups per block the group tile keeps (Blackwell's fp4 blocks have 4 of 16).
+constexpr int kMaxGroups = 8;
+
 // Exact float values of one format's codes (is_float_valued formats): visit(body) calls body with
 // the cheapest decoding function that applies, so that the loops in body specialise to it.
 // Formats laid out as the top bits of a binary32 (bf16, tf32) decode with one shift; others of
@@ -134,6 +137,91 @@ struct block_job {
   int M, N, K, threads;
 };
 
+// What one wide block step needs from the model (see wide_tile). Exponents are doubles, as the
+// kernel computes with them.
+struct wide_step {
+  int n;            // products per block
+  double frac_bits;  // F
+  double floor;     // lower bound for E: min_reference_exp, raised to the smallest lead a term has
+  double acc_emin;  // the lead of a subnormal accumulator value
+  double acc_frac;  // the accumulator's fraction bits
+  double overflow;  // 2^(emax + 1) of the accumulator: a value at or above it has overflowed
+  std::uint64_t rz_mask;  // clears the fraction bits binary64 has and the accumulator lacks
+};
+
+// A and B as values with their block scales multiplied in, and leads; both row-major.
+struct wide_job {
+  wide_step step;
+  const double* a;  // M x K
+  const double* a_lead;
+  const double* b;  // K x N
+  const double* b_lead;
+  double* d;  // M x N accumulator values, zero on entry; NaN where the reference must run
+  int M, N, K, threads;
+};
+
+// A and B as values, with per group (g products along K) a mask of the non-zero inputs (bit
+// k - t g for the k-th) and the group's block scale as value (0 for a zero scale) and lead.
+struct group_job {
+  wide_step step;
+  int g;
+  const double* a;             // M x K
+  const std::int64_t* a_mask;  // M x T, T = ceil(K / g)
+  const double* a_scale;       // M x T
+  const double* a_scale_lead;  // M x T (kNoTerm for a zero scale)
+  const double* b;             // K x N
+  const std::int64_t* b_mask;  // T x N
+  const double* b_scale;       // T x N
+  const double* b_scale_lead;  // T x N
+  double* d;  // M x N accumulator values, zero on entry; NaN where the reference must run
+  int M, N, K, threads;
+};
+
+// What one two-stage block step needs from the model (see staged_tile).
+struct staged_step {
+  int n;                 // products per block
+  int interleave;        // 1, or 2 for even and odd products summed apart
+  double frac_bits;      // F
+  double second_bits;    // F2
+  double floor;          // at or below every term's lead and the accumulator's emin
+  double acc_emin;       // C's exponent when subnormal or zero
+  bool drop_far_c;
+};
+
+// A and B as values and leads, row-major (as wide_job, without scales).
+struct staged_job {
+  staged_step step;
+  const double* a;  // M x K
+  const double* a_lead;
+  const double* b;  // K x N
+  const double* b_lead;
+  double* d;  // M x N fp32 values, zero on entry; NaN where the reference must run
+  int M, N, K, threads;
+};
+
+// A and B as the pairwise model reads them (subnormals already +0 where it flushes), row-major.
+struct pairwise_job {
+  int n;       // products per block
+  bool flush;  // results below 2^-126 go to zero, sign kept
+  const float* a;  // M x K
+  const float* b;  // K x N
+  float* d;        // M x N, zero on entry
+  int M, N, K, threads;
+};
+
+// A row-major K x N array into panels of W columns (as pack_panels lays them out), `pad` past N.
+template <class T>
+void pack_rows(const T* src, int N, int K, std::size_t W, T pad, T* out) {
+  const std::size_t panels = (static_cast<std::size_t>(N) + W - 1) / W;
+  for (int k = 0; k < K; ++k)
+    for (std::size_t p = 0; p < panels; ++p) {
+      const std::size_t j0 = p * W, cols = std::min<std::size_t>(W, N - j0);
+      T* dst = out + (p * K + k) * W;
+      std::copy_n(src + static_cast<std::size_t>(k) * N + j0, cols, dst);
+      std::fill(dst + cols, dst + W, pad);
+    }
+}
+
 // Rows [r0, r1) of the fma chain over packed B, for targets whose MulAdd is not fused.
 inline void fma_rows_portable(const fma_job& job, const float* bp, std::size_t W, int r0, int r1) {
   const int N = job.N, K = job.K;
@@ -208,20 +296,20 @@ constexpr auto tile_table() {
 
 // Runs tile(rows, i, c, ldc) for the row tiles i of [r0, r1) on the W columns of d from j0, through
 // a W-wide copy where the panel sticks out past N.
-template <std::size_t MaxRows, class Tile>
-void for_row_tiles(float* d, int N, int j0, std::size_t W, int r0, int r1, const Tile& tile) {
+template <std::size_t MaxRows, class T, class Tile>
+void for_row_tiles(T* d, int N, int j0, std::size_t W, int r0, int r1, const Tile& tile) {
   const int cols = std::min(static_cast<int>(W), N - j0);
-  HWY_ALIGN float edge[MaxRows * kVectors * HWY_MAX_BYTES / sizeof(float)];
+  HWY_ALIGN T edge[MaxRows * kVectors * HWY_MAX_BYTES / sizeof(T)];
   for (int i = r0; i < r1; i += static_cast<int>(MaxRows)) {
     const int rows = std::min(static_cast<int>(MaxRows), r1 - i);
-    float* c = d + static_cast<std::size_t>(i) * N + j0;
+    T* c = d + static_cast<std::size_t>(i) * N + j0;
     if (cols == static_cast<int>(W)) {
       tile(rows, i, c, static_cast<std::size_t>(N));
       continue;
     }
     for (int r = 0; r < rows; ++r) {
       std::copy_n(c + static_cast<std::size_t>(r) * N, cols, edge + r * W);
-      std::fill(edge + r * W + cols, edge + (r + 1) * W, 0.0f);
+      std::fill(edge + r * W + cols, edge + (r + 1) * W, T{0});
     }
     tile(rows, i, edge, W);
     for (int r = 0; r < rows; ++r) std::copy_n(edge + r * W, cols, c + static_cast<std::size_t>(r) * N);
@@ -370,6 +458,435 @@ bool block_chain(const block_job& job) {
   return true;
 }
 
+// ---- Wide block-FMA chain (double lanes) --------------------------------------------------------
+
+using DD = hn::ScalableTag<double>;
+using DL = hn::RebindToSigned<DD>;
+using VD = hn::Vec<DD>;
+
+constexpr double kTwo52 = 4503599627370496.0;
+
+// The unbiased exponent field of each lane as a double: the 11-bit field put into the low bits of
+// 2^52's significand, less 2^52 + 1023 (AVX2 has no int64 -> double conversion).
+HWY_INLINE VD exponent_of(VD x) {
+  const DD dd;
+  const DL dl;
+  const auto field = hn::ShiftRight<52>(hn::And(hn::BitCast(dl, x), hn::Set(dl, 0x7ff0000000000000LL)));
+  return hn::Sub(hn::BitCast(dd, hn::Or(field, hn::Set(dl, 0x4330000000000000LL))), hn::Set(dd, kTwo52 + 1023.0));
+}
+
+// 2^e for integer-valued e with e + 1023 in [1, 2046]: e + 1023 sits in the low bits of the
+// significand of 2^52 + e + 1023, and a 52-bit shift moves it into the exponent field.
+HWY_INLINE VD pow2(VD e) {
+  const DD dd;
+  const DL dl;
+  return hn::BitCast(dd, hn::ShiftLeft<52>(hn::BitCast(dl, hn::Add(e, hn::Set(dd, kTwo52 + 1023.0)))));
+}
+
+// S 2^(E-F) (exact: S < 2^53) onto the accumulator's grid toward zero: trunc(x / q) q, q the
+// accumulator's quantum at x. NaN at or beyond the overflow threshold, +0 for a zero.
+HWY_INLINE VD toward_zero(const wide_step& s, VD sum, VD ref) {
+  const DD dd;
+  const DL dl;
+  const VD value = hn::Mul(sum, pow2(hn::Sub(ref, hn::Set(dd, s.frac_bits))));
+  // A value the accumulator holds as a normal number keeps its exponent: clearing the fraction
+  // bits past the accumulator's is the truncation. Below 2^emin the quantum is fixed.
+  const VD normal = hn::And(value, hn::BitCast(dd, hn::Set(dl, static_cast<std::int64_t>(s.rz_mask))));
+  const VD quantum = pow2(hn::Set(dd, s.acc_emin - s.acc_frac));
+  const VD small = hn::Mul(hn::Trunc(hn::Mul(value, pow2(hn::Set(dd, s.acc_frac - s.acc_emin)))), quantum);
+  const VD rz = hn::IfThenElse(hn::Lt(hn::Abs(value), pow2(hn::Set(dd, s.acc_emin))), small, normal);
+  return hn::Add(hn::IfThenElse(hn::Ge(hn::Abs(rz), hn::Set(dd, s.overflow)), hn::NaN(dd), rz), hn::Zero(dd));
+}
+
+// The reference exponent a block starts from: floor, raised to C's lead when C is not zero.
+HWY_INLINE VD c_ref(const wide_step& s, VD c) {
+  const DD dd;
+  const VD floor = hn::Set(dd, s.floor);
+  return hn::IfThenElse(hn::Eq(c, hn::Zero(dd)), floor,
+                        hn::Max(floor, hn::Max(hn::Set(dd, s.acc_emin), exponent_of(c))));
+}
+
+// R rows x W columns of accumulators c go through the block steps of kc products, as block_tile
+// does, in double lanes:
+//   E = max(floor, lead(C), lead(a_k) + lead(b_k) over non-zero products)
+//   S = trunc(C 2^(F-E)) + sum_k trunc(a_k b_k 2^(F-E))       (every term and S below 2^53)
+//   C = trunc(S 2^(E-F) / q) q, q the accumulator's quantum at that value (toward zero)
+// Every step is exact in double (wide_kernel_applies): products of at most 53 significant bits,
+// power-of-two scalings of exponents within [-1022, 1023] (a term so far below 2^E that it
+// underflows truncates to 0 either way). C at or above the accumulator's overflow threshold
+// becomes NaN, which every later step keeps: those outputs go to the reference loop. S = -0
+// (a sum of negative terms that truncated to 0) is stored as +0, the model's zero.
+template <std::size_t R>
+struct wide_tile {
+  static HWY_NOINLINE void run(const wide_step& s, const double* HWY_RESTRICT av, const double* HWY_RESTRICT al,
+                               std::size_t lda, const double* HWY_RESTRICT bv, const double* HWY_RESTRICT bl, int kc,
+                               double* HWY_RESTRICT c, std::size_t ldc) {
+    const DD dd;
+    const std::size_t L = hn::Lanes(dd), W = kVectors * L;
+    const VD frac = hn::Set(dd, s.frac_bits);
+    VD acc[R][kVectors];
+    for (std::size_t r = 0; r < R; ++r)
+      for (std::size_t v = 0; v < kVectors; ++v) acc[r][v] = hn::LoadU(dd, c + r * ldc + v * L);
+    for (int k0 = 0; k0 < kc; k0 += s.n) {
+      const int k1 = std::min(kc, k0 + s.n);
+      VD ref[R][kVectors];
+      for (std::size_t r = 0; r < R; ++r)
+        for (std::size_t v = 0; v < kVectors; ++v) ref[r][v] = c_ref(s, acc[r][v]);
+      for (int k = k0; k < k1; ++k) {
+        VD lb[kVectors];
+        for (std::size_t v = 0; v < kVectors; ++v) lb[v] = hn::Load(dd, bl + k * W + v * L);
+        for (std::size_t r = 0; r < R; ++r) {
+          const VD la = hn::Set(dd, al[r * lda + k]);
+          for (std::size_t v = 0; v < kVectors; ++v) ref[r][v] = hn::Max(ref[r][v], hn::Add(la, lb[v]));
+        }
+      }
+      VD scale[R][kVectors], sum[R][kVectors];
+      for (std::size_t r = 0; r < R; ++r)
+        for (std::size_t v = 0; v < kVectors; ++v) {
+          scale[r][v] = pow2(hn::Sub(frac, ref[r][v]));
+          sum[r][v] = hn::Trunc(hn::Mul(acc[r][v], scale[r][v]));
+        }
+      for (int k = k0; k < k1; ++k) {
+        VD b[kVectors];
+        for (std::size_t v = 0; v < kVectors; ++v) b[v] = hn::Load(dd, bv + k * W + v * L);
+        for (std::size_t r = 0; r < R; ++r) {
+          const VD x = hn::Set(dd, av[r * lda + k]);
+          for (std::size_t v = 0; v < kVectors; ++v)
+            sum[r][v] = hn::Add(sum[r][v], hn::Trunc(hn::Mul(hn::Mul(x, b[v]), scale[r][v])));
+        }
+      }
+      for (std::size_t r = 0; r < R; ++r)
+        for (std::size_t v = 0; v < kVectors; ++v) acc[r][v] = toward_zero(s, sum[r][v], ref[r][v]);
+    }
+    for (std::size_t r = 0; r < R; ++r)
+      for (std::size_t v = 0; v < kVectors; ++v) hn::StoreU(acc[r][v], dd, c + r * ldc + v * L);
+  }
+};
+
+void wide_chain(const wide_job& job) {
+  const std::size_t W = kVectors * hn::Lanes(DD()), size = (job.N + W - 1) / W * W * job.K;
+  const auto bv = hwy::AllocateAligned<double>(size);
+  const auto bl = hwy::AllocateAligned<double>(size);
+  pack_rows(job.b, job.N, job.K, W, 0.0, bv.get());
+  pack_rows(job.b_lead, job.N, job.K, W, static_cast<double>(kNoTerm), bl.get());
+  static constexpr auto tiles = tile_table<wide_tile, kBlockRows>();
+  const int chunk = std::max(1, kChunk / job.step.n) * job.step.n;
+  parallel_rows(job.M, job.threads, [&](int r0, int r1) {
+    for (int k0 = 0; k0 < job.K; k0 += chunk) {
+      const int kc = std::min(chunk, job.K - k0);
+      for (int j0 = 0; j0 < job.N && !interrupted(); j0 += static_cast<int>(W)) {
+        const std::size_t at = (j0 / W * job.K + k0) * W;
+        for_row_tiles<kBlockRows>(job.d, job.N, j0, W, r0, r1, [&](int rows, int i, double* c, std::size_t ldc) {
+          const std::size_t a_at = static_cast<std::size_t>(i) * job.K + k0;
+          tiles[rows - 1](job.step, job.a + a_at, job.a_lead + a_at, job.K, bv.get() + at, bl.get() + at, kc, c, ldc);
+        });
+      }
+    }
+  }, job.M);
+}
+
+// ---- Block-FMA chain with exactly summed, scaled groups (Blackwell mxf4, mxf4nvf4) --------------
+
+// R rows x W columns of accumulators c go through the block steps of kc products, in double
+// lanes, per output and block (block_fma.hpp step 3 with scale_group g):
+//   G_t = sum of the g products of group t, exactly; the group is a term when one of its products
+//         is not zero (masks: a bit per non-zero input), of lead sa_t + sb_t, the scales' leads
+//   E = max(floor, lead(C), leads of the terms)
+//   S = trunc(C 2^(F-E)) + sum_t trunc(G_t sa_t sb_t 2^(F-E))
+//   C = toward_zero(S 2^(E-F))
+// G_t is exact in double and so is each scaled term and S (group_kernel_applies). The group arrays
+// (masks, scale values and leads) run per group: A's with stride lds per row, B's panels W wide.
+template <std::size_t R>
+struct group_tile {
+  static HWY_NOINLINE void run(const wide_step& s, int g, const double* HWY_RESTRICT av, std::size_t lda,
+                               const std::int64_t* HWY_RESTRICT am, const double* HWY_RESTRICT as,
+                               const double* HWY_RESTRICT asl, std::size_t lds, const double* HWY_RESTRICT bv,
+                               const std::int64_t* HWY_RESTRICT bm, const double* HWY_RESTRICT bs,
+                               const double* HWY_RESTRICT bsl, int kc, double* HWY_RESTRICT c, std::size_t ldc) {
+    const DD dd;
+    const DL dl;
+    const std::size_t L = hn::Lanes(dd), W = kVectors * L;
+    const VD floor = hn::Set(dd, s.floor), frac = hn::Set(dd, s.frac_bits);
+    for (int k0 = 0; k0 < kc; k0 += s.n) {
+      const int k1 = std::min(kc, k0 + s.n), t0 = k0 / g, groups = (k1 - k0 + g - 1) / g;
+      VD ref[R][kVectors], sum[kMaxGroups][R][kVectors];
+      for (std::size_t r = 0; r < R; ++r)
+        for (std::size_t v = 0; v < kVectors; ++v) ref[r][v] = c_ref(s, hn::LoadU(dd, c + r * ldc + v * L));
+      for (int t = 0; t < groups; ++t) {
+        for (std::size_t r = 0; r < R; ++r)
+          for (std::size_t v = 0; v < kVectors; ++v) sum[t][r][v] = hn::Zero(dd);
+        for (int k = k0 + t * g; k < std::min(k1, k0 + (t + 1) * g); ++k) {
+          VD b[kVectors];
+          for (std::size_t v = 0; v < kVectors; ++v) b[v] = hn::Load(dd, bv + k * W + v * L);
+          for (std::size_t r = 0; r < R; ++r) {
+            const VD x = hn::Set(dd, av[r * lda + k]);
+            for (std::size_t v = 0; v < kVectors; ++v) sum[t][r][v] = hn::MulAdd(x, b[v], sum[t][r][v]);
+          }
+        }
+        const std::size_t tb = static_cast<std::size_t>(t0 + t) * W;
+        for (std::size_t r = 0; r < R; ++r) {
+          const auto mask_a = hn::Set(dl, am[r * lds + t0 + t]);
+          const VD lead_a = hn::Set(dd, asl[r * lds + t0 + t]);
+          for (std::size_t v = 0; v < kVectors; ++v) {
+            const auto live = hn::Ne(hn::And(mask_a, hn::Load(dl, bm + tb + v * L)), hn::Zero(dl));
+            const VD lead = hn::Add(lead_a, hn::Load(dd, bsl + tb + v * L));
+            ref[r][v] = hn::Max(ref[r][v], hn::IfThenElse(hn::RebindMask(dd, live), lead, floor));
+          }
+        }
+      }
+      for (std::size_t r = 0; r < R; ++r)
+        for (std::size_t v = 0; v < kVectors; ++v) {
+          const VD scale = pow2(hn::Sub(frac, ref[r][v]));
+          VD total = hn::Trunc(hn::Mul(hn::LoadU(dd, c + r * ldc + v * L), scale));
+          for (int t = 0; t < groups; ++t) {
+            const std::size_t tb = static_cast<std::size_t>(t0 + t) * W;
+            const VD pair = hn::Mul(hn::Set(dd, as[r * lds + t0 + t]), hn::Load(dd, bs + tb + v * L));
+            total = hn::Add(total, hn::Trunc(hn::Mul(hn::Mul(sum[t][r][v], pair), scale)));
+          }
+          hn::StoreU(toward_zero(s, total, ref[r][v]), dd, c + r * ldc + v * L);
+        }
+    }
+  }
+};
+
+void group_chain(const group_job& job) {
+  const std::size_t W = kVectors * hn::Lanes(DD()), panels = (job.N + W - 1) / W;
+  const int T = (job.K + job.g - 1) / job.g;
+  const auto bv = hwy::AllocateAligned<double>(panels * W * job.K);
+  const auto bm = hwy::AllocateAligned<std::int64_t>(panels * W * T);
+  const auto bs = hwy::AllocateAligned<double>(panels * W * T);
+  const auto bsl = hwy::AllocateAligned<double>(panels * W * T);
+  pack_rows(job.b, job.N, job.K, W, 0.0, bv.get());
+  pack_rows(job.b_mask, job.N, T, W, std::int64_t{0}, bm.get());
+  pack_rows(job.b_scale, job.N, T, W, 0.0, bs.get());
+  pack_rows(job.b_scale_lead, job.N, T, W, static_cast<double>(kNoTerm), bsl.get());
+  static constexpr auto tiles = tile_table<group_tile, kBlockRows>();
+  const int chunk = std::max(1, kChunk / job.step.n) * job.step.n;
+  parallel_rows(job.M, job.threads, [&](int r0, int r1) {
+    for (int k0 = 0; k0 < job.K; k0 += chunk) {
+      const int kc = std::min(chunk, job.K - k0), t0 = k0 / job.g;
+      for (int j0 = 0; j0 < job.N && !interrupted(); j0 += static_cast<int>(W)) {
+        const std::size_t p = j0 / W, at = (p * job.K + k0) * W, gt = (p * T + t0) * W;
+        for_row_tiles<kBlockRows>(job.d, job.N, j0, W, r0, r1, [&](int rows, int i, double* c, std::size_t ldc) {
+          const std::size_t a_at = static_cast<std::size_t>(i) * job.K + k0, s_at = static_cast<std::size_t>(i) * T;
+          // The tile counts groups from the chunk's first: its group arrays start there.
+          tiles[rows - 1](job.step, job.g, job.a + a_at, job.K, job.a_mask + s_at + t0, job.a_scale + s_at + t0,
+                          job.a_scale_lead + s_at + t0, T, bv.get() + at, bm.get() + gt, bs.get() + gt, bsl.get() + gt,
+                          kc, c, ldc);
+        });
+      }
+    }
+  }, job.M);
+}
+
+// ---- Two-stage block-FMA chain (AMD CDNA3, double lanes) ----------------------------------------
+
+// R rows x W columns of fp32 accumulators c go through the two-stage block steps of kc products
+// (block_fma.hpp step 6), per output and block:
+//   E_s = max(floor, leads of the products of sub-sum s), P_s = sum trunc(a_k b_k 2^(F-E_s))
+//   E = max E_s, P = sum_s floor(P_s 2^(E_s-E))                          (units 2^(E-F))
+//   E' = max(E, e_C), q = E' - F2 - 1
+//   x = (floor(P 2^(E-F-q)) + floor(C 2^(F-E')) 2^(F2+1-F)) 2^q          (C dropped if far)
+//   x = floor(x / 2^(e_x - F2)) 2^(e_x - F2), e_x = max(exponent(x), emin)
+//   C = round_to_nearest_even_fp32(x)
+// floor is at or below the accumulator's emin, so E' is e_C when there are no products, and an
+// empty sub-sum adds 0 at an exponent that never wins. Every quantity is an integer times a power
+// of two below 2^53 (staged_kernel_applies); the last step is the host's double -> float
+// conversion, one rounding. A result that is not finite becomes NaN: the reference redoes it.
+template <std::size_t I>
+struct staged_tiles {
+  template <std::size_t R>
+  struct tile {
+    static HWY_NOINLINE void run(const staged_step& s, const double* HWY_RESTRICT av, const double* HWY_RESTRICT al,
+                                 std::size_t lda, const double* HWY_RESTRICT bv, const double* HWY_RESTRICT bl, int kc,
+                                 double* HWY_RESTRICT c, std::size_t ldc) {
+      const DD dd;
+      const hn::Rebind<float, DD> df;
+      const std::size_t L = hn::Lanes(dd), W = kVectors * L;
+      const VD zero = hn::Zero(dd), floor = hn::Set(dd, s.floor), acc_emin = hn::Set(dd, s.acc_emin);
+      const VD frac = hn::Set(dd, s.frac_bits), second = hn::Set(dd, s.second_bits), one = hn::Set(dd, 1.0);
+      const VD c_shift = hn::Set(dd, s.second_bits + 1 - s.frac_bits), nan = hn::NaN(dd);
+      const VD big = hn::Set(dd, 0x1p128);
+      VD acc[R][kVectors];
+      for (std::size_t r = 0; r < R; ++r)
+        for (std::size_t v = 0; v < kVectors; ++v) acc[r][v] = hn::LoadU(dd, c + r * ldc + v * L);
+      for (int k0 = 0; k0 < kc; k0 += s.n) {
+        const int k1 = std::min(kc, k0 + s.n);
+        VD ref[I][R][kVectors];
+        for (std::size_t i = 0; i < I; ++i)
+          for (std::size_t r = 0; r < R; ++r)
+            for (std::size_t v = 0; v < kVectors; ++v) ref[i][r][v] = floor;
+        for (int k = k0; k < k1; ++k) {
+          const std::size_t sub = I == 1 ? 0 : static_cast<std::size_t>(k - k0) % I;
+          VD lb[kVectors];
+          for (std::size_t v = 0; v < kVectors; ++v) lb[v] = hn::Load(dd, bl + k * W + v * L);
+          for (std::size_t r = 0; r < R; ++r) {
+            const VD la = hn::Set(dd, al[r * lda + k]);
+            for (std::size_t v = 0; v < kVectors; ++v) ref[sub][r][v] = hn::Max(ref[sub][r][v], hn::Add(la, lb[v]));
+          }
+        }
+        VD scale[I][R][kVectors], sum[I][R][kVectors];
+        for (std::size_t i = 0; i < I; ++i)
+          for (std::size_t r = 0; r < R; ++r)
+            for (std::size_t v = 0; v < kVectors; ++v) {
+              scale[i][r][v] = pow2(hn::Sub(frac, ref[i][r][v]));
+              sum[i][r][v] = zero;
+            }
+        for (int k = k0; k < k1; ++k) {
+          const std::size_t sub = I == 1 ? 0 : static_cast<std::size_t>(k - k0) % I;
+          VD b[kVectors];
+          for (std::size_t v = 0; v < kVectors; ++v) b[v] = hn::Load(dd, bv + k * W + v * L);
+          for (std::size_t r = 0; r < R; ++r) {
+            const VD x = hn::Set(dd, av[r * lda + k]);
+            for (std::size_t v = 0; v < kVectors; ++v)
+              sum[sub][r][v] = hn::Add(sum[sub][r][v], hn::Trunc(hn::Mul(hn::Mul(x, b[v]), scale[sub][r][v])));
+          }
+        }
+        for (std::size_t r = 0; r < R; ++r)
+          for (std::size_t v = 0; v < kVectors; ++v) {
+            VD e = ref[0][r][v], p = sum[0][r][v];
+            if constexpr (I == 2) {
+              e = hn::Max(ref[0][r][v], ref[1][r][v]);
+              p = hn::Add(hn::Floor(hn::Mul(sum[0][r][v], pow2(hn::Sub(ref[0][r][v], e)))),
+                          hn::Floor(hn::Mul(sum[1][r][v], pow2(hn::Sub(ref[1][r][v], e)))));
+            }
+            const VD cv = acc[r][v];
+            const VD e_c = hn::Max(exponent_of(cv), acc_emin);
+            const VD e_max = hn::Max(e, e_c);
+            const VD q = hn::Sub(hn::Sub(e_max, second), one);
+            const VD pq = hn::Floor(hn::Mul(p, pow2(hn::Sub(hn::Sub(e, frac), q))));
+            VD cq = hn::Mul(hn::Floor(hn::Mul(cv, pow2(hn::Sub(frac, e_max)))), pow2(c_shift));
+            if (s.drop_far_c) cq = hn::IfThenZeroElse(hn::Lt(e_c, hn::Sub(hn::Sub(e_max, frac), one)), cq);
+            const VD x = hn::Mul(hn::Add(pq, cq), pow2(q));
+            const VD quantum = hn::Sub(hn::Max(exponent_of(x), acc_emin), second);
+            const VD kept = hn::Add(hn::Mul(hn::Floor(hn::Mul(x, pow2(hn::Neg(quantum)))), pow2(quantum)), zero);
+            const VD f = hn::PromoteTo(dd, hn::DemoteTo(df, kept));
+            acc[r][v] = hn::IfThenElse(hn::Lt(hn::Abs(f), big), f, nan);
+          }
+      }
+      for (std::size_t r = 0; r < R; ++r)
+        for (std::size_t v = 0; v < kVectors; ++v) hn::StoreU(acc[r][v], dd, c + r * ldc + v * L);
+    }
+  };
+};
+
+template <std::size_t I>
+void staged_rows(const staged_job& job) {
+  const std::size_t W = kVectors * hn::Lanes(DD()), size = (job.N + W - 1) / W * W * job.K;
+  const auto bv = hwy::AllocateAligned<double>(size);
+  const auto bl = hwy::AllocateAligned<double>(size);
+  pack_rows(job.b, job.N, job.K, W, 0.0, bv.get());
+  pack_rows(job.b_lead, job.N, job.K, W, static_cast<double>(kNoTerm), bl.get());
+  static constexpr auto tiles = tile_table<staged_tiles<I>::template tile, kBlockRows>();
+  const int chunk = std::max(1, kChunk / job.step.n) * job.step.n;
+  parallel_rows(job.M, job.threads, [&](int r0, int r1) {
+    for (int k0 = 0; k0 < job.K; k0 += chunk) {
+      const int kc = std::min(chunk, job.K - k0);
+      for (int j0 = 0; j0 < job.N && !interrupted(); j0 += static_cast<int>(W)) {
+        const std::size_t at = (j0 / W * job.K + k0) * W;
+        for_row_tiles<kBlockRows>(job.d, job.N, j0, W, r0, r1, [&](int rows, int i, double* c, std::size_t ldc) {
+          const std::size_t a_at = static_cast<std::size_t>(i) * job.K + k0;
+          tiles[rows - 1](job.step, job.a + a_at, job.a_lead + a_at, job.K, bv.get() + at, bl.get() + at, kc, c, ldc);
+        });
+      }
+    }
+  }, job.M);
+}
+
+void staged_chain(const staged_job& job) { job.step.interleave == 2 ? staged_rows<2>(job) : staged_rows<1>(job); }
+
+// ---- Pairwise chain (AMD CDNA2) -------------------------------------------------------------------
+
+// x, or zero of x's sign where the model flushes x (below 2^-126 in magnitude).
+template <bool Flush>
+HWY_INLINE VF flushed(VF x) {
+  if constexpr (!Flush) {
+    return x;
+  } else {
+    const DF df;
+    const DI di;
+    const VF sign = hn::BitCast(df, hn::Set(di, static_cast<std::int32_t>(0x80000000u)));
+    return hn::IfThenElse(hn::Lt(hn::Abs(x), hn::Set(df, 0x1p-126f)), hn::And(x, sign), x);
+  }
+}
+
+// The tree of pairwise_tree (block_fma.hpp) over products [Lo, Hi) of one row (a) and one vector
+// of columns (b, stride W): leaves are the rounded products, nodes the rounded sums.
+template <int Lo, int Hi, bool Flush>
+struct pair_tree {
+  static HWY_INLINE VF run(const float* HWY_RESTRICT a, const float* HWY_RESTRICT b, std::size_t W) {
+    const DF df;
+    if constexpr (Hi - Lo == 1) {
+      return flushed<Flush>(hn::Mul(hn::Set(df, a[Lo]), hn::Load(df, b + Lo * W)));
+    } else {
+      constexpr int Mid = Lo + (Hi - Lo) / 2;
+      return flushed<Flush>(hn::Add(pair_tree<Lo, Mid, Flush>::run(a, b, W), pair_tree<Mid, Hi, Flush>::run(a, b, W)));
+    }
+  }
+};
+
+// The same tree for a block size known at run time only (a short last block, an unusual n).
+template <bool Flush>
+VF pair_tree_of(const float* HWY_RESTRICT a, const float* HWY_RESTRICT b, std::size_t W, int lo, int hi) {
+  const DF df;
+  if (hi - lo == 1) return flushed<Flush>(hn::Mul(hn::Set(df, a[lo]), hn::Load(df, b + lo * W)));
+  const int mid = lo + (hi - lo) / 2;
+  return flushed<Flush>(hn::Add(pair_tree_of<Flush>(a, b, W, lo, mid), pair_tree_of<Flush>(a, b, W, mid, hi)));
+}
+
+// R rows x W columns of c continue their pairwise chains over kc products: per block of n,
+// C = flush(C + tree), in the host's own fp32 nearest-even arithmetic.
+template <bool Flush>
+struct pairwise_tiles {
+  template <std::size_t R>
+  struct tile {
+    static HWY_NOINLINE void run(int n, const float* HWY_RESTRICT a, std::size_t lda, const float* HWY_RESTRICT bp,
+                                 int kc, float* HWY_RESTRICT c, std::size_t ldc) {
+      const DF df;
+      const std::size_t L = hn::Lanes(df), W = kVectors * L;
+      VF acc[R][kVectors];
+      for (std::size_t r = 0; r < R; ++r)
+        for (std::size_t v = 0; v < kVectors; ++v) acc[r][v] = hn::LoadU(df, c + r * ldc + v * L);
+      for (int k0 = 0; k0 < kc; k0 += n) {
+        const int nb = std::min(n, kc - k0);
+        for (std::size_t r = 0; r < R; ++r)
+          for (std::size_t v = 0; v < kVectors; ++v) {
+            const float* ar = a + r * lda + k0;
+            const float* b = bp + k0 * W + v * L;
+            const VF t = nb == 4   ? pair_tree<0, 4, Flush>::run(ar, b, W)
+                         : nb == 2 ? pair_tree<0, 2, Flush>::run(ar, b, W)
+                                   : pair_tree_of<Flush>(ar, b, W, 0, nb);
+            acc[r][v] = flushed<Flush>(hn::Add(acc[r][v], t));
+          }
+      }
+      for (std::size_t r = 0; r < R; ++r)
+        for (std::size_t v = 0; v < kVectors; ++v) hn::StoreU(acc[r][v], df, c + r * ldc + v * L);
+    }
+  };
+};
+
+template <bool Flush>
+void pairwise_rows(const pairwise_job& job) {
+  const std::size_t W = kVectors * hn::Lanes(DF()), size = (job.N + W - 1) / W * W * job.K;
+  const auto bp = hwy::AllocateAligned<float>(size);
+  pack_rows(job.b, job.N, job.K, W, 0.0f, bp.get());
+  static constexpr auto tiles = tile_table<pairwise_tiles<Flush>::template tile, kFmaRows>();
+  const int chunk = std::max(1, kChunk / job.n) * job.n;
+  parallel_rows(job.M, job.threads, [&](int r0, int r1) {
+    for (int k0 = 0; k0 < job.K; k0 += chunk) {
+      const int kc = std::min(chunk, job.K - k0);
+      for (int j0 = 0; j0 < job.N && !interrupted(); j0 += static_cast<int>(W)) {
+        const float* panel = bp.get() + (j0 / W * job.K + k0) * W;
+        for_row_tiles<kFmaRows>(job.d, job.N, j0, W, r0, r1, [&](int rows, int i, float* c, std::size_t ldc) {
+          tiles[rows - 1](job.n, job.a + static_cast<std::size_t>(i) * job.K + k0, job.K, panel, kc, c, ldc);
+        });
+      }
+    }
+  }, job.M);
+}
+
+void pairwise_chain(const pairwise_job& job) { job.flush ? pairwise_rows<true>(job) : pairwise_rows<false>(job); }
+
 }  // namespace HWY_NAMESPACE
 }  // namespace fpemu::analysis::gemm_simd
 HWY_AFTER_NAMESPACE();
@@ -380,13 +897,28 @@ namespace gemm_simd {
 
 HWY_EXPORT(fma_chain);
 HWY_EXPORT(block_chain);
+HWY_EXPORT(wide_chain);
+HWY_EXPORT(pairwise_chain);
+HWY_EXPORT(staged_chain);
+HWY_EXPORT(group_chain);
 
 bool run_fma_chain(const fma_job& job) { return HWY_DYNAMIC_DISPATCH(fma_chain)(job); }
 bool run_block_chain(const block_job& job) { return HWY_DYNAMIC_DISPATCH(block_chain)(job); }
+void run_wide_chain(const wide_job& job) { HWY_DYNAMIC_DISPATCH(wide_chain)(job); }
+void run_pairwise_chain(const pairwise_job& job) { HWY_DYNAMIC_DISPATCH(pairwise_chain)(job); }
+void run_staged_chain(const staged_job& job) { HWY_DYNAMIC_DISPATCH(staged_chain)(job); }
+void run_group_chain(const group_job& job) { HWY_DYNAMIC_DISPATCH(group_chain)(job); }
 
 namespace {
 
 bool is_float_valued(const format& f) { return f.exp_bits <= 8 && f.frac_bits <= 23 && (f.exp_bits < 8 || f.bias >= 127); }
+
+// A format with fp32's exponent range and encoding, and at most its fraction bits (fp32, e8m13):
+// its values are floats, and its codes the top bits of theirs.
+bool is_fp32_range(const format& f) {
+  return f.exp_bits == 8 && f.bias == 127 && f.encoding == nonfinite::ieee && f.subnormals && f.has_zero &&
+         f.is_signed && f.frac_bits <= 23;
+}
 
 // Row-major values of codes, or nothing if one is not finite.
 std::optional<std::vector<float>> decode_all(const format& f, std::span<const std::uint32_t> codes) {
@@ -406,17 +938,169 @@ std::optional<std::vector<float>> decode_all(const format& f, std::span<const st
 bool block_kernel_applies(const block_fma_model& m, const format& fa, const format& fb, int K) {
   const block_fma_model defaults{};
   const bool small_input = fa.exp_bits <= 5 && fa.frac_bits <= 10 && fb.exp_bits <= 5 && fb.frac_bits <= 10;
-  const bool fp32_range = m.acc.exp_bits == 8 && m.acc.bias == 127 && m.acc.encoding == nonfinite::ieee &&
-                          m.acc.subnormals && m.acc.has_zero && m.acc.is_signed;
   const int sum_bits = m.frac_bits + 2 + std::bit_width(static_cast<unsigned>(m.block_size + 1));
   const int e_low = emin(fa) + emin(fb) - m.frac_bits;
   const int e_high = emax(fa) + emax(fb) + 2 + std::bit_width(static_cast<unsigned>(K));
   const bool in_range = e_low >= m.frac_bits - 126 && e_high + sum_bits - m.frac_bits <= 126;
-  return small_input && fp32_range && in_range && sum_bits <= 24 && m.alignment == alignment_rounding::truncate &&
+  return small_input && is_fp32_range(m.acc) && in_range && sum_bits <= 24 && m.alignment == alignment_rounding::truncate &&
          m.acc_rounding.mode == round_mode::toward_zero && m.zero == zero_sign::positive &&
          m.min_reference_exp <= std::min(emin(fa) + emin(fb), emin(m.acc)) && m.input_subnormals &&
          m.output_subnormals && m.sum == defaults.sum && m.interleave == 1 && m.second_frac_bits == 0 &&
          m.scale_block == 0 && !m.product_overflow;
+}
+
+// The wide kernel is exact (wide_tile) when products of two inputs and two scales have at most 53
+// significant bits, and so does the sum of a block's n terms and C: a term is below 2^(F+2)
+// relative to 2^E, 2^(F+4) with scales that have fraction bits (two UE4M3 significands multiply
+// to below 4 in units of their leads). Leads stay within a few hundred of zero for formats of at
+// most 8 exponent bits and E8M0 or UE4M3 scales, so every scaling is a normal double.
+bool wide_kernel_applies(const block_fma_model& m, const format& fa, const format& fb, const format& scale) {
+  const bool scaled = m.scale_block > 0;
+  const int scale_bits = scaled ? scale.frac_bits + 1 : 0;
+  const int product_bits = fa.frac_bits + 1 + fb.frac_bits + 1 + 2 * scale_bits;
+  const int term_bits = m.frac_bits + 2 + (scale_bits > 1 ? 2 : 0);
+  const int sum_bits = term_bits + std::bit_width(static_cast<unsigned>(m.block_size + 1));
+  return is_fp32_range(m.acc) && m.acc.frac_bits >= 2 && m.sum == block_sum::aligned && m.frac_bits >= 2 &&
+         m.alignment == alignment_rounding::truncate && m.acc_rounding.mode == round_mode::toward_zero &&
+         m.zero == zero_sign::positive && m.input_subnormals && m.output_subnormals && m.interleave == 1 &&
+         m.second_frac_bits == 0 && m.scale_group == 0 && !m.product_overflow && product_bits <= 53 &&
+         sum_bits <= 53 && (!scaled || scale == formats::e8m0fnu || scale == formats::e4m3fn);
+}
+
+// The smallest lead a term can have, the floor of E below which min_reference_exp never binds
+// (every non-zero term is at or above it, and an all-zero block gives +0 whatever E is).
+int lowest_lead(const block_fma_model& m, const format& fa, const format& fb, const format& scale) {
+  const int scales = m.scale_block > 0 ? 2 * emin(scale) : 0;
+  return std::max(m.min_reference_exp, std::min(emin(fa) + emin(fb) + scales, emin(m.acc)));
+}
+
+// The pairwise kernel is the host's fp32 arithmetic: products and sums rounded to nearest even,
+// overflowing to infinity, with IEEE signs of zero.
+bool pairwise_kernel_applies(const block_fma_model& m) {
+  return m.sum == block_sum::pairwise && m.acc == formats::fp32 &&
+         m.acc_rounding == rounding{round_mode::nearest_even, overflow_policy::ieee, m.acc_rounding.sr_bits} &&
+         m.zero == zero_sign::ieee;
+}
+
+// The two-stage kernel is exact (staged_tile) when products have at most 53 significant bits and
+// so does a block's product sum moved to C's finer quantum: P < 2^(F+2+bit_width(n+1)), shifted
+// up by at most F2 + 1 - F bits. The floor must not bind (an empty block's E' is e_C), and the
+// final rounding is the host's: nearest-even fp32, its zero's sign that of an underflow.
+bool staged_kernel_applies(const block_fma_model& m, const format& fa, const format& fb) {
+  const int product_bits = fa.frac_bits + 1 + fb.frac_bits + 1;
+  const int shifted_bits = m.second_frac_bits + 1 + 2 + std::bit_width(static_cast<unsigned>(m.block_size + 1));
+  return m.sum == block_sum::aligned && m.second_frac_bits > 0 && m.second_frac_bits + 1 >= m.frac_bits &&
+         m.acc == formats::fp32 && m.acc_rounding == rounding{round_mode::nearest_even, overflow_policy::ieee, m.acc_rounding.sr_bits} &&
+         m.alignment == alignment_rounding::truncate && (m.interleave == 1 || (m.interleave == 2 && m.block_size % 2 == 0)) &&
+         m.scale_block == 0 && m.scale_group == 0 && m.input_subnormals && m.output_subnormals &&
+         m.zero == zero_sign::exact_positive && !m.overflow_infinite &&
+         m.min_reference_exp <= std::min(emin(fa) + emin(fb), emin(m.acc)) && product_bits <= 53 && shifted_bits <= 53;
+}
+
+// The group kernel is exact (group_tile) when a group's sum of g products fits 53 bits at the
+// smallest product quantum (the span of the formats' exponents and fractions), the sum times
+// two scale significands does too, and a block's terms and C stay below 2^53 in units of
+// 2^(E-F): a term is below 2^(F + bits of the largest group sum), 2 bits more with scales that
+// have fraction bits.
+bool group_kernel_applies(const block_fma_model& m, const format& fa, const format& fb, const format& scale) {
+  const int g = m.scale_group;
+  const bool scaled = m.scale_block > 0;
+  const int scale_bits = scaled ? scale.frac_bits + 1 : 0;
+  auto span = [](const format& f) { return emax(f) - emin(f) + f.frac_bits + 1; };
+  const int group_bits = span(fa) + span(fb) + std::bit_width(static_cast<unsigned>(g));
+  const int magnitude_bits = emax(fa) + 1 + emax(fb) + 1 + std::bit_width(static_cast<unsigned>(g));
+  const int sum_bits = m.frac_bits + magnitude_bits + (scale_bits > 1 ? 2 : 0) +
+                       std::bit_width(static_cast<unsigned>(m.block_size / std::max(g, 1) + 1));
+  return g > 0 && g <= 64 && m.block_size % g == 0 && m.block_size / g <= kMaxGroups &&
+         (!scaled || (m.scale_block % g == 0 && (scale == formats::e8m0fnu || scale == formats::e4m3fn))) &&
+         is_fp32_range(m.acc) && m.acc.frac_bits >= 2 && m.sum == block_sum::aligned && m.frac_bits >= 2 &&
+         m.alignment == alignment_rounding::truncate && m.acc_rounding.mode == round_mode::toward_zero &&
+         m.zero == zero_sign::positive && m.input_subnormals && m.output_subnormals && m.interleave == 1 &&
+         m.second_frac_bits == 0 && !m.product_overflow && group_bits + 2 * scale_bits <= 53 && sum_bits <= 53;
+}
+
+// Values, masks and group scales of A (rows x cols = M x K, groups per row) or B (K x N, groups
+// per column) for group_job; nothing when a value or scale is not finite.
+struct group_operand {
+  std::vector<double> value;
+  std::vector<std::int64_t> mask;
+  std::vector<double> scale, scale_lead;
+};
+
+std::optional<group_operand> group_operand_of(const format& f, std::span<const std::uint32_t> codes, int rows,
+                                              int cols, bool k_along_cols, const block_fma_model& m,
+                                              const format& scale_fmt, std::span<const std::uint32_t> scales) {
+  const std::optional<std::vector<float>> v = decode_all(f, codes);
+  if (!v) return std::nullopt;
+  const int g = m.scale_group, K = k_along_cols ? cols : rows, others = k_along_cols ? rows : cols;
+  const int T = (K + g - 1) / g, per = m.scale_block > 0 ? (K + m.scale_block - 1) / m.scale_block : 0;
+  auto at = [&](int other, int t) {  // A: M x T, B: T x N
+    return k_along_cols ? static_cast<std::size_t>(other) * T + t : static_cast<std::size_t>(t) * others + other;
+  };
+  group_operand o{std::vector<double>(v->begin(), v->end()), std::vector<std::int64_t>(static_cast<std::size_t>(others) * T),
+                  std::vector<double>(static_cast<std::size_t>(others) * T, 1.0),
+                  std::vector<double>(static_cast<std::size_t>(others) * T, 0.0)};
+  for (int r = 0; r < rows; ++r)
+    for (int c = 0; c < cols; ++c)
+      if ((*v)[static_cast<std::size_t>(r) * cols + c] != 0.0f) {
+        const int k = k_along_cols ? c : r, other = k_along_cols ? r : c;
+        o.mask[at(other, k / g)] |= std::int64_t{1} << (k % g);
+      }
+  if (scales.empty() || m.scale_block == 0) return o;
+  for (int other = 0; other < others; ++other)
+    for (int t = 0; t < T; ++t) {
+      const std::uint32_t code = scales[static_cast<std::size_t>(other) * per + t * g / m.scale_block];
+      const unpacked u = detail::read_scale(scale_fmt, code);
+      if (u.cls == value_class::nan || u.cls == value_class::infinite) return std::nullopt;
+      const bool zero = u.cls == value_class::zero;
+      o.scale[at(other, t)] = zero ? 0.0 : to_double(scale_fmt, code & magnitude_mask(scale_fmt));
+      o.scale_lead[at(other, t)] = zero ? kNoTerm : u.exp + scale_fmt.frac_bits;
+    }
+  return o;
+}
+
+// The largest magnitude among values v (finite).
+double largest(const std::vector<double>& v) {
+  double x = 0.0;
+  for (double y : v) x = std::max(x, std::fabs(y));
+  return x;
+}
+
+// A's or B's values (row-major rows x cols) with their block scales multiplied in, and their
+// leads (kNoTerm for zero); nothing when a value or scale is not finite. K runs along A's columns
+// and B's rows; `scales` holds ceil(K / g) codes per row of A or column of B (empty: scales of 1).
+struct wide_operand {
+  std::vector<double> value, lead;
+};
+
+std::optional<wide_operand> wide_operand_of(const format& f, std::span<const std::uint32_t> codes, int rows, int cols,
+                                            bool k_along_cols, const format& scale_fmt,
+                                            std::span<const std::uint32_t> scales, int g) {
+  const std::optional<std::vector<float>> v = decode_all(f, codes);
+  if (!v) return std::nullopt;
+  std::vector<double> scale_value(scales.size()), scale_lead(scales.size());
+  for (std::size_t i = 0; i < scales.size(); ++i) {
+    const unpacked u = detail::read_scale(scale_fmt, scales[i]);
+    if (u.cls == value_class::nan || u.cls == value_class::infinite) return std::nullopt;
+    scale_value[i] = to_double(scale_fmt, scales[i] & magnitude_mask(scale_fmt));
+    scale_lead[i] = u.exp + scale_fmt.frac_bits;  // the model's scale_lead: subnormals at emin
+  }
+  const int per = g > 0 ? ((k_along_cols ? cols : rows) + g - 1) / g : 0;
+  wide_operand o{std::vector<double>(v->size()), std::vector<double>(v->size())};
+  for (int r = 0; r < rows; ++r)
+    for (int c = 0; c < cols; ++c) {
+      const std::size_t at = static_cast<std::size_t>(r) * cols + c;
+      double value = (*v)[at], lead = lead_of((*v)[at], emin(f));
+      if (!scales.empty()) {
+        const int k = k_along_cols ? c : r, other = k_along_cols ? r : c;
+        const std::size_t s = static_cast<std::size_t>(other) * per + k / g;
+        value *= scale_value[s];
+        lead += scale_lead[s];
+      }
+      o.value[at] = value;
+      o.lead[at] = value == 0.0 ? kNoTerm : lead;
+    }
+  return o;
 }
 
 std::vector<std::uint32_t> bits_of(const std::vector<float>& d, int shift) {
@@ -425,34 +1109,139 @@ std::vector<std::uint32_t> bits_of(const std::vector<float>& d, int shift) {
   return codes;
 }
 
+// The accumulator codes of values d of an fp32-range format; where d is NaN (the kernel left its
+// exact range) the output's chain runs through the model's own block steps instead.
+template <class T>
+std::vector<std::uint32_t> codes_of(const std::vector<T>& d, const format& fa, std::span<const std::uint32_t> a,
+                                    const format& fb, std::span<const std::uint32_t> b, int N, int K,
+                                    const accumulator_model& model, const block_scale_codes& scales) {
+  const block_fma_model& m = model.block;
+  std::vector<std::uint32_t> codes(d.size());
+  const int g = m.scale_block, per = g > 0 ? (K + g - 1) / g : 0;
+  const std::uint32_t one = from(scales.fmt, 1.0).code;
+  for (std::size_t ij = 0; ij < d.size(); ++ij) {
+    if (!std::isnan(d[ij])) {
+      codes[ij] = std::bit_cast<std::uint32_t>(static_cast<float>(d[ij])) >> (23 - m.acc.frac_bits);
+      continue;
+    }
+    const std::size_t i = ij / static_cast<std::size_t>(N), j = ij % static_cast<std::size_t>(N);
+    dot_accumulator acc(model, fa, fb);
+    for (int k = 0; k < K; ++k) {
+      if (g > 0 && k % g == 0)
+        acc.set_block_scales(scales.fmt, scales.a.empty() ? one : scales.a[i * per + k / g],
+                             scales.b.empty() ? one : scales.b[j * per + k / g]);
+      acc.add_product(a[i * K + k], b[static_cast<std::size_t>(k) * N + j]);
+    }
+    codes[ij] = acc.result(m.acc).code;
+  }
+  return codes;
+}
+
 }  // namespace
 }  // namespace gemm_simd
 
 std::optional<accumulated> fast_accumulate(const format& fa, std::span<const std::uint32_t> a, const format& fb,
                                            std::span<const std::uint32_t> b, int M, int N, int K,
-                                           const accumulator_model& model, int threads) {
+                                           const accumulator_model& model, int threads,
+                                           const block_scale_codes& scales) {
   using namespace gemm_simd;
-  const bool fp32_chain = model.kind == accumulator_kind::format && model.acc == formats::fp32 &&
-                          model.acc_rounding.mode == round_mode::nearest_even;
-  const bool block = model.kind == accumulator_kind::block_fma && block_kernel_applies(model.block, fa, fb, K);
-  if (model.promote_every != 0 || !(fp32_chain || block) || !is_float_valued(fa) || !is_float_valued(fb))
-    return std::nullopt;
-  const std::optional<std::vector<float>> av = decode_all(fa, a);
-  if (!av) return std::nullopt;
-  const decoder b_decoder(fb, b.size());
-  std::vector<float> d(static_cast<std::size_t>(M) * N);
-  if (fp32_chain) {
+  if (model.promote_every != 0 || !is_float_valued(fa) || !is_float_valued(fb)) return std::nullopt;
+  const std::size_t MN = static_cast<std::size_t>(M) * N;
+  if (model.kind == accumulator_kind::format) {
+    if (!(model.acc == formats::fp32 && model.acc_rounding.mode == round_mode::nearest_even)) return std::nullopt;
+    const std::optional<std::vector<float>> av = decode_all(fa, a);
+    if (!av) return std::nullopt;
+    const decoder b_decoder(fb, b.size());
+    std::vector<float> d(MN);
     if (!run_fma_chain(fma_job{av->data(), b, &b_decoder, d.data(), M, N, K, threads})) return std::nullopt;
     return accumulated{formats::fp32, bits_of(d, 0)};
   }
+  if (model.kind != accumulator_kind::block_fma) return std::nullopt;
   const block_fma_model& m = model.block;
-  std::vector<std::int32_t> a_lead(av->size());
-  for (std::size_t i = 0; i < a_lead.size(); ++i) a_lead[i] = lead_of((*av)[i], emin(fa));
-  const block_step step{m.block_size, m.frac_bits, emin(fa) + emin(fb) - m.frac_bits,
-                        ~((std::uint32_t{1} << (23 - m.acc.frac_bits)) - 1)};
-  if (!run_block_chain(block_job{step, av->data(), a_lead.data(), b, &b_decoder, emin(fb), d.data(), M, N, K, threads}))
-    return std::nullopt;
-  return accumulated{m.acc, bits_of(d, 23 - m.acc.frac_bits)};
+  if (block_kernel_applies(m, fa, fb, K)) {
+    const std::optional<std::vector<float>> av = decode_all(fa, a);
+    if (!av) return std::nullopt;
+    const decoder b_decoder(fb, b.size());
+    std::vector<float> d(MN);
+    std::vector<std::int32_t> a_lead(av->size());
+    for (std::size_t i = 0; i < a_lead.size(); ++i) a_lead[i] = lead_of((*av)[i], emin(fa));
+    const block_step step{m.block_size, m.frac_bits, emin(fa) + emin(fb) - m.frac_bits,
+                          ~((std::uint32_t{1} << (23 - m.acc.frac_bits)) - 1)};
+    if (!run_block_chain(
+            block_job{step, av->data(), a_lead.data(), b, &b_decoder, emin(fb), d.data(), M, N, K, threads}))
+      return std::nullopt;
+    return accumulated{m.acc, bits_of(d, 23 - m.acc.frac_bits)};
+  }
+  if (wide_kernel_applies(m, fa, fb, scales.fmt)) {
+    const int g = m.scale_block;
+    const auto wa = wide_operand_of(fa, a, M, K, true, scales.fmt, g > 0 ? scales.a : std::span<const std::uint32_t>{}, g);
+    const auto wb = wide_operand_of(fb, b, K, N, false, scales.fmt, g > 0 ? scales.b : std::span<const std::uint32_t>{}, g);
+    if (!wa || !wb) return std::nullopt;
+    std::vector<double> d(MN);
+    const wide_step step{m.block_size,
+                         static_cast<double>(m.frac_bits),
+                         static_cast<double>(lowest_lead(m, fa, fb, scales.fmt)),
+                         static_cast<double>(emin(m.acc)),
+                         static_cast<double>(m.acc.frac_bits),
+                         std::ldexp(1.0, emax(m.acc) + 1),
+                         ~((std::uint64_t{1} << (52 - m.acc.frac_bits)) - 1)};
+    run_wide_chain(wide_job{step, wa->value.data(), wa->lead.data(), wb->value.data(), wb->lead.data(), d.data(), M, N,
+                            K, threads});
+    return accumulated{m.acc, codes_of(d, fa, a, fb, b, N, K, model, scales)};
+  }
+  if (group_kernel_applies(m, fa, fb, scales.fmt)) {
+    const auto ga = group_operand_of(fa, a, M, K, true, m, scales.fmt, scales.a);
+    const auto gb = group_operand_of(fb, b, K, N, false, m, scales.fmt, scales.b);
+    if (!ga || !gb) return std::nullopt;
+    std::vector<double> d(MN);
+    const int low = std::min(m.scale_block > 0 ? 2 * emin(scales.fmt) : 0, emin(m.acc));
+    const wide_step step{m.block_size,
+                         static_cast<double>(m.frac_bits),
+                         static_cast<double>(std::max(m.min_reference_exp, low)),
+                         static_cast<double>(emin(m.acc)),
+                         static_cast<double>(m.acc.frac_bits),
+                         std::ldexp(1.0, emax(m.acc) + 1),
+                         ~((std::uint64_t{1} << (52 - m.acc.frac_bits)) - 1)};
+    run_group_chain(group_job{step, m.scale_group, ga->value.data(), ga->mask.data(), ga->scale.data(),
+                              ga->scale_lead.data(), gb->value.data(), gb->mask.data(), gb->scale.data(),
+                              gb->scale_lead.data(), d.data(), M, N, K, threads});
+    return accumulated{m.acc, codes_of(d, fa, a, fb, b, N, K, model, scales)};
+  }
+  if (staged_kernel_applies(m, fa, fb)) {
+    const auto wa = wide_operand_of(fa, a, M, K, true, scales.fmt, {}, 0);
+    const auto wb = wide_operand_of(fb, b, K, N, false, scales.fmt, {}, 0);
+    if (!wa || !wb) return std::nullopt;
+    // A product beyond fp32's range makes the block infinite (product_overflow): no kernel then.
+    if (m.product_overflow && largest(wa->value) * largest(wb->value) >= std::ldexp(1.0, emax(m.acc) + 1))
+      return std::nullopt;
+    std::vector<double> d(MN);
+    const staged_step step{m.block_size,
+                           m.interleave,
+                           static_cast<double>(m.frac_bits),
+                           static_cast<double>(m.second_frac_bits),
+                           static_cast<double>(std::min(emin(fa) + emin(fb), emin(m.acc))),
+                           static_cast<double>(emin(m.acc)),
+                           m.drop_far_c};
+    run_staged_chain(staged_job{step, wa->value.data(), wa->lead.data(), wb->value.data(), wb->lead.data(), d.data(), M,
+                                N, K, threads});
+    return accumulated{m.acc, codes_of(d, fa, a, fb, b, N, K, model, scales)};
+  }
+  if (pairwise_kernel_applies(m)) {
+    // The model reads subnormal and zero inputs as +0 when it flushes them.
+    auto read = [&](const format& f, std::span<const std::uint32_t> codes) {
+      std::optional<std::vector<float>> v = decode_all(f, codes);
+      if (v && !m.input_subnormals)
+        for (float& x : *v)
+          if (std::fabs(x) < std::ldexp(1.0f, emin(f))) x = 0.0f;
+      return v;
+    };
+    const std::optional<std::vector<float>> av = read(fa, a), bv = read(fb, b);
+    if (!av || !bv) return std::nullopt;
+    std::vector<float> d(MN);
+    run_pairwise_chain(pairwise_job{m.block_size, !m.output_subnormals, av->data(), bv->data(), d.data(), M, N, K, threads});
+    return accumulated{m.acc, codes_of(d, fa, a, fb, b, N, K, model, scales)};
+  }
+  return std::nullopt;
 }
 
 }  // namespace fpemu::analysis

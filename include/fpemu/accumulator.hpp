@@ -52,7 +52,8 @@ class dot_accumulator {
     reset();
   }
 
-  // Starts a new sum at C (a code of format fc). With promotion C starts the promoted register.
+  // Starts a new sum at C (a code of format fc). With promotion C starts the promoted register;
+  // without, a block chain starts from C as the model reads the instruction's C (first_c).
   // The k-th rounding of this sum takes random_bits(seed, stream, first_index + k).
   void reset(const format& fc, std::uint32_t c, sr_stream sr) {
     sr_ = sr;
@@ -73,7 +74,7 @@ class dot_accumulator {
       partial_ = 0;
     } else {
       partial_format_ = fc;
-      partial_ = c;
+      partial_ = m_.kind == accumulator_kind::block_fma ? first_c(m_.block, fc, c) : c;
       if (m_.kind == accumulator_kind::exact) exact_.add(decode(fc, c));
     }
   }

@@ -38,10 +38,16 @@
 //    additions ((p0+p1)+(p2+p3)), then C + that; IEEE arithmetic throughout, every result flushed
 //    to zero when output_subnormals is false (AMD CDNA2, FTZ-MUL-ADD).
 //
+// The instruction's C starts a chain of steps. It is read as every step's C is, except that with
+// first_c_as_operand the hardware reads it as it reads A and B (AMD CDNA2: with input_subnormals
+// false, a zero or subnormal C, -0 included, is +0). Each step's result is the next step's C as it
+// stands. first_c() applies this; dot_accumulator::reset calls it.
+//
 // Everything here is integer arithmetic and constexpr; every rounding is the core's.
 #pragma once
 
 #include <cstdint>
+#include <string_view>
 
 #include "fpemu/config.hpp"
 #include "fpemu/convert.hpp"
@@ -80,6 +86,16 @@ enum class block_sum : std::uint8_t {
   pairwise,  // products and a pairwise tree of additions, each rounded into acc
 };
 
+// The sum's name, as the CLI's preset table and Python's presets() print it.
+constexpr std::string_view to_string(block_sum s) {
+  switch (s) {
+    case block_sum::exact: return "exact";
+    case block_sum::pairwise: return "pairwise";
+    case block_sum::aligned: break;
+  }
+  return "aligned";
+}
+
 // The datapath limits: check_model (analysis/reference/summation.cpp) holds user-built models to them.
 inline constexpr int max_block_frac_bits = 60;
 inline constexpr int max_block_size = 1 << 16;
@@ -94,8 +110,11 @@ struct block_fma_model {
   // E = max(E, min_reference_exp); the default never clamps.
   int min_reference_exp = -(1 << 20);
   // false: subnormal inputs read as +0, and so does a zero A or B of either sign; C only when
-  // subnormal (a -0 passed between blocks keeps its sign; tensor_core_dot flushes the first C)
+  // subnormal (a -0 passed between blocks keeps its sign), the first C as first_c_as_operand says
   bool input_subnormals = true;
+  // true: the C a chain starts from (the instruction's C) is read as A and B are, so a zero or
+  // subnormal one is +0 when input_subnormals is false (AMD CDNA2; first_c() below)
+  bool first_c_as_operand = false;
   bool output_subnormals = true;  // false: subnormal results are flushed to zero (sign kept)
   zero_sign zero = zero_sign::positive;
   block_sum sum = block_sum::aligned;
@@ -180,6 +199,14 @@ FPEMU_HD constexpr unpacked read_scale(const format& f, std::uint32_t code) {
 // or f's own NaN where that pattern is not a NaN of f.
 FPEMU_HD constexpr std::uint32_t all_ones_nan_code(const format& f) {
   return decode(f, magnitude_mask(f)).cls == value_class::nan ? magnitude_mask(f) : detail::nan_code(f, false);
+}
+
+// The C a chain of block steps starts from, given the instruction's C (a code of fc): as it is,
+// or with first_c_as_operand read like A and B: +0 when it is zero or a flushed subnormal.
+FPEMU_HD constexpr std::uint32_t first_c(const block_fma_model& m, const format& fc, std::uint32_t c) {
+  if (!m.first_c_as_operand || m.input_subnormals) return c;
+  const unpacked u = decode(fc, c);
+  return u.cls == value_class::zero || detail::is_subnormal(fc, u) ? detail::zero_code(fc, false) : c;
 }
 
 namespace detail {

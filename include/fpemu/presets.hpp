@@ -35,8 +35,8 @@ struct tensor_core_preset {
   // fp16 and issues two HMMA.16816.F16 steps starting from zero, the first over the products with
   // k mod 4 in {0, 1} and the second over {2, 3}, then adds C with one fp16 add (HADD2).
   bool fp16_via_hmma = false;
-  // Block-scaled instructions: the scale codes' format (e8m0fnu; e4m3fn read as UE4M3), one
-  // scale per model.block.scale_block products of A's row and of B's column.
+  // Block-scaled instructions: the scale codes' format (e8m0fnu; e4m3fn read as UE4M3:
+  // scale_format_name), one scale per model.block.scale_block products of A's row and of B's column.
   std::optional<format> scale;
   bool validated = false;     // reproduces published hardware outputs bit for bit
 };
@@ -70,6 +70,16 @@ std::string describe(const accumulator_choice& c);
 // The preset with its inputs replaced (p.inputs lists what each operand may take); an error
 // names the allowed set.
 expected<tensor_core_preset> with_inputs(tensor_core_preset p, const format& a, const format& b);
+// The formats A and B may each take: p.inputs, or without that list the preset's own p.a (and p.b
+// where it differs). As text, `last` before the final name: "e4m3fn, e5m2 or e2m1fn".
+std::vector<format> input_formats(const tensor_core_preset& p);
+std::string input_formats_text(const tensor_core_preset& p, std::string_view separator = ", ",
+                               std::string_view last = " or ");
+
+// The name of a block-scale format as the MX and NVFP4 specifications write it: e4m3fn codes are
+// read as unsigned UE4M3 (block_fma.hpp, block_scales), so e4m3fn is "UE4M3"; any other is its
+// format name ("e8m0fnu").
+std::string scale_format_name(const format& scale);
 
 // One dot product D = C + sum a_i*b_i as the `mma` command computes it. Inputs are binary32 bit
 // patterns converted exactly into the preset's input formats (an error names any value that is

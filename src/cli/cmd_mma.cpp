@@ -14,6 +14,7 @@
 #include <CLI/CLI.hpp>
 #include <algorithm>
 #include <array>
+#include <cctype>
 #include <cstdint>
 #include <iostream>
 #include <memory>
@@ -98,11 +99,7 @@ std::string hex(std::uint32_t v, int digits) {
 std::string inputs_of(const tensor_core_preset& p) {
   std::string s = to_string(p.a);
   if (!(p.a == p.b)) s += " x " + to_string(p.b);
-  if (!p.inputs.empty()) {
-    s += " (each of";
-    for (const format& f : p.inputs) s += " " + to_string(f);
-    s += ")";
-  }
+  if (!p.inputs.empty()) s += " (each of " + input_formats_text(p, " ", " ") + ")";
   return s;
 }
 
@@ -114,9 +111,13 @@ std::string accumulator_of(const tensor_core_preset& p) {
   return s;
 }
 
-// The scale format's name as the MX and NVFP4 specifications write it: e4m3fn codes are read as
-// unsigned UE4M3 (presets.hpp).
-std::string scale_name(const format& f) { return f == formats::e4m3fn ? "ue4m3" : to_string(f); }
+// The scale format's name (scale_format_name: e4m3fn codes are read as unsigned UE4M3) in lower
+// case, as this command spells every format.
+std::string scale_name(const format& f) {
+  std::string s = scale_format_name(f);
+  for (char& ch : s) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+  return s;
+}
 
 // SCALES: "e8m0fnu/32" (format / products per scale), "-" when unscaled.
 std::string scales_of(const tensor_core_preset& p) {
@@ -144,15 +145,6 @@ std::string frac_of(const block_fma_model& b) {
   return s;
 }
 
-const char* sum_name(block_sum s) {
-  switch (s) {
-    case block_sum::exact: return "exact";
-    case block_sum::pairwise: return "pairwise";
-    case block_sum::aligned: break;
-  }
-  return "aligned";
-}
-
 void print_list(const output_options& output) {
   const std::vector<tensor_core_preset>& presets = tensor_core_presets();
   // The text table; CSV and JSON hold the same columns with numbers as numbers (f and f2 null
@@ -173,7 +165,7 @@ void print_list(const output_options& output) {
     const bool aligned = b.sum == block_sum::aligned;
     table.row({p.name, p.instruction, inputs_of(p), p.instruction_k, b.block_size,
                b.scale_group > 0 ? cell(b.scale_group) : cell(), aligned ? cell(b.frac_bits) : cell(),
-               aligned && b.second_frac_bits > 0 ? cell(b.second_frac_bits) : cell(), sum_name(b.sum),
+               aligned && b.second_frac_bits > 0 ? cell(b.second_frac_bits) : cell(), std::string(to_string(b.sum)),
                p.scale ? cell(scales_of(p)) : cell(), accumulator_of(p), p.fp16_accumulator.has_value(), p.validated,
                p.source, p.summary});
   }

@@ -201,32 +201,17 @@ analysis::scaling require_scaling(const std::string& name, const accumulator_cho
 }
 
 accumulator_model model_for_scaling(const accumulator_choice& c, analysis::scaling s, bool promote_given) {
-  accumulator_model m = c.model;
-  if (c.preset && c.preset->scale) {
-    const analysis::scaling own = analysis::own_scaling(*c.preset);
-    if (s != analysis::scaling::none && s != own)
-      fail("--scaling " + std::string(analysis::to_string(s)) + ": preset " + c.preset->name + " applies " +
-           (*c.preset->scale == formats::e4m3fn ? std::string("UE4M3") : to_string(*c.preset->scale)) + " scales per " + std::to_string(c.preset->model.block.scale_block) +
-           " inside its blocks: give --scaling " +
-           (own == analysis::scaling::none ? std::string("none") : std::string(analysis::to_string(own))) +
-           " (or none, scales of 1)");
-    if (promote_given) fail("--promote: preset " + c.preset->name + " is a block-scaled MMA, which is not promoted");
-    return m;
-  }
-  const int group = analysis::group_along_k(s);
-  if (group == 0) return m;
-  if (m.promote_every != 0 && m.promote_every != group) {
-    const std::string who = promote_given ? "--promote " + std::to_string(m.promote_every)
-                                          : "preset " + (c.preset ? c.preset->name : std::string("?")) +
-                                                " promotes every " + std::to_string(m.promote_every);
-    fail("--scaling " + std::string(analysis::to_string(s)) + " groups K by " + std::to_string(group) +
-         " and folds each group into fp32, but " + who + ": they must agree (" +
-         (promote_given ? "give --promote " + std::to_string(group) + " or leave --promote out"
-                        : "give --promote " + std::to_string(group) + " to override the preset's interval") +
-         ")");
-  }
-  m.promote_every = group;
-  return m;
+  const std::string name = c.preset                                      ? c.preset->name
+                           : c.model.kind == accumulator_kind::exact ? std::string("exact")
+                                                                      : to_string(c.model.acc);
+  analysis::scaling_request r;
+  r.how = s;
+  r.preset = c.preset ? &*c.preset : nullptr;
+  r.acc = name;
+  r.acc_option = c.preset ? "preset" : "acc";
+  r.promote_given = promote_given;
+  r.syntax = analysis::option_syntax::command_line;
+  return value_or_fail(analysis::model_for_scaling(c.model, r));
 }
 
 std::vector<float> draw_floats(sampler& draw, std::size_t n) {

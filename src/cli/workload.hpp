@@ -102,11 +102,8 @@ accumulator_choice resolve_accumulator(const accumulator_options& o, const std::
 // E8M0 per 32, nvfp4 for UE4M3 per 16).
 analysis::scaling require_scaling(const std::string& name, const accumulator_choice& c);
 
-// The model that analysis::gemm runs for a scaling: a group scaling (tile128, block128: 128;
-// mx32: 32) folds every group into the fp32 register, so the promotion interval becomes the
-// group size; a different interval (--promote, or the preset's) is an error naming both. A
-// block-scaled preset applies mx32 or nvfp4 scales inside its blocks instead (or none: scales 1);
-// another scaling is an error naming the one it takes.
+// The model that analysis::gemm runs for a scaling (analysis::model_for_scaling, whose error names
+// --scaling and --promote and ends the command).
 accumulator_model model_for_scaling(const accumulator_choice& c, analysis::scaling s, bool promote_given);
 
 // n values of a sample as floats (the "original" data of dot and gemm).

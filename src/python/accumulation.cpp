@@ -210,7 +210,7 @@ std::vector<std::uint32_t> scale_operand(const tensor_core_preset& p, const py::
     for (std::size_t i = 0; i < values.size(); ++i)
       if (std::signbit(values[i]) && !std::isnan(values[i]))
         throw py::value_error(element(name, s, i) + " = " + number(values[i]) + " is negative: preset " + p.name +
-                              " reads its e4m3fn scales as unsigned UE4M3");
+                              " reads its e4m3fn scales as unsigned " + scale_format_name(*p.scale));
   std::vector<std::uint32_t> bits(values.size());
   std::memcpy(bits.data(), values.data(), values.size() * sizeof(float));
   return bits;
@@ -232,8 +232,7 @@ py::object mma_impl(const py::object& a_in, const py::object& b_in, const py::ob
   const std::string per = "K/" + std::to_string(block);
   const bool scales_given = !scale_a_in.is_none() || !scale_b_in.is_none();
   if (p.scale && (scale_a_in.is_none() || scale_b_in.is_none())) {
-    const std::string kind = *p.scale == formats::e4m3fn ? std::string("UE4M3") : to_string(*p.scale);
-    throw py::value_error("preset " + p.name + " is block-scaled (" + kind + ", one scale per " +
+    throw py::value_error("preset " + p.name + " is block-scaled (" + scale_format_name(*p.scale) + ", one scale per " +
                           std::to_string(block) + " products): give scale_a (M, " + per + ") and scale_b (" + per +
                           ", N)");
   }
@@ -339,57 +338,18 @@ py::array dequantise_impl(const py::object& codes, const py::object& scales, con
 
 std::string scaling_text(analysis::scaling s) { return "'" + std::string(analysis::to_string(s)) + "'"; }
 
-// The presets that apply a scaling's scales inside their blocks, for messages.
-std::string presets_applying(analysis::scaling s) {
-  std::string names;
-  for (const tensor_core_preset& q : tensor_core_presets())
-    if (q.scale && analysis::own_scaling(q) == s) names += (names.empty() ? "" : ", ") + q.name;
-  return names;
-}
-
-// The accumulator model that gemm runs for codes scaled `how` (the command's model_for_scaling):
-// a block-scaled preset applies its own scaling's scales inside its blocks (or none: scales of 1)
-// and is not promoted; nvfp4 needs such a preset; a group scaling (tile128, block128: 128; mx32:
-// 32) on any other accumulator folds each group, scaled, into the fp32 register, so the promotion
-// interval becomes the group size, and another interval (promote=, or the preset's) is an error.
-accumulator_model model_for_scaling(const std::string& acc, accumulator_model m, analysis::scaling how, int promote) {
+// The accumulator model that gemm runs for codes scaled `how` (analysis::model_for_scaling, its
+// error a ValueError naming scaling= and promote=).
+accumulator_model model_for_scaling(const std::string& acc, const accumulator_model& m, analysis::scaling how,
+                                    int promote) {
   const expected<accumulator_choice> c = parse_accumulator(acc);  // to_accumulator accepted it
-  const std::optional<tensor_core_preset> preset = c ? c->preset : std::nullopt;
-  if (preset && preset->scale) {
-    const analysis::scaling own = analysis::own_scaling(*preset);
-    if (how != analysis::scaling::none && how != own) {
-      const std::string kind = *preset->scale == formats::e4m3fn ? std::string("UE4M3") : to_string(*preset->scale);
-      throw py::value_error("scaling = " + scaling_text(how) + ": preset " + preset->name + " applies " + kind +
-                            " scales per " + std::to_string(preset->model.block.scale_block) +
-                            " products inside its blocks (valid: " +
-                            (own == analysis::scaling::none ? std::string() : scaling_text(own) + ", or ") +
-                            "'none' for scales of 1)");
-    }
-    if (promote > 0)
-      throw py::value_error("promote = " + std::to_string(promote) + ": preset " + preset->name +
-                            " is a block-scaled MMA, which is not promoted (valid: 0)");
-    return m;
-  }
-  if (how == analysis::scaling::nvfp4)
-    throw py::value_error("scaling = 'nvfp4' applies its UE4M3 scales inside a block-scaled MMA: acc = '" + acc +
-                          "' is not one (valid: acc = a preset that takes them: " +
-                          presets_applying(analysis::scaling::nvfp4) + ")");
-  const int group = analysis::group_along_k(how);
-  if (group == 0) return m;
-  if (m.promote_every != 0 && m.promote_every != group) {
-    const std::string g = std::to_string(group);
-    // promote = 0 keeps a preset's own interval, which may disagree too.
-    const bool own_interval = preset && preset->model.promote_every != 0 && preset->model.promote_every != group;
-    throw py::value_error("scaling = " + scaling_text(how) + " groups K by " + g +
-                          " and folds each group into fp32, but " +
-                          (promote > 0 ? "promote = " + std::to_string(promote) + " (valid: promote = " +
-                                             (own_interval ? g : "0 or " + g) + ")"
-                                       : "preset " + (preset ? preset->name : acc) + " promotes every " +
-                                             std::to_string(m.promote_every) + " (valid: promote = " + g +
-                                             ", which overrides the preset's interval)"));
-  }
-  m.promote_every = group;
-  return m;
+  analysis::scaling_request r;
+  r.how = how;
+  r.preset = c && c->preset ? &*c->preset : nullptr;
+  r.acc = acc;
+  r.promote_given = promote > 0;
+  r.syntax = analysis::option_syntax::keyword;
+  return value_or_raise(analysis::model_for_scaling(m, r));
 }
 
 // The number of scales of an operand, in words, as quantise lays them out.
@@ -503,15 +463,11 @@ void bind_accumulation(py::module_& m) {
           d["a"] = p.a;
           d["b"] = p.b;
           py::list inputs;
-          if (p.inputs.empty()) {
-            inputs.append(to_string(p.a));
-            if (!(p.b == p.a)) inputs.append(to_string(p.b));
-          }
-          for (const format& f : p.inputs) inputs.append(to_string(f));
+          for (const format& f : input_formats(p)) inputs.append(to_string(f));
           d["inputs"] = inputs;
           d["instruction_k"] = p.instruction_k;
           d["block_size"] = b.block_size;
-          d["sum"] = b.sum == block_sum::exact ? "exact" : b.sum == block_sum::pairwise ? "pairwise" : "aligned";
+          d["sum"] = std::string(to_string(b.sum));
           d["frac_bits"] = b.frac_bits;
           d["second_frac_bits"] = b.second_frac_bits;
           d["scale"] = p.scale ? py::object(py::str(to_string(*p.scale))) : py::object(py::none());
