@@ -177,6 +177,15 @@ struct group_job {
   int M, N, K, threads;
 };
 
+// A and B as values (row-major) for the exact block sum (see exact_tile).
+struct exact_job {
+  int n;            // products per block
+  const double* a;  // M x K
+  const double* b;  // K x N
+  double* d;        // M x N fp32 values, zero on entry; NaN where the reference must run
+  int M, N, K, threads;
+};
+
 // What one two-stage block step needs from the model (see staged_tile).
 struct staged_step {
   int n;                 // products per block
@@ -795,6 +804,86 @@ void staged_rows(const staged_job& job) {
 
 void staged_chain(const staged_job& job) { job.step.interleave == 2 ? staged_rows<2>(job) : staged_rows<1>(job); }
 
+// ---- Exact block sums (AMD CDNA1, double lanes) ---------------------------------------------------
+
+// R rows x W columns of fp32 accumulators c go through the exact block steps of kc products:
+// C = round_to_nearest_even_fp32(C + sum of the block's products), the sum exact. The products
+// are exact doubles; the running sum s is kept in double with Knuth's TwoSum, whose error terms
+// e say how far the double sum is from the exact one: |T - s| <= sum |e|. When every e is zero s
+// is T, and the host's double -> float conversion is the one rounding. Otherwise T lies in
+// [s - B, s + B], B = 2 sum |e| + |s| 2^-50 (wide enough that both ends move past s itself, so a
+// tie at s is seen), and rounding is monotone: where both ends round to the same fp32 code, sign
+// of zero included, that code is T's. Where they do not (T within 2^-29 or so of a tie, on
+// random data a few in 10^9) the lane becomes NaN and the reference computes that output, as it
+// does for a result that is not finite. An exactly zero sum is +0 (zero_sign::exact_positive).
+template <std::size_t R>
+struct exact_tile {
+  static HWY_NOINLINE void run(int n, const double* HWY_RESTRICT av, std::size_t lda, const double* HWY_RESTRICT bp,
+                               int kc, double* HWY_RESTRICT c, std::size_t ldc) {
+    const DD dd;
+    const DL dl;
+    const hn::Rebind<float, DD> df;
+    const std::size_t L = hn::Lanes(dd), W = kVectors * L;
+    const VD zero = hn::Zero(dd), nan = hn::NaN(dd), big = hn::Set(dd, 0x1p128), widen = hn::Set(dd, 0x1p-50);
+    VD acc[R][kVectors];
+    for (std::size_t r = 0; r < R; ++r)
+      for (std::size_t v = 0; v < kVectors; ++v) acc[r][v] = hn::LoadU(dd, c + r * ldc + v * L);
+    for (int k0 = 0; k0 < kc; k0 += n) {
+      const int k1 = std::min(kc, k0 + n);
+      VD err[R][kVectors];
+      for (std::size_t r = 0; r < R; ++r)
+        for (std::size_t v = 0; v < kVectors; ++v) err[r][v] = zero;
+      for (int k = k0; k < k1; ++k) {
+        VD b[kVectors];
+        for (std::size_t v = 0; v < kVectors; ++v) b[v] = hn::Load(dd, bp + k * W + v * L);
+        for (std::size_t r = 0; r < R; ++r) {
+          const VD x = hn::Set(dd, av[r * lda + k]);
+          for (std::size_t v = 0; v < kVectors; ++v) {
+            const VD p = hn::Mul(x, b[v]), s = acc[r][v], t = hn::Add(s, p), bb = hn::Sub(t, s);
+            const VD e = hn::Add(hn::Sub(s, hn::Sub(t, bb)), hn::Sub(p, bb));
+            acc[r][v] = t;
+            err[r][v] = hn::Add(err[r][v], hn::Abs(e));
+          }
+        }
+      }
+      for (std::size_t r = 0; r < R; ++r)
+        for (std::size_t v = 0; v < kVectors; ++v) {
+          const VD s = acc[r][v];
+          VD f = hn::PromoteTo(dd, hn::DemoteTo(df, hn::Add(s, zero)));
+          const auto exact = hn::Eq(err[r][v], zero);
+          if (!hn::AllTrue(dd, exact)) {  // rare on most data: the bounds only where needed
+            const VD bound = hn::MulAdd(hn::Abs(s), widen, hn::Add(err[r][v], err[r][v]));
+            const auto lo = hn::BitCast(dl, hn::PromoteTo(dd, hn::DemoteTo(df, hn::Sub(s, bound))));
+            const auto hi = hn::BitCast(dl, hn::PromoteTo(dd, hn::DemoteTo(df, hn::Add(s, bound))));
+            f = hn::IfThenElse(hn::Or(exact, hn::RebindMask(dd, hn::Eq(lo, hi))), f, nan);
+          }
+          acc[r][v] = hn::IfThenElse(hn::Lt(hn::Abs(f), big), f, nan);
+        }
+    }
+    for (std::size_t r = 0; r < R; ++r)
+      for (std::size_t v = 0; v < kVectors; ++v) hn::StoreU(acc[r][v], dd, c + r * ldc + v * L);
+  }
+};
+
+void exact_chain(const exact_job& job) {
+  const std::size_t W = kVectors * hn::Lanes(DD()), size = (job.N + W - 1) / W * W * job.K;
+  const auto bp = hwy::AllocateAligned<double>(size);
+  pack_rows(job.b, job.N, job.K, W, 0.0, bp.get());
+  static constexpr auto tiles = tile_table<exact_tile, kBlockRows>();
+  const int chunk = std::max(1, kChunk / job.n) * job.n;
+  parallel_rows(job.M, job.threads, [&](int r0, int r1) {
+    for (int k0 = 0; k0 < job.K; k0 += chunk) {
+      const int kc = std::min(chunk, job.K - k0);
+      for (int j0 = 0; j0 < job.N && !interrupted(); j0 += static_cast<int>(W)) {
+        const double* panel = bp.get() + (j0 / W * job.K + k0) * W;
+        for_row_tiles<kBlockRows>(job.d, job.N, j0, W, r0, r1, [&](int rows, int i, double* c, std::size_t ldc) {
+          tiles[rows - 1](job.n, job.a + static_cast<std::size_t>(i) * job.K + k0, job.K, panel, kc, c, ldc);
+        });
+      }
+    }
+  }, job.M);
+}
+
 // ---- Pairwise chain (AMD CDNA2) -------------------------------------------------------------------
 
 // x, or zero of x's sign where the model flushes x (below 2^-126 in magnitude).
@@ -901,6 +990,7 @@ HWY_EXPORT(wide_chain);
 HWY_EXPORT(pairwise_chain);
 HWY_EXPORT(staged_chain);
 HWY_EXPORT(group_chain);
+HWY_EXPORT(exact_chain);
 
 bool run_fma_chain(const fma_job& job) { return HWY_DYNAMIC_DISPATCH(fma_chain)(job); }
 bool run_block_chain(const block_job& job) { return HWY_DYNAMIC_DISPATCH(block_chain)(job); }
@@ -908,6 +998,7 @@ void run_wide_chain(const wide_job& job) { HWY_DYNAMIC_DISPATCH(wide_chain)(job)
 void run_pairwise_chain(const pairwise_job& job) { HWY_DYNAMIC_DISPATCH(pairwise_chain)(job); }
 void run_staged_chain(const staged_job& job) { HWY_DYNAMIC_DISPATCH(staged_chain)(job); }
 void run_group_chain(const group_job& job) { HWY_DYNAMIC_DISPATCH(group_chain)(job); }
+void run_exact_chain(const exact_job& job) { HWY_DYNAMIC_DISPATCH(exact_chain)(job); }
 
 namespace {
 
@@ -1057,6 +1148,14 @@ std::optional<group_operand> group_operand_of(const format& f, std::span<const s
       o.scale_lead[at(other, t)] = zero ? kNoTerm : u.exp + scale_fmt.frac_bits;
     }
   return o;
+}
+
+// The exact kernel (exact_tile): products exact in double, one nearest-even rounding into fp32,
+// zeros as zero_sign::exact_positive has them, no flushing.
+bool exact_kernel_applies(const block_fma_model& m, const format& fa, const format& fb) {
+  return m.sum == block_sum::exact && fa.frac_bits + 1 + fb.frac_bits + 1 <= 53 && m.acc == formats::fp32 &&
+         m.acc_rounding == rounding{round_mode::nearest_even, overflow_policy::ieee, m.acc_rounding.sr_bits} &&
+         m.zero == zero_sign::exact_positive && m.input_subnormals && m.output_subnormals;
 }
 
 // The largest magnitude among values v (finite).
@@ -1224,6 +1323,14 @@ std::optional<accumulated> fast_accumulate(const format& fa, std::span<const std
                            m.drop_far_c};
     run_staged_chain(staged_job{step, wa->value.data(), wa->lead.data(), wb->value.data(), wb->lead.data(), d.data(), M,
                                 N, K, threads});
+    return accumulated{m.acc, codes_of(d, fa, a, fb, b, N, K, model, scales)};
+  }
+  if (exact_kernel_applies(m, fa, fb)) {
+    const auto wa = wide_operand_of(fa, a, M, K, true, scales.fmt, {}, 0);
+    const auto wb = wide_operand_of(fb, b, K, N, false, scales.fmt, {}, 0);
+    if (!wa || !wb) return std::nullopt;
+    std::vector<double> d(MN);
+    run_exact_chain(exact_job{m.block_size, wa->value.data(), wb->value.data(), d.data(), M, N, K, threads});
     return accumulated{m.acc, codes_of(d, fa, a, fb, b, N, K, model, scales)};
   }
   if (pairwise_kernel_applies(m)) {

@@ -14,10 +14,17 @@
 //    bf16 and tf32 inputs, a binding min_reference_exp, block scales of E8M0 or UE4M3 multiplied
 //    into A and B): every product, scaling and truncation is exact in double, and so is the final
 //    truncation onto the accumulator's grid (a power-of-two multiple of an integer);
+//  - exactly summed groups with their block scales (Blackwell mxf4, mxf4nvf4): each group's sum
+//    is exact in double, and so is every aligned term after it, as in the wide kernel;
+//  - the two-stage sum (AMD CDNA3) in double lanes: every alignment and F2 rounding is a floor of
+//    an integer times a power of two, and the last rounding the host's double -> float;
 //  - the pairwise model (AMD CDNA2): fp32 products and a tree of fp32 additions in nearest-even
-//    are the host's own float operations, each followed by the flush to zero the model applies.
-// The wide and pairwise kernels leave NaN where an output's chain left the range in which they
-// are exact (an overflow, a NaN); fast_accumulate computes those outputs by the model's own steps.
+//    are the host's own float operations, each followed by the flush to zero the model applies;
+//  - exact block sums (AMD CDNA1): a TwoSum chain in double, its error terms bounding the exact
+//    sum tightly enough to certify the one nearest-even rounding into fp32.
+// These leave NaN where an output's chain left the range in which they are exact (an overflow, a
+// NaN, an exact sum too close to a tie); fast_accumulate computes those outputs by the model's own
+// steps, so its results are complete.
 // All run on the widest SIMD target the CPU has (Highway, chosen at run time); every lane is one
 // output's chain in K order, so the target changes speed only.
 #pragma once
