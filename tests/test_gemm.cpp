@@ -73,6 +73,16 @@ std::vector<std::uint32_t> run(const scaled_matrix& a, const scaled_matrix& b, g
   return *d;
 }
 
+// The number of outputs compared: all of them, or up to the first difference, which fails.
+int same_outputs(const std::vector<std::uint32_t>& fast, const std::vector<std::uint32_t>& ref) {
+  for (std::size_t i = 0; i < ref.size(); ++i)
+    if (fast[i] != ref[i]) {
+      FAIL_CHECK("output " << i << ": fast " << fast[i] << " reference " << ref[i]);
+      return static_cast<int>(i);
+    }
+  return static_cast<int>(ref.size());
+}
+
 accumulator_model fp32_rne() { return accumulator_model{}; }
 
 accumulator_model preset_model(const char* name) { return find_preset(name).value().model; }
@@ -143,13 +153,7 @@ TEST_CASE("fast GEMM kernels == reference loop, bit for bit, on random and edge-
       const auto fast = run(a, b, o);
       o.fast_kernels = false;
       const auto ref = run(a, b, o);
-      for (std::size_t i = 0; i < ref.size(); ++i) {
-        if (fast[i] != ref[i]) {
-          FAIL_CHECK("output " << i << ": fast " << fast[i] << " reference " << ref[i]);
-          break;
-        }
-        ++compared;
-      }
+      compared += same_outputs(fast, ref);
     }
   }
   CHECK(compared > 10000);
@@ -219,13 +223,7 @@ TEST_CASE("fast GEMM kernels == reference loop across tile edges, K chunks, thre
           CAPTURE(threads);
           o.threads = threads;
           const auto fast = run(a, b, o);
-          for (std::size_t i = 0; i < ref.size(); ++i) {
-            if (fast[i] != ref[i]) {
-              FAIL_CHECK("output " << i << ": fast " << fast[i] << " reference " << ref[i]);
-              break;
-            }
-            ++compared;
-          }
+          compared += same_outputs(fast, ref);
         }
       }
       hwy::SetSupportedTargetsForTest(0);
@@ -277,13 +275,7 @@ TEST_CASE("fast GEMM kernels == reference loop on block-scaled presets, over the
       const auto fast = run(a, b, o);
       o.fast_kernels = false;
       const auto ref = run(a, b, o);
-      for (std::size_t i = 0; i < ref.size(); ++i) {
-        if (fast[i] != ref[i]) {
-          FAIL_CHECK("output " << i << ": fast " << fast[i] << " reference " << ref[i]);
-          break;
-        }
-        ++compared;
-      }
+      compared += same_outputs(fast, ref);
     }
   }
   // The kernel itself takes the scales, E8M0 and UE4M3 (its sign bit set on some).
@@ -343,13 +335,7 @@ TEST_CASE("every tensor-core preset's GEMM == its reference loop, and the fast k
     const auto fast = run(a, b, o);
     o.fast_kernels = false;
     const auto ref = run(a, b, o);
-    for (std::size_t i = 0; i < ref.size(); ++i) {
-      if (fast[i] != ref[i]) {
-        FAIL_CHECK("output " << i << ": fast " << fast[i] << " reference " << ref[i]);
-        break;
-      }
-      ++compared;
-    }
+    compared += same_outputs(fast, ref);
     // Promotion (DeepSeek) is the one thing no fast kernel serves yet.
     const bool served = p.model.promote_every == 0;
     const auto k = fast_accumulate(p.a, std::vector<std::uint32_t>(static_cast<std::size_t>(M * K), 0), p.b,

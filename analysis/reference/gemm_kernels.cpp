@@ -149,9 +149,11 @@ struct wide_step {
   std::uint64_t rz_mask;  // clears the fraction bits binary64 has and the accumulator lacks
 };
 
-// A and B as values with their block scales multiplied in, and leads; both row-major.
-struct wide_job {
-  wide_step step;
+// A and B as values (block scales multiplied in) and leads, both row-major, for a chain whose
+// step is Step (wide_step, staged_step).
+template <class Step>
+struct lead_job {
+  Step step;
   const double* a;  // M x K
   const double* a_lead;
   const double* b;  // K x N
@@ -197,16 +199,8 @@ struct staged_step {
   bool drop_far_c;
 };
 
-// A and B as values and leads, row-major (as wide_job, without scales).
-struct staged_job {
-  staged_step step;
-  const double* a;  // M x K
-  const double* a_lead;
-  const double* b;  // K x N
-  const double* b_lead;
-  double* d;  // M x N fp32 values, zero on entry; NaN where the reference must run
-  int M, N, K, threads;
-};
+using wide_job = lead_job<wide_step>;
+using staged_job = lead_job<staged_step>;
 
 // A and B as the pairwise model reads them (subnormals already +0 where it flushes), row-major.
 struct pairwise_job {
@@ -325,6 +319,23 @@ void for_row_tiles(T* d, int N, int j0, std::size_t W, int r0, int r1, const Til
   }
 }
 
+// The loop every chain runs: one range of rows per thread, K in chunks that end on block
+// boundaries (n products), so that each block step sees its products in one call, and the
+// panels of W columns reused by every row of the range; the j loop polls for an interrupt. Calls
+// tile(rows, i, j0, k0, kc, c, ldc) for each tile of up to MaxRows rows.
+template <std::size_t MaxRows, class T, class Tile>
+void for_chunks(T* d, int M, int N, int K, int n, std::size_t W, int threads, const Tile& tile) {
+  const int chunk = std::max(1, kChunk / n) * n;
+  parallel_rows(M, threads, [&](int r0, int r1) {
+    for (int k0 = 0; k0 < K; k0 += chunk) {
+      const int kc = std::min(chunk, K - k0);
+      for (int j0 = 0; j0 < N && !interrupted(); j0 += static_cast<int>(W))
+        for_row_tiles<MaxRows>(d, N, j0, W, r0, r1,
+                               [&](int rows, int i, T* c, std::size_t ldc) { tile(rows, i, j0, k0, kc, c, ldc); });
+    }
+  }, M);
+}
+
 // ---- fp32 FMA chain -----------------------------------------------------------------------------
 
 // R rows x W columns of c continue their fma chains over kc steps: a is row-major (stride lda)
@@ -358,17 +369,11 @@ bool fma_chain(const fma_job& job) {
   if (!pack_panels(*job.b_decoder, job.b, job.N, job.K, W, bp.get())) return false;
 #if HWY_NATIVE_FMA
   static constexpr auto tiles = tile_table<fma_tile, kFmaRows>();
-  parallel_rows(job.M, job.threads, [&](int r0, int r1) {
-    for (int k0 = 0; k0 < job.K; k0 += kChunk) {
-      const int kc = std::min(kChunk, job.K - k0);
-      for (int j0 = 0; j0 < job.N && !interrupted(); j0 += static_cast<int>(W)) {
-        const float* panel = bp.get() + (j0 / W * job.K + k0) * W;
-        for_row_tiles<kFmaRows>(job.d, job.N, j0, W, r0, r1, [&](int rows, int i, float* c, std::size_t ldc) {
-          tiles[rows - 1](job.a + static_cast<std::size_t>(i) * job.K + k0, job.K, panel, kc, c, ldc);
-        });
-      }
-    }
-  }, job.M);  // one range per thread, its panels reused by every row; the j loop polls
+  for_chunks<kFmaRows>(job.d, job.M, job.N, job.K, 1, W, job.threads,
+                       [&](int rows, int i, int j0, int k0, int kc, float* c, std::size_t ldc) {
+                         const float* panel = bp.get() + (j0 / W * job.K + k0) * W;
+                         tiles[rows - 1](job.a + static_cast<std::size_t>(i) * job.K + k0, job.K, panel, kc, c, ldc);
+                       });
 #else
   // MulAdd would round twice here, so the chain would no longer be the reference's.
   parallel_rows(job.M, job.threads, [&](int r0, int r1) { fma_rows_portable(job, bp.get(), W, r0, r1); });
@@ -450,20 +455,12 @@ bool block_chain(const block_job& job) {
   if (!pack_panels(*job.b_decoder, job.b, job.N, job.K, W, bv.get())) return false;
   for (std::size_t i = 0; i < size; ++i) bl[i] = lead_of(bv[i], job.b_emin);  // padding: kNoTerm
   static constexpr auto tiles = tile_table<block_tile, kBlockRows>();
-  // Chunks end on block boundaries, so every block step sees its n products in one call.
-  const int chunk = std::max(1, kChunk / job.step.n) * job.step.n;
-  parallel_rows(job.M, job.threads, [&](int r0, int r1) {
-    for (int k0 = 0; k0 < job.K; k0 += chunk) {
-      const int kc = std::min(chunk, job.K - k0);
-      for (int j0 = 0; j0 < job.N && !interrupted(); j0 += static_cast<int>(W)) {
-        const std::size_t at = (j0 / W * job.K + k0) * W;
-        for_row_tiles<kBlockRows>(job.d, job.N, j0, W, r0, r1, [&](int rows, int i, float* c, std::size_t ldc) {
-          const std::size_t a_at = static_cast<std::size_t>(i) * job.K + k0;
-          tiles[rows - 1](job.step, job.a + a_at, job.a_lead + a_at, job.K, bv.get() + at, bl.get() + at, kc, c, ldc);
-        });
-      }
-    }
-  }, job.M);  // one range per thread, its panels reused by every row; the j loop polls
+  for_chunks<kBlockRows>(job.d, job.M, job.N, job.K, job.step.n, W, job.threads,
+                         [&](int rows, int i, int j0, int k0, int kc, float* c, std::size_t ldc) {
+                           const std::size_t at = (j0 / W * job.K + k0) * W, a_at = static_cast<std::size_t>(i) * job.K + k0;
+                           tiles[rows - 1](job.step, job.a + a_at, job.a_lead + a_at, job.K, bv.get() + at, bl.get() + at,
+                                           kc, c, ldc);
+                         });
   return true;
 }
 
@@ -498,13 +495,19 @@ HWY_INLINE VD toward_zero(const wide_step& s, VD sum, VD ref) {
   const DD dd;
   const DL dl;
   const VD value = hn::Mul(sum, pow2(hn::Sub(ref, hn::Set(dd, s.frac_bits))));
+  const VD magnitude = hn::Abs(value);
   // A value the accumulator holds as a normal number keeps its exponent: clearing the fraction
-  // bits past the accumulator's is the truncation. Below 2^emin the quantum is fixed.
-  const VD normal = hn::And(value, hn::BitCast(dd, hn::Set(dl, static_cast<std::int64_t>(s.rz_mask))));
-  const VD quantum = pow2(hn::Set(dd, s.acc_emin - s.acc_frac));
-  const VD small = hn::Mul(hn::Trunc(hn::Mul(value, pow2(hn::Set(dd, s.acc_frac - s.acc_emin)))), quantum);
-  const VD rz = hn::IfThenElse(hn::Lt(hn::Abs(value), pow2(hn::Set(dd, s.acc_emin))), small, normal);
-  return hn::Add(hn::IfThenElse(hn::Ge(hn::Abs(rz), hn::Set(dd, s.overflow)), hn::NaN(dd), rz), hn::Zero(dd));
+  // bits past the accumulator's is the truncation. Below 2^emin the quantum is fixed (rare: only
+  // such lanes, zeros among them, take the branch's three operations).
+  VD rz = hn::And(value, hn::BitCast(dd, hn::Set(dl, static_cast<std::int64_t>(s.rz_mask))));
+  const auto small = hn::Lt(magnitude, pow2(hn::Set(dd, s.acc_emin)));
+  if (!hn::AllFalse(dd, small)) {
+    const VD quantum = pow2(hn::Set(dd, s.acc_emin - s.acc_frac));
+    const VD steps = hn::Trunc(hn::Mul(value, pow2(hn::Set(dd, s.acc_frac - s.acc_emin))));
+    rz = hn::IfThenElse(small, hn::Mul(steps, quantum), rz);
+  }
+  // Truncation keeps a value below 2^(emax+1) below it, and one at or above at or above it.
+  return hn::Add(hn::IfThenElse(hn::Ge(magnitude, hn::Set(dd, s.overflow)), hn::NaN(dd), rz), hn::Zero(dd));
 }
 
 // The reference exponent a block starts from: floor, raised to C's lead when C is not zero.
@@ -525,29 +528,40 @@ HWY_INLINE VD c_ref(const wide_step& s, VD c) {
 // underflows truncates to 0 either way). C at or above the accumulator's overflow threshold
 // becomes NaN, which every later step keeps: those outputs go to the reference loop. S = -0
 // (a sum of negative terms that truncated to 0) is stored as +0, the model's zero.
+// The leads are small integers, exact in float: their maximum runs in float lanes, twice as many
+// per vector, and is widened once per block.
 template <std::size_t R>
 struct wide_tile {
-  static HWY_NOINLINE void run(const wide_step& s, const double* HWY_RESTRICT av, const double* HWY_RESTRICT al,
-                               std::size_t lda, const double* HWY_RESTRICT bv, const double* HWY_RESTRICT bl, int kc,
+  static HWY_NOINLINE void run(const wide_step& s, const double* HWY_RESTRICT av, const float* HWY_RESTRICT al,
+                               std::size_t lda, const double* HWY_RESTRICT bv, const float* HWY_RESTRICT bl, int kc,
                                double* HWY_RESTRICT c, std::size_t ldc) {
     const DD dd;
-    const std::size_t L = hn::Lanes(dd), W = kVectors * L;
+    const DF df;
+    const hn::Rebind<float, DD> dh;  // the floats of one double vector
+    const std::size_t L = hn::Lanes(dd), W = kVectors * L, LF = hn::Lanes(df), U = W / LF;
     const VD frac = hn::Set(dd, s.frac_bits);
+    HWY_ALIGN float leads[kVectors * HWY_MAX_BYTES / sizeof(double)];
     VD acc[R][kVectors];
     for (std::size_t r = 0; r < R; ++r)
       for (std::size_t v = 0; v < kVectors; ++v) acc[r][v] = hn::LoadU(dd, c + r * ldc + v * L);
     for (int k0 = 0; k0 < kc; k0 += s.n) {
       const int k1 = std::min(kc, k0 + s.n);
-      VD ref[R][kVectors];
+      VF product_ref[R][kVectors];
       for (std::size_t r = 0; r < R; ++r)
-        for (std::size_t v = 0; v < kVectors; ++v) ref[r][v] = c_ref(s, acc[r][v]);
+        for (std::size_t u = 0; u < U; ++u) product_ref[r][u] = hn::Set(df, static_cast<float>(kNoTerm));
       for (int k = k0; k < k1; ++k) {
-        VD lb[kVectors];
-        for (std::size_t v = 0; v < kVectors; ++v) lb[v] = hn::Load(dd, bl + k * W + v * L);
+        VF lb[kVectors];
+        for (std::size_t u = 0; u < U; ++u) lb[u] = hn::Load(df, bl + k * W + u * LF);
         for (std::size_t r = 0; r < R; ++r) {
-          const VD la = hn::Set(dd, al[r * lda + k]);
-          for (std::size_t v = 0; v < kVectors; ++v) ref[r][v] = hn::Max(ref[r][v], hn::Add(la, lb[v]));
+          const VF la = hn::Set(df, al[r * lda + k]);
+          for (std::size_t u = 0; u < U; ++u) product_ref[r][u] = hn::Max(product_ref[r][u], hn::Add(la, lb[u]));
         }
+      }
+      VD ref[R][kVectors];
+      for (std::size_t r = 0; r < R; ++r) {
+        for (std::size_t u = 0; u < U; ++u) hn::Store(product_ref[r][u], df, leads + u * LF);
+        for (std::size_t v = 0; v < kVectors; ++v)
+          ref[r][v] = hn::Max(c_ref(s, acc[r][v]), hn::PromoteTo(dd, hn::Load(dh, leads + v * L)));
       }
       VD scale[R][kVectors], sum[R][kVectors];
       for (std::size_t r = 0; r < R; ++r)
@@ -575,23 +589,18 @@ struct wide_tile {
 void wide_chain(const wide_job& job) {
   const std::size_t W = kVectors * hn::Lanes(DD()), size = (job.N + W - 1) / W * W * job.K;
   const auto bv = hwy::AllocateAligned<double>(size);
-  const auto bl = hwy::AllocateAligned<double>(size);
+  const auto bl = hwy::AllocateAligned<float>(size);
   pack_rows(job.b, job.N, job.K, W, 0.0, bv.get());
-  pack_rows(job.b_lead, job.N, job.K, W, static_cast<double>(kNoTerm), bl.get());
+  const std::vector<float> a_lead(job.a_lead, job.a_lead + static_cast<std::size_t>(job.M) * job.K),
+      b_lead(job.b_lead, job.b_lead + static_cast<std::size_t>(job.K) * job.N);
+  pack_rows(b_lead.data(), job.N, job.K, W, static_cast<float>(kNoTerm), bl.get());
   static constexpr auto tiles = tile_table<wide_tile, kBlockRows>();
-  const int chunk = std::max(1, kChunk / job.step.n) * job.step.n;
-  parallel_rows(job.M, job.threads, [&](int r0, int r1) {
-    for (int k0 = 0; k0 < job.K; k0 += chunk) {
-      const int kc = std::min(chunk, job.K - k0);
-      for (int j0 = 0; j0 < job.N && !interrupted(); j0 += static_cast<int>(W)) {
-        const std::size_t at = (j0 / W * job.K + k0) * W;
-        for_row_tiles<kBlockRows>(job.d, job.N, j0, W, r0, r1, [&](int rows, int i, double* c, std::size_t ldc) {
-          const std::size_t a_at = static_cast<std::size_t>(i) * job.K + k0;
-          tiles[rows - 1](job.step, job.a + a_at, job.a_lead + a_at, job.K, bv.get() + at, bl.get() + at, kc, c, ldc);
-        });
-      }
-    }
-  }, job.M);
+  for_chunks<kBlockRows>(job.d, job.M, job.N, job.K, job.step.n, W, job.threads,
+                         [&](int rows, int i, int j0, int k0, int kc, double* c, std::size_t ldc) {
+                           const std::size_t at = (j0 / W * job.K + k0) * W, a_at = static_cast<std::size_t>(i) * job.K + k0;
+                           tiles[rows - 1](job.step, job.a + a_at, a_lead.data() + a_at, job.K, bv.get() + at,
+                                           bl.get() + at, kc, c, ldc);
+                         });
 }
 
 // ---- Block-FMA chain with exactly summed, scaled groups (Blackwell mxf4, mxf4nvf4) --------------
@@ -670,22 +679,17 @@ void group_chain(const group_job& job) {
   pack_rows(job.b_scale, job.N, T, W, 0.0, bs.get());
   pack_rows(job.b_scale_lead, job.N, T, W, static_cast<double>(kNoTerm), bsl.get());
   static constexpr auto tiles = tile_table<group_tile, kBlockRows>();
-  const int chunk = std::max(1, kChunk / job.step.n) * job.step.n;
-  parallel_rows(job.M, job.threads, [&](int r0, int r1) {
-    for (int k0 = 0; k0 < job.K; k0 += chunk) {
-      const int kc = std::min(chunk, job.K - k0), t0 = k0 / job.g;
-      for (int j0 = 0; j0 < job.N && !interrupted(); j0 += static_cast<int>(W)) {
-        const std::size_t p = j0 / W, at = (p * job.K + k0) * W, gt = (p * T + t0) * W;
-        for_row_tiles<kBlockRows>(job.d, job.N, j0, W, r0, r1, [&](int rows, int i, double* c, std::size_t ldc) {
-          const std::size_t a_at = static_cast<std::size_t>(i) * job.K + k0, s_at = static_cast<std::size_t>(i) * T;
-          // The tile counts groups from the chunk's first: its group arrays start there.
-          tiles[rows - 1](job.step, job.g, job.a + a_at, job.K, job.a_mask + s_at + t0, job.a_scale + s_at + t0,
-                          job.a_scale_lead + s_at + t0, T, bv.get() + at, bm.get() + gt, bs.get() + gt, bsl.get() + gt,
-                          kc, c, ldc);
-        });
-      }
-    }
-  }, job.M);
+  for_chunks<kBlockRows>(job.d, job.M, job.N, job.K, job.step.n, W, job.threads,
+                         [&](int rows, int i, int j0, int k0, int kc, double* c, std::size_t ldc) {
+                           // The tile counts groups from the chunk's first: its group arrays start there.
+                           const std::size_t t0 = static_cast<std::size_t>(k0 / job.g), p = j0 / W;
+                           const std::size_t at = (p * job.K + k0) * W, gt = (p * T + t0) * W;
+                           const std::size_t a_at = static_cast<std::size_t>(i) * job.K + k0,
+                                             s_at = static_cast<std::size_t>(i) * T + t0;
+                           tiles[rows - 1](job.step, job.g, job.a + a_at, job.K, job.a_mask + s_at, job.a_scale + s_at,
+                                           job.a_scale_lead + s_at, T, bv.get() + at, bm.get() + gt, bs.get() + gt,
+                                           bsl.get() + gt, kc, c, ldc);
+                         });
 }
 
 // ---- Two-stage block-FMA chain (AMD CDNA3, double lanes) ----------------------------------------
@@ -787,19 +791,12 @@ void staged_rows(const staged_job& job) {
   pack_rows(job.b, job.N, job.K, W, 0.0, bv.get());
   pack_rows(job.b_lead, job.N, job.K, W, static_cast<double>(kNoTerm), bl.get());
   static constexpr auto tiles = tile_table<staged_tiles<I>::template tile, kBlockRows>();
-  const int chunk = std::max(1, kChunk / job.step.n) * job.step.n;
-  parallel_rows(job.M, job.threads, [&](int r0, int r1) {
-    for (int k0 = 0; k0 < job.K; k0 += chunk) {
-      const int kc = std::min(chunk, job.K - k0);
-      for (int j0 = 0; j0 < job.N && !interrupted(); j0 += static_cast<int>(W)) {
-        const std::size_t at = (j0 / W * job.K + k0) * W;
-        for_row_tiles<kBlockRows>(job.d, job.N, j0, W, r0, r1, [&](int rows, int i, double* c, std::size_t ldc) {
-          const std::size_t a_at = static_cast<std::size_t>(i) * job.K + k0;
-          tiles[rows - 1](job.step, job.a + a_at, job.a_lead + a_at, job.K, bv.get() + at, bl.get() + at, kc, c, ldc);
-        });
-      }
-    }
-  }, job.M);
+  for_chunks<kBlockRows>(job.d, job.M, job.N, job.K, job.step.n, W, job.threads,
+                         [&](int rows, int i, int j0, int k0, int kc, double* c, std::size_t ldc) {
+                           const std::size_t at = (j0 / W * job.K + k0) * W, a_at = static_cast<std::size_t>(i) * job.K + k0;
+                           tiles[rows - 1](job.step, job.a + a_at, job.a_lead + a_at, job.K, bv.get() + at, bl.get() + at,
+                                           kc, c, ldc);
+                         });
 }
 
 void staged_chain(const staged_job& job) { job.step.interleave == 2 ? staged_rows<2>(job) : staged_rows<1>(job); }
@@ -870,18 +867,11 @@ void exact_chain(const exact_job& job) {
   const auto bp = hwy::AllocateAligned<double>(size);
   pack_rows(job.b, job.N, job.K, W, 0.0, bp.get());
   static constexpr auto tiles = tile_table<exact_tile, kBlockRows>();
-  const int chunk = std::max(1, kChunk / job.n) * job.n;
-  parallel_rows(job.M, job.threads, [&](int r0, int r1) {
-    for (int k0 = 0; k0 < job.K; k0 += chunk) {
-      const int kc = std::min(chunk, job.K - k0);
-      for (int j0 = 0; j0 < job.N && !interrupted(); j0 += static_cast<int>(W)) {
-        const double* panel = bp.get() + (j0 / W * job.K + k0) * W;
-        for_row_tiles<kBlockRows>(job.d, job.N, j0, W, r0, r1, [&](int rows, int i, double* c, std::size_t ldc) {
-          tiles[rows - 1](job.n, job.a + static_cast<std::size_t>(i) * job.K + k0, job.K, panel, kc, c, ldc);
-        });
-      }
-    }
-  }, job.M);
+  for_chunks<kBlockRows>(job.d, job.M, job.N, job.K, job.n, W, job.threads,
+                         [&](int rows, int i, int j0, int k0, int kc, double* c, std::size_t ldc) {
+                           tiles[rows - 1](job.n, job.a + static_cast<std::size_t>(i) * job.K + k0, job.K,
+                                           bp.get() + (j0 / W * job.K + k0) * W, kc, c, ldc);
+                         });
 }
 
 // ---- Pairwise chain (AMD CDNA2) -------------------------------------------------------------------
@@ -960,18 +950,11 @@ void pairwise_rows(const pairwise_job& job) {
   const auto bp = hwy::AllocateAligned<float>(size);
   pack_rows(job.b, job.N, job.K, W, 0.0f, bp.get());
   static constexpr auto tiles = tile_table<pairwise_tiles<Flush>::template tile, kFmaRows>();
-  const int chunk = std::max(1, kChunk / job.n) * job.n;
-  parallel_rows(job.M, job.threads, [&](int r0, int r1) {
-    for (int k0 = 0; k0 < job.K; k0 += chunk) {
-      const int kc = std::min(chunk, job.K - k0);
-      for (int j0 = 0; j0 < job.N && !interrupted(); j0 += static_cast<int>(W)) {
-        const float* panel = bp.get() + (j0 / W * job.K + k0) * W;
-        for_row_tiles<kFmaRows>(job.d, job.N, j0, W, r0, r1, [&](int rows, int i, float* c, std::size_t ldc) {
-          tiles[rows - 1](job.n, job.a + static_cast<std::size_t>(i) * job.K + k0, job.K, panel, kc, c, ldc);
-        });
-      }
-    }
-  }, job.M);
+  for_chunks<kFmaRows>(job.d, job.M, job.N, job.K, job.n, W, job.threads,
+                       [&](int rows, int i, int j0, int k0, int kc, float* c, std::size_t ldc) {
+                         tiles[rows - 1](job.n, job.a + static_cast<std::size_t>(i) * job.K + k0, job.K,
+                                         bp.get() + (j0 / W * job.K + k0) * W, kc, c, ldc);
+                       });
 }
 
 void pairwise_chain(const pairwise_job& job) { job.flush ? pairwise_rows<true>(job) : pairwise_rows<false>(job); }
