@@ -1004,23 +1004,35 @@ std::optional<std::vector<float>> decode_all(const format& f, std::span<const st
   return v;
 }
 
+// The datapath the block, wide and group kernels compute: one sum of aligned terms, each truncated,
+// rounded toward zero into an fp32-range accumulator, every zero +0, nothing flushed.
+bool truncating_sum(const block_fma_model& m) {
+  return is_fp32_range(m.acc) && m.acc.frac_bits >= 2 && m.sum == block_sum::aligned && m.frac_bits >= 2 &&
+         m.alignment == alignment_rounding::truncate && m.acc_rounding.mode == round_mode::toward_zero &&
+         m.zero == zero_sign::positive && m.input_subnormals && m.output_subnormals && m.interleave == 1 &&
+         m.second_frac_bits == 0 && !m.product_overflow;
+}
+
+// An fp32 accumulator rounded to nearest even, overflowing to infinity: the host's own rounding
+// (the pairwise, two-stage and exact kernels end with it).
+bool nearest_even_fp32(const block_fma_model& m) {
+  return m.acc == formats::fp32 &&
+         m.acc_rounding == rounding{round_mode::nearest_even, overflow_policy::ieee, m.acc_rounding.sr_bits};
+}
+
 // The kernel is exact when every reference exponent E it can meet keeps 2^(F-E) and S * 2^(E-F)
 // normal floats, |S| < 2^24 (float(S) exact) and no overflow. E is at least the smallest
 // non-zero running sum's exponent, emin_a + emin_b - F, and at most the largest sum's,
 // emax_a + emax_b + 2 + bit_width(K). A min_reference_exp at or below every term's exponent
 // never clamps (the smallest product exponent, or C's, which is at least the accumulator's emin).
 bool block_kernel_applies(const block_fma_model& m, const format& fa, const format& fb, int K) {
-  const block_fma_model defaults{};
   const bool small_input = fa.exp_bits <= 5 && fa.frac_bits <= 10 && fb.exp_bits <= 5 && fb.frac_bits <= 10;
   const int sum_bits = m.frac_bits + 2 + std::bit_width(static_cast<unsigned>(m.block_size + 1));
   const int e_low = emin(fa) + emin(fb) - m.frac_bits;
   const int e_high = emax(fa) + emax(fb) + 2 + std::bit_width(static_cast<unsigned>(K));
   const bool in_range = e_low >= m.frac_bits - 126 && e_high + sum_bits - m.frac_bits <= 126;
-  return small_input && is_fp32_range(m.acc) && in_range && sum_bits <= 24 && m.alignment == alignment_rounding::truncate &&
-         m.acc_rounding.mode == round_mode::toward_zero && m.zero == zero_sign::positive &&
-         m.min_reference_exp <= std::min(emin(fa) + emin(fb), emin(m.acc)) && m.input_subnormals &&
-         m.output_subnormals && m.sum == defaults.sum && m.interleave == 1 && m.second_frac_bits == 0 &&
-         m.scale_block == 0 && !m.product_overflow;
+  return truncating_sum(m) && small_input && in_range && sum_bits <= 24 && m.scale_block == 0 &&
+         m.min_reference_exp <= std::min(emin(fa) + emin(fb), emin(m.acc));
 }
 
 // The wide kernel is exact (wide_tile) when products of two inputs and two scales have at most 53
@@ -1034,11 +1046,8 @@ bool wide_kernel_applies(const block_fma_model& m, const format& fa, const forma
   const int product_bits = fa.frac_bits + 1 + fb.frac_bits + 1 + 2 * scale_bits;
   const int term_bits = m.frac_bits + 2 + (scale_bits > 1 ? 2 : 0);
   const int sum_bits = term_bits + std::bit_width(static_cast<unsigned>(m.block_size + 1));
-  return is_fp32_range(m.acc) && m.acc.frac_bits >= 2 && m.sum == block_sum::aligned && m.frac_bits >= 2 &&
-         m.alignment == alignment_rounding::truncate && m.acc_rounding.mode == round_mode::toward_zero &&
-         m.zero == zero_sign::positive && m.input_subnormals && m.output_subnormals && m.interleave == 1 &&
-         m.second_frac_bits == 0 && m.scale_group == 0 && !m.product_overflow && product_bits <= 53 &&
-         sum_bits <= 53 && (!scaled || scale == formats::e8m0fnu || scale == formats::e4m3fn);
+  return truncating_sum(m) && m.scale_group == 0 && product_bits <= 53 && sum_bits <= 53 &&
+         (!scaled || scale == formats::e8m0fnu || scale == formats::e4m3fn);
 }
 
 // The smallest lead a term can have, the floor of E below which min_reference_exp never binds
@@ -1051,9 +1060,7 @@ int lowest_lead(const block_fma_model& m, const format& fa, const format& fb, co
 // The pairwise kernel is the host's fp32 arithmetic: products and sums rounded to nearest even,
 // overflowing to infinity, with IEEE signs of zero.
 bool pairwise_kernel_applies(const block_fma_model& m) {
-  return m.sum == block_sum::pairwise && m.acc == formats::fp32 &&
-         m.acc_rounding == rounding{round_mode::nearest_even, overflow_policy::ieee, m.acc_rounding.sr_bits} &&
-         m.zero == zero_sign::ieee;
+  return m.sum == block_sum::pairwise && nearest_even_fp32(m) && m.zero == zero_sign::ieee;
 }
 
 // The two-stage kernel is exact (staged_tile) when products have at most 53 significant bits and
@@ -1064,8 +1071,7 @@ bool staged_kernel_applies(const block_fma_model& m, const format& fa, const for
   const int product_bits = fa.frac_bits + 1 + fb.frac_bits + 1;
   const int shifted_bits = m.second_frac_bits + 1 + 2 + std::bit_width(static_cast<unsigned>(m.block_size + 1));
   return m.sum == block_sum::aligned && m.second_frac_bits > 0 && m.second_frac_bits + 1 >= m.frac_bits &&
-         m.acc == formats::fp32 && m.acc_rounding == rounding{round_mode::nearest_even, overflow_policy::ieee, m.acc_rounding.sr_bits} &&
-         m.alignment == alignment_rounding::truncate && (m.interleave == 1 || (m.interleave == 2 && m.block_size % 2 == 0)) &&
+         nearest_even_fp32(m) && m.alignment == alignment_rounding::truncate && (m.interleave == 1 || (m.interleave == 2 && m.block_size % 2 == 0)) &&
          m.scale_block == 0 && m.scale_group == 0 && m.input_subnormals && m.output_subnormals &&
          m.zero == zero_sign::exact_positive && !m.overflow_infinite &&
          m.min_reference_exp <= std::min(emin(fa) + emin(fb), emin(m.acc)) && product_bits <= 53 && shifted_bits <= 53;
@@ -1087,10 +1093,7 @@ bool group_kernel_applies(const block_fma_model& m, const format& fa, const form
                        std::bit_width(static_cast<unsigned>(m.block_size / std::max(g, 1) + 1));
   return g > 0 && g <= 64 && m.block_size % g == 0 && m.block_size / g <= kMaxGroups &&
          (!scaled || (m.scale_block % g == 0 && (scale == formats::e8m0fnu || scale == formats::e4m3fn))) &&
-         is_fp32_range(m.acc) && m.acc.frac_bits >= 2 && m.sum == block_sum::aligned && m.frac_bits >= 2 &&
-         m.alignment == alignment_rounding::truncate && m.acc_rounding.mode == round_mode::toward_zero &&
-         m.zero == zero_sign::positive && m.input_subnormals && m.output_subnormals && m.interleave == 1 &&
-         m.second_frac_bits == 0 && !m.product_overflow && group_bits + 2 * scale_bits <= 53 && sum_bits <= 53;
+         truncating_sum(m) && group_bits + 2 * scale_bits <= 53 && sum_bits <= 53;
 }
 
 // Values, masks and group scales of A (rows x cols = M x K, groups per row) or B (K x N, groups
@@ -1136,8 +1139,7 @@ std::optional<group_operand> group_operand_of(const format& f, std::span<const s
 // The exact kernel (exact_tile): products exact in double, one nearest-even rounding into fp32,
 // zeros as zero_sign::exact_positive has them, no flushing.
 bool exact_kernel_applies(const block_fma_model& m, const format& fa, const format& fb) {
-  return m.sum == block_sum::exact && fa.frac_bits + 1 + fb.frac_bits + 1 <= 53 && m.acc == formats::fp32 &&
-         m.acc_rounding == rounding{round_mode::nearest_even, overflow_policy::ieee, m.acc_rounding.sr_bits} &&
+  return m.sum == block_sum::exact && fa.frac_bits + 1 + fb.frac_bits + 1 <= 53 && nearest_even_fp32(m) &&
          m.zero == zero_sign::exact_positive && m.input_subnormals && m.output_subnormals;
 }
 
