@@ -368,6 +368,53 @@ TEST_CASE("the exact-sum kernel hands a sum it cannot round from double to the m
   CHECK(run(a, b, o)[0] == want);
 }
 
+TEST_CASE("the exact-sum kernel trusts a plain double sum only while its bits fit 53") {
+  // One block of products 2^L, 2^(L-24) (half an fp32 ulp of 2^L: a tie) and 2^-48 (the finest
+  // fp16 product quantum). For L = 4 the exact sum spans 53 bits: the kernel's bounds certify
+  // the double sum, which is exact and rounds up. For L = 5 it spans 54: the double sum is the tie
+  // and would round down, so the bounds must not certify it (an off-by-one there fails here).
+  const format h = formats::fp16;
+  for (int L : {4, 5}) {
+    CAPTURE(L);
+    scaled_matrix a, b;
+    a.rows = 1;
+    a.cols = b.rows = 4;
+    b.cols = 1;
+    a.fmt = b.fmt = h;
+    for (double x : {4.0, 0x1p-10, 0x1p-24, 0.0}) a.codes.push_back(from(h, x).code);
+    for (double x : {std::ldexp(1.0, L - 2), std::ldexp(1.0, L - 14), 0x1p-24, 0.0}) b.codes.push_back(from(h, x).code);
+    const accumulator_model m = preset_model("mi100-fp16");
+    const auto fast = fast_accumulate(h, a.codes, h, b.codes, 1, 1, 4, m, 1);
+    REQUIRE(fast.has_value());
+    CHECK(fast->codes[0] == from(formats::fp32, std::ldexp(1.0, L) + std::ldexp(1.0, L - 23)).code);
+  }
+}
+
+TEST_CASE("the two-stage kernel floors a sum below 2^-126 to the fixed quantum 2^(-126-F2)") {
+  // MI300X bf16, two blocks of 8. The first leaves C = 2^-127 (an fp32 subnormal); the second adds
+  // 2^-150 + 2^-158, so x = C + 2^-150 + 2^-158. Below 2^-126 the model floors x to 2^-157, which
+  // leaves C + 2^-150, a tie between fp32 subnormals that rounds to even: C. Flooring at x's own
+  // exponent would keep 2^-158 and round up.
+  const format h = formats::bf16;
+  scaled_matrix a, b;
+  a.rows = 1;
+  a.cols = b.rows = 16;
+  b.cols = 1;
+  a.fmt = b.fmt = h;
+  const std::vector<double> av = {0x1p-64, 0, 0, 0, 0, 0, 0, 0, 0x1p-75, 0x1p-79, 0, 0, 0, 0, 0, 0};
+  const std::vector<double> bv = {0x1p-63, 0, 0, 0, 0, 0, 0, 0, 0x1p-75, 0x1p-79, 0, 0, 0, 0, 0, 0};
+  for (double x : av) a.codes.push_back(from(h, x).code);
+  for (double x : bv) b.codes.push_back(from(h, x).code);
+  gemm_options o;
+  o.acc = preset_model("mi300x-bf16");
+  const auto fast = fast_accumulate(h, a.codes, h, b.codes, 1, 1, 16, o.acc, 1);
+  REQUIRE(fast.has_value());
+  const std::uint32_t want = from(formats::fp32, 0x1p-127).code;
+  CHECK(fast->codes[0] == want);
+  o.fast_kernels = false;
+  CHECK(run(a, b, o)[0] == want);
+}
+
 TEST_CASE("GEMM is bit-identical for 1, 2 and 3 threads (stochastic rounding included)") {
   std::mt19937_64 rng(11);
   const scaled_matrix a = random_matrix(formats::bf16, 9, 70, rng), b = random_matrix(formats::bf16, 70, 13, rng);

@@ -29,10 +29,15 @@ namespace fpemu::analysis::gemm_simd {
 
 // Lead exponent of a zero input: never the maximum, and the sum of two stays far from overflow.
 constexpr std::int32_t kNoTerm = -(1 << 20);
+// Quantum exponent of a run of zeros: never the minimum.
+constexpr double kNoQuantum = 1 << 20;
 
 // K steps per chunk: the chunk's panel slice (values, and leads for the block chain) is 64 KB
 // with 16-lane vectors, well inside L2, and reused by every row tile.
 constexpr int kChunk = 256;
+
+// The chunk length for blocks of n products: the most whole blocks within kChunk, at least one.
+constexpr int chunk_of(int n) { return std::max(1, kChunk / n) * n; }
 
 // Groups per block the group tile keeps (Blackwell's fp4 blocks have 4 of 16).
 constexpr int kMaxGroups = 8;
@@ -179,12 +184,19 @@ struct group_job {
   int M, N, K, threads;
 };
 
-// A and B as values (row-major) for the exact block sum (see exact_tile).
+// A and B as values (row-major) for the exact block sum (see exact_tile), with per chunk
+// (chunk_of(n) products along K) of each row of A and column of B the exponent of the finest
+// quantum its non-zero values are multiples of (kNoQuantum if all are zero) and an upper bound on
+// its 2-norm.
 struct exact_job {
-  int n;            // products per block
-  const double* a;  // M x K
-  const double* b;  // K x N
-  double* d;        // M x N fp32 values, zero on entry; NaN where the reference must run
+  int n;                  // products per block
+  const double* a;        // M x K
+  const double* a_quantum;  // M x C, C = ceil(K / chunk_of(n))
+  const double* a_norm;     // M x C
+  const double* b;        // K x N
+  const double* b_quantum;  // C x N
+  const double* b_norm;     // C x N
+  double* d;  // M x N fp32 values, zero on entry; NaN where the reference must run
   int M, N, K, threads;
 };
 
@@ -325,7 +337,7 @@ void for_row_tiles(T* d, int N, int j0, std::size_t W, int r0, int r1, const Til
 // tile(rows, i, j0, k0, kc, c, ldc) for each tile of up to MaxRows rows.
 template <std::size_t MaxRows, class T, class Tile>
 void for_chunks(T* d, int M, int N, int K, int n, std::size_t W, int threads, const Tile& tile) {
-  const int chunk = std::max(1, kChunk / n) * n;
+  const int chunk = chunk_of(n);
   parallel_rows(M, threads, [&](int r0, int r1) {
     for (int k0 = 0; k0 < K; k0 += chunk) {
       const int kc = std::min(chunk, K - k0);
@@ -481,12 +493,13 @@ HWY_INLINE VD exponent_of(VD x) {
   return hn::Sub(hn::BitCast(dd, hn::Or(field, hn::Set(dl, 0x4330000000000000LL))), hn::Set(dd, kTwo52 + 1023.0));
 }
 
-// 2^e for integer-valued e with e + 1023 in [1, 2046]: e + 1023 sits in the low bits of the
-// significand of 2^52 + e + 1023, and a 52-bit shift moves it into the exponent field.
-HWY_INLINE VD pow2(VD e) {
+// 2^(e + offset) for integer-valued e + offset in [-1022, 1023]: e + offset + 1023 sits in the low
+// bits of the significand of 2^52 + e + offset + 1023, and a 52-bit shift moves it into the
+// exponent field.
+HWY_INLINE VD pow2(VD e, double offset = 0.0) {
   const DD dd;
   const DL dl;
-  return hn::BitCast(dd, hn::ShiftLeft<52>(hn::BitCast(dl, hn::Add(e, hn::Set(dd, kTwo52 + 1023.0)))));
+  return hn::BitCast(dd, hn::ShiftLeft<52>(hn::BitCast(dl, hn::Add(e, hn::Set(dd, kTwo52 + 1023.0 + offset)))));
 }
 
 // S 2^(E-F) (exact: S < 2^53) onto the accumulator's grid toward zero: trunc(x / q) q, q the
@@ -518,6 +531,34 @@ HWY_INLINE VD c_ref(const wide_step& s, VD c) {
                         hn::Max(floor, hn::Max(hn::Set(dd, s.acc_emin), exponent_of(c))));
 }
 
+// ref[r][v] = max(init, a lead + b lead over products k = begin, begin + step, ... < end) for R
+// rows and W columns. Leads are small integers, exact in float: their maximum runs in float
+// lanes, twice as many per vector, and is widened to double once.
+template <std::size_t R>
+HWY_INLINE void lead_maxima(const float* HWY_RESTRICT al, std::size_t lda, const float* HWY_RESTRICT bl, int begin,
+                            int end, int step, float init, VD (&ref)[R][kVectors]) {
+  const DD dd;
+  const DF df;
+  const hn::Rebind<float, DD> dh;  // the floats of one double vector
+  const std::size_t L = hn::Lanes(dd), W = kVectors * L, LF = hn::Lanes(df), U = W / LF;
+  VF lead[R][kVectors];
+  for (std::size_t r = 0; r < R; ++r)
+    for (std::size_t u = 0; u < U; ++u) lead[r][u] = hn::Set(df, init);
+  for (int k = begin; k < end; k += step) {
+    VF lb[kVectors];
+    for (std::size_t u = 0; u < U; ++u) lb[u] = hn::Load(df, bl + k * W + u * LF);
+    for (std::size_t r = 0; r < R; ++r) {
+      const VF la = hn::Set(df, al[r * lda + k]);
+      for (std::size_t u = 0; u < U; ++u) lead[r][u] = hn::Max(lead[r][u], hn::Add(la, lb[u]));
+    }
+  }
+  HWY_ALIGN float widen[kVectors * HWY_MAX_BYTES / sizeof(double)];
+  for (std::size_t r = 0; r < R; ++r) {
+    for (std::size_t u = 0; u < U; ++u) hn::Store(lead[r][u], df, widen + u * LF);
+    for (std::size_t v = 0; v < kVectors; ++v) ref[r][v] = hn::PromoteTo(dd, hn::Load(dh, widen + v * L));
+  }
+}
+
 // R rows x W columns of accumulators c go through the block steps of kc products, as block_tile
 // does, in double lanes:
 //   E = max(floor, lead(C), lead(a_k) + lead(b_k) over non-zero products)
@@ -528,41 +569,24 @@ HWY_INLINE VD c_ref(const wide_step& s, VD c) {
 // underflows truncates to 0 either way). C at or above the accumulator's overflow threshold
 // becomes NaN, which every later step keeps: those outputs go to the reference loop. S = -0
 // (a sum of negative terms that truncated to 0) is stored as +0, the model's zero.
-// The leads are small integers, exact in float: their maximum runs in float lanes, twice as many
-// per vector, and is widened once per block.
+// The leads' maxima run in float lanes (lead_maxima).
 template <std::size_t R>
 struct wide_tile {
   static HWY_NOINLINE void run(const wide_step& s, const double* HWY_RESTRICT av, const float* HWY_RESTRICT al,
                                std::size_t lda, const double* HWY_RESTRICT bv, const float* HWY_RESTRICT bl, int kc,
                                double* HWY_RESTRICT c, std::size_t ldc) {
     const DD dd;
-    const DF df;
-    const hn::Rebind<float, DD> dh;  // the floats of one double vector
-    const std::size_t L = hn::Lanes(dd), W = kVectors * L, LF = hn::Lanes(df), U = W / LF;
+    const std::size_t L = hn::Lanes(dd), W = kVectors * L;
     const VD frac = hn::Set(dd, s.frac_bits);
-    HWY_ALIGN float leads[kVectors * HWY_MAX_BYTES / sizeof(double)];
     VD acc[R][kVectors];
     for (std::size_t r = 0; r < R; ++r)
       for (std::size_t v = 0; v < kVectors; ++v) acc[r][v] = hn::LoadU(dd, c + r * ldc + v * L);
     for (int k0 = 0; k0 < kc; k0 += s.n) {
       const int k1 = std::min(kc, k0 + s.n);
-      VF product_ref[R][kVectors];
-      for (std::size_t r = 0; r < R; ++r)
-        for (std::size_t u = 0; u < U; ++u) product_ref[r][u] = hn::Set(df, static_cast<float>(kNoTerm));
-      for (int k = k0; k < k1; ++k) {
-        VF lb[kVectors];
-        for (std::size_t u = 0; u < U; ++u) lb[u] = hn::Load(df, bl + k * W + u * LF);
-        for (std::size_t r = 0; r < R; ++r) {
-          const VF la = hn::Set(df, al[r * lda + k]);
-          for (std::size_t u = 0; u < U; ++u) product_ref[r][u] = hn::Max(product_ref[r][u], hn::Add(la, lb[u]));
-        }
-      }
       VD ref[R][kVectors];
-      for (std::size_t r = 0; r < R; ++r) {
-        for (std::size_t u = 0; u < U; ++u) hn::Store(product_ref[r][u], df, leads + u * LF);
-        for (std::size_t v = 0; v < kVectors; ++v)
-          ref[r][v] = hn::Max(c_ref(s, acc[r][v]), hn::PromoteTo(dd, hn::Load(dh, leads + v * L)));
-      }
+      lead_maxima(al, lda, bl, k0, k1, 1, static_cast<float>(kNoTerm), ref);
+      for (std::size_t r = 0; r < R; ++r)
+        for (std::size_t v = 0; v < kVectors; ++v) ref[r][v] = hn::Max(c_ref(s, acc[r][v]), ref[r][v]);
       VD scale[R][kVectors], sum[R][kVectors];
       for (std::size_t r = 0; r < R; ++r)
         for (std::size_t v = 0; v < kVectors; ++v) {
@@ -586,7 +610,10 @@ struct wide_tile {
   }
 };
 
-void wide_chain(const wide_job& job) {
+// Runs Tile over a lead_job: B's values packed into panels of W doubles, A's and B's leads as
+// floats (lead_maxima reads them so), B's in panels too.
+template <template <std::size_t> class Tile, class Step>
+void lead_chain(const lead_job<Step>& job) {
   const std::size_t W = kVectors * hn::Lanes(DD()), size = (job.N + W - 1) / W * W * job.K;
   const auto bv = hwy::AllocateAligned<double>(size);
   const auto bl = hwy::AllocateAligned<float>(size);
@@ -594,7 +621,7 @@ void wide_chain(const wide_job& job) {
   const std::vector<float> a_lead(job.a_lead, job.a_lead + static_cast<std::size_t>(job.M) * job.K),
       b_lead(job.b_lead, job.b_lead + static_cast<std::size_t>(job.K) * job.N);
   pack_rows(b_lead.data(), job.N, job.K, W, static_cast<float>(kNoTerm), bl.get());
-  static constexpr auto tiles = tile_table<wide_tile, kBlockRows>();
+  static constexpr auto tiles = tile_table<Tile, kBlockRows>();
   for_chunks<kBlockRows>(job.d, job.M, job.N, job.K, job.step.n, W, job.threads,
                          [&](int rows, int i, int j0, int k0, int kc, double* c, std::size_t ldc) {
                            const std::size_t at = (j0 / W * job.K + k0) * W, a_at = static_cast<std::size_t>(i) * job.K + k0;
@@ -602,6 +629,8 @@ void wide_chain(const wide_job& job) {
                                            bl.get() + at, kc, c, ldc);
                          });
 }
+
+void wide_chain(const wide_job& job) { lead_chain<wide_tile>(job); }
 
 // ---- Block-FMA chain with exactly summed, scaled groups (Blackwell mxf4, mxf4nvf4) --------------
 
@@ -705,46 +734,42 @@ void group_chain(const group_job& job) {
 // floor is at or below the accumulator's emin, so E' is e_C when there are no products, and an
 // empty sub-sum adds 0 at an exponent that never wins. Every quantity is an integer times a power
 // of two below 2^53 (staged_kernel_applies); the last step is the host's double -> float
-// conversion, one rounding. A result that is not finite becomes NaN: the reference redoes it.
+// conversion, one rounding. The leads' maxima run in float lanes (lead_maxima).
+// The floor of x to F2 + 1 significant bits is, for a normal double, clearing its 52 - F2 lowest
+// fraction bits, after adding them all first where x is negative (that carries into the kept
+// bits exactly when a dropped bit is set: the magnitude rounds up); below 2^emin the quantum is
+// fixed (rare: only such lanes, zeros among them, take the branch).
+// A C that is not finite stays so (infinity, or NaN) through later blocks: the chunk's end makes
+// it NaN, and the reference redoes that output.
 template <std::size_t I>
 struct staged_tiles {
   template <std::size_t R>
   struct tile {
-    static HWY_NOINLINE void run(const staged_step& s, const double* HWY_RESTRICT av, const double* HWY_RESTRICT al,
-                                 std::size_t lda, const double* HWY_RESTRICT bv, const double* HWY_RESTRICT bl, int kc,
+    static HWY_NOINLINE void run(const staged_step& s, const double* HWY_RESTRICT av, const float* HWY_RESTRICT al,
+                                 std::size_t lda, const double* HWY_RESTRICT bv, const float* HWY_RESTRICT bl, int kc,
                                  double* HWY_RESTRICT c, std::size_t ldc) {
       const DD dd;
-      const hn::Rebind<float, DD> df;
+      const DL dl;
+      const hn::Rebind<float, DD> dh;  // the floats of one double vector
       const std::size_t L = hn::Lanes(dd), W = kVectors * L;
-      const VD zero = hn::Zero(dd), floor = hn::Set(dd, s.floor), acc_emin = hn::Set(dd, s.acc_emin);
-      const VD frac = hn::Set(dd, s.frac_bits), second = hn::Set(dd, s.second_bits), one = hn::Set(dd, 1.0);
-      const VD c_shift = hn::Set(dd, s.second_bits + 1 - s.frac_bits), nan = hn::NaN(dd);
-      const VD big = hn::Set(dd, 0x1p128);
+      const int shift = static_cast<int>(s.second_bits) + 1 - static_cast<int>(s.frac_bits);  // F2 + 1 - F
+      const VD zero = hn::Zero(dd), acc_emin = hn::Set(dd, s.acc_emin), frac = hn::Set(dd, s.frac_bits);
+      const VD c_unit = hn::Set(dd, std::ldexp(1.0, shift)), tiny = hn::Set(dd, std::ldexp(1.0, static_cast<int>(s.acc_emin)));
+      const auto dropped = hn::Set(dl, static_cast<std::int64_t>((std::uint64_t{1} << (52 - static_cast<int>(s.second_bits))) - 1));
       VD acc[R][kVectors];
       for (std::size_t r = 0; r < R; ++r)
         for (std::size_t v = 0; v < kVectors; ++v) acc[r][v] = hn::LoadU(dd, c + r * ldc + v * L);
       for (int k0 = 0; k0 < kc; k0 += s.n) {
         const int k1 = std::min(kc, k0 + s.n);
-        VD ref[I][R][kVectors];
-        for (std::size_t i = 0; i < I; ++i)
-          for (std::size_t r = 0; r < R; ++r)
-            for (std::size_t v = 0; v < kVectors; ++v) ref[i][r][v] = floor;
-        for (int k = k0; k < k1; ++k) {
-          const std::size_t sub = I == 1 ? 0 : static_cast<std::size_t>(k - k0) % I;
-          VD lb[kVectors];
-          for (std::size_t v = 0; v < kVectors; ++v) lb[v] = hn::Load(dd, bl + k * W + v * L);
-          for (std::size_t r = 0; r < R; ++r) {
-            const VD la = hn::Set(dd, al[r * lda + k]);
-            for (std::size_t v = 0; v < kVectors; ++v) ref[sub][r][v] = hn::Max(ref[sub][r][v], hn::Add(la, lb[v]));
-          }
-        }
-        VD scale[I][R][kVectors], sum[I][R][kVectors];
-        for (std::size_t i = 0; i < I; ++i)
+        VD ref[I][R][kVectors], scale[I][R][kVectors], sum[I][R][kVectors];
+        for (std::size_t i = 0; i < I; ++i) {
+          lead_maxima(al, lda, bl, k0 + static_cast<int>(i), k1, static_cast<int>(I), static_cast<float>(s.floor), ref[i]);
           for (std::size_t r = 0; r < R; ++r)
             for (std::size_t v = 0; v < kVectors; ++v) {
               scale[i][r][v] = pow2(hn::Sub(frac, ref[i][r][v]));
               sum[i][r][v] = zero;
             }
+        }
         for (int k = k0; k < k1; ++k) {
           const std::size_t sub = I == 1 ? 0 : static_cast<std::size_t>(k - k0) % I;
           VD b[kVectors];
@@ -766,65 +791,119 @@ struct staged_tiles {
             const VD cv = acc[r][v];
             const VD e_c = hn::Max(exponent_of(cv), acc_emin);
             const VD e_max = hn::Max(e, e_c);
-            const VD q = hn::Sub(hn::Sub(e_max, second), one);
-            const VD pq = hn::Floor(hn::Mul(p, pow2(hn::Sub(hn::Sub(e, frac), q))));
-            VD cq = hn::Mul(hn::Floor(hn::Mul(cv, pow2(hn::Sub(frac, e_max)))), pow2(c_shift));
-            if (s.drop_far_c) cq = hn::IfThenZeroElse(hn::Lt(e_c, hn::Sub(hn::Sub(e_max, frac), one)), cq);
-            const VD x = hn::Mul(hn::Add(pq, cq), pow2(q));
-            const VD quantum = hn::Sub(hn::Max(exponent_of(x), acc_emin), second);
-            const VD kept = hn::Add(hn::Mul(hn::Floor(hn::Mul(x, pow2(hn::Neg(quantum)))), pow2(quantum)), zero);
-            const VD f = hn::PromoteTo(dd, hn::DemoteTo(df, kept));
-            acc[r][v] = hn::IfThenElse(hn::Lt(hn::Abs(f), big), f, nan);
+            // P and C in units of 2^q: P 2^(E - E' + F2 + 1 - F), C 2^(F - E') then 2^(F2 + 1 - F).
+            const VD pq = hn::Floor(hn::Mul(p, pow2(hn::Sub(e, e_max), shift)));
+            VD cq = hn::Floor(hn::Mul(cv, pow2(hn::Sub(frac, e_max))));
+            if (s.drop_far_c) cq = hn::IfThenZeroElse(hn::Lt(e_c, hn::Sub(hn::Sub(e_max, frac), hn::Set(dd, 1.0))), cq);
+            const VD x = hn::Mul(hn::MulAdd(cq, c_unit, pq), pow2(e_max, -(s.second_bits + 1)));
+            const auto bits = hn::BitCast(dl, x);
+            VD kept = hn::BitCast(dd, hn::AndNot(dropped, hn::Add(bits, hn::And(hn::BroadcastSignBit(bits), dropped))));
+            const auto small = hn::Lt(hn::Abs(x), tiny);
+            if (!hn::AllFalse(dd, small)) {
+              const VD quantum = hn::Sub(acc_emin, hn::Set(dd, s.second_bits));
+              kept = hn::IfThenElse(small, hn::Mul(hn::Floor(hn::Mul(x, pow2(hn::Neg(quantum)))), pow2(quantum)), kept);
+            }
+            acc[r][v] = hn::PromoteTo(dd, hn::DemoteTo(dh, hn::Add(kept, zero)));
           }
       }
+      const VD big = hn::Set(dd, 0x1p128);
       for (std::size_t r = 0; r < R; ++r)
-        for (std::size_t v = 0; v < kVectors; ++v) hn::StoreU(acc[r][v], dd, c + r * ldc + v * L);
+        for (std::size_t v = 0; v < kVectors; ++v)
+          hn::StoreU(hn::IfThenElse(hn::Lt(hn::Abs(acc[r][v]), big), acc[r][v], hn::NaN(dd)), dd, c + r * ldc + v * L);
     }
   };
 };
 
-template <std::size_t I>
-void staged_rows(const staged_job& job) {
-  const std::size_t W = kVectors * hn::Lanes(DD()), size = (job.N + W - 1) / W * W * job.K;
-  const auto bv = hwy::AllocateAligned<double>(size);
-  const auto bl = hwy::AllocateAligned<double>(size);
-  pack_rows(job.b, job.N, job.K, W, 0.0, bv.get());
-  pack_rows(job.b_lead, job.N, job.K, W, static_cast<double>(kNoTerm), bl.get());
-  static constexpr auto tiles = tile_table<staged_tiles<I>::template tile, kBlockRows>();
-  for_chunks<kBlockRows>(job.d, job.M, job.N, job.K, job.step.n, W, job.threads,
-                         [&](int rows, int i, int j0, int k0, int kc, double* c, std::size_t ldc) {
-                           const std::size_t at = (j0 / W * job.K + k0) * W, a_at = static_cast<std::size_t>(i) * job.K + k0;
-                           tiles[rows - 1](job.step, job.a + a_at, job.a_lead + a_at, job.K, bv.get() + at, bl.get() + at,
-                                           kc, c, ldc);
-                         });
+void staged_chain(const staged_job& job) {
+  job.step.interleave == 2 ? lead_chain<staged_tiles<2>::tile>(job) : lead_chain<staged_tiles<1>::tile>(job);
 }
-
-void staged_chain(const staged_job& job) { job.step.interleave == 2 ? staged_rows<2>(job) : staged_rows<1>(job); }
 
 // ---- Exact block sums (AMD CDNA1, double lanes) ---------------------------------------------------
 
-// R rows x W columns of fp32 accumulators c go through the exact block steps of kc products:
-// C = round_to_nearest_even_fp32(C + sum of the block's products), the sum exact. The products
-// are exact doubles; the running sum s is kept in double with Knuth's TwoSum, whose error terms
-// e say how far the double sum is from the exact one: |T - s| <= sum |e|. When every e is zero s
-// is T, and the host's double -> float conversion is the one rounding. Otherwise T lies in
-// [s - B, s + B], B = 2 sum |e| + |s| 2^-50 (wide enough that both ends move past s itself, so a
-// tie at s is seen), and rounding is monotone: where both ends round to the same fp32 code, sign
-// of zero included, that code is T's. Where they do not (T within 2^-29 or so of a tie, on
-// random data a few in 10^9) the lane becomes NaN and the reference computes that output, as it
-// does for a result that is not finite. An exactly zero sum is +0 (zero_sign::exact_positive).
+// R rows x W columns of fp32 accumulators c go through the exact block steps of kc products (one
+// chunk): C = round_to_nearest_even_fp32(C + sum of the block's products), the sum exact. The
+// products are exact doubles, and the host's double -> float conversion is the one rounding once
+// the block's sum is exact in double. Two ways to know it is:
+//
+// Certified by bounds, for the whole chunk at once (the common case): every product is a
+// multiple of 2^T, T = min quantum(a) + min quantum(b) over the chunk, and so is C if T is at most
+// C's fp32 quantum; the nearest fp32 value of a multiple of 2^T is one again (it is the value, or
+// a multiple of a coarser fp32 quantum), so every C of the chunk is. Every partial sum is at most
+// |C0| + sum |a_k b_k| <= |C0| + |a| |b| (Cauchy-Schwarz), times (1 + 2^-24)^(kc/n) for the
+// roundings between: with X = (|C0| + |a| |b|) (1 + 2^-10) (also covering the rounding of X
+// itself and of the norms), exponent(X) < T + 53 puts every partial sum below 2^(T+53): each is
+// an integer multiple of 2^T that fits 53 bits, exact.
+//
+// Otherwise, with Knuth's TwoSum, whose error terms e say how far the double sum is from the exact
+// one: |T - s| <= sum |e|. When every e is zero s is T. Otherwise T lies in [s - B, s + B],
+// B = 2 sum |e| + |s| 2^-50 (wide enough that both ends move past s itself, so a tie at s is seen),
+// and rounding is monotone: where both ends round to the same fp32 code, sign of zero included,
+// that code is T's. Where they do not (T within 2^-29 or so of a tie, on random data a few in
+// 10^9) the lane becomes NaN and the reference computes that output, as it does for a result that
+// is not finite. An exactly zero sum is +0 (zero_sign::exact_positive).
 template <std::size_t R>
 struct exact_tile {
   static HWY_NOINLINE void run(int n, const double* HWY_RESTRICT av, std::size_t lda, const double* HWY_RESTRICT bp,
-                               int kc, double* HWY_RESTRICT c, std::size_t ldc) {
+                               int kc, const double* HWY_RESTRICT a_quantum, const double* HWY_RESTRICT a_norm,
+                               std::size_t ld_bound, const double* HWY_RESTRICT b_quantum,
+                               const double* HWY_RESTRICT b_norm, double* HWY_RESTRICT c, std::size_t ldc) {
+    const DD dd;
+    const std::size_t L = hn::Lanes(dd);
+    VD acc[R][kVectors];
+    for (std::size_t r = 0; r < R; ++r)
+      for (std::size_t v = 0; v < kVectors; ++v) acc[r][v] = hn::LoadU(dd, c + r * ldc + v * L);
+    auto uncertified = hn::FirstN(dd, 0);
+    for (std::size_t r = 0; r < R; ++r)
+      for (std::size_t v = 0; v < kVectors; ++v) {
+        const VD c0 = acc[r][v], bq = hn::Load(dd, b_quantum + v * L);
+        const VD c_quantum = hn::IfThenElse(hn::Eq(c0, hn::Zero(dd)), hn::Set(dd, kNoQuantum),
+                                            hn::Sub(hn::Max(exponent_of(c0), hn::Set(dd, -126.0)), hn::Set(dd, 23.0)));
+        const VD t = hn::Min(hn::Add(hn::Set(dd, a_quantum[r * ld_bound]), bq), c_quantum);
+        const VD x = hn::Mul(hn::MulAdd(hn::Set(dd, a_norm[r * ld_bound]), hn::Load(dd, b_norm + v * L), hn::Abs(c0)),
+                             hn::Set(dd, 1.0 + 0x1p-10));
+        // A NaN lane (an earlier chunk left the range) stays NaN either way.
+        const auto too_wide = hn::Ge(exponent_of(x), hn::Add(t, hn::Set(dd, 53.0)));
+        uncertified = hn::Or(uncertified, hn::AndNot(hn::IsNaN(c0), too_wide));
+      }
+    if (hn::AllFalse(dd, uncertified))
+      certified(n, av, lda, bp, kc, acc);
+    else
+      two_sum(n, av, lda, bp, kc, acc);
+    const VD big = hn::Set(dd, 0x1p128);
+    for (std::size_t r = 0; r < R; ++r)
+      for (std::size_t v = 0; v < kVectors; ++v)
+        hn::StoreU(hn::IfThenElse(hn::Lt(hn::Abs(acc[r][v]), big), acc[r][v], hn::NaN(dd)), dd, c + r * ldc + v * L);
+  }
+
+  // Plain double sums, rounded once per block (an infinity stays one, or becomes NaN, to the end).
+  static HWY_INLINE void certified(int n, const double* HWY_RESTRICT av, std::size_t lda,
+                                   const double* HWY_RESTRICT bp, int kc, VD (&acc)[R][kVectors]) {
+    const DD dd;
+    const hn::Rebind<float, DD> df;
+    const std::size_t L = hn::Lanes(dd), W = kVectors * L;
+    for (int k0 = 0; k0 < kc; k0 += n) {
+      const int k1 = std::min(kc, k0 + n);
+      for (int k = k0; k < k1; ++k) {
+        VD b[kVectors];
+        for (std::size_t v = 0; v < kVectors; ++v) b[v] = hn::Load(dd, bp + k * W + v * L);
+        for (std::size_t r = 0; r < R; ++r) {
+          const VD x = hn::Set(dd, av[r * lda + k]);
+          for (std::size_t v = 0; v < kVectors; ++v) acc[r][v] = hn::Add(acc[r][v], hn::Mul(x, b[v]));
+        }
+      }
+      for (std::size_t r = 0; r < R; ++r)
+        for (std::size_t v = 0; v < kVectors; ++v)
+          acc[r][v] = hn::PromoteTo(dd, hn::DemoteTo(df, hn::Add(acc[r][v], hn::Zero(dd))));
+    }
+  }
+
+  static HWY_INLINE void two_sum(int n, const double* HWY_RESTRICT av, std::size_t lda,
+                                 const double* HWY_RESTRICT bp, int kc, VD (&acc)[R][kVectors]) {
     const DD dd;
     const DL dl;
     const hn::Rebind<float, DD> df;
     const std::size_t L = hn::Lanes(dd), W = kVectors * L;
-    const VD zero = hn::Zero(dd), nan = hn::NaN(dd), big = hn::Set(dd, 0x1p128), widen = hn::Set(dd, 0x1p-50);
-    VD acc[R][kVectors];
-    for (std::size_t r = 0; r < R; ++r)
-      for (std::size_t v = 0; v < kVectors; ++v) acc[r][v] = hn::LoadU(dd, c + r * ldc + v * L);
+    const VD zero = hn::Zero(dd), nan = hn::NaN(dd), widen = hn::Set(dd, 0x1p-50);
     for (int k0 = 0; k0 < kc; k0 += n) {
       const int k1 = std::min(kc, k0 + n);
       VD err[R][kVectors];
@@ -854,23 +933,30 @@ struct exact_tile {
             const auto hi = hn::BitCast(dl, hn::PromoteTo(dd, hn::DemoteTo(df, hn::Add(s, bound))));
             f = hn::IfThenElse(hn::Or(exact, hn::RebindMask(dd, hn::Eq(lo, hi))), f, nan);
           }
-          acc[r][v] = hn::IfThenElse(hn::Lt(hn::Abs(f), big), f, nan);
+          acc[r][v] = f;
         }
     }
-    for (std::size_t r = 0; r < R; ++r)
-      for (std::size_t v = 0; v < kVectors; ++v) hn::StoreU(acc[r][v], dd, c + r * ldc + v * L);
   }
 };
 
 void exact_chain(const exact_job& job) {
   const std::size_t W = kVectors * hn::Lanes(DD()), size = (job.N + W - 1) / W * W * job.K;
+  const int chunk = chunk_of(job.n), C = (job.K + chunk - 1) / chunk;
+  const std::size_t bounds = (job.N + W - 1) / W * W * C;
   const auto bp = hwy::AllocateAligned<double>(size);
+  const auto bq = hwy::AllocateAligned<double>(bounds);
+  const auto bn = hwy::AllocateAligned<double>(bounds);
   pack_rows(job.b, job.N, job.K, W, 0.0, bp.get());
+  pack_rows(job.b_quantum, job.N, C, W, kNoQuantum, bq.get());
+  pack_rows(job.b_norm, job.N, C, W, 0.0, bn.get());
   static constexpr auto tiles = tile_table<exact_tile, kBlockRows>();
   for_chunks<kBlockRows>(job.d, job.M, job.N, job.K, job.n, W, job.threads,
                          [&](int rows, int i, int j0, int k0, int kc, double* c, std::size_t ldc) {
+                           const std::size_t at = static_cast<std::size_t>(i) * C + k0 / chunk,
+                                             bt = (j0 / W * C + k0 / chunk) * W;
                            tiles[rows - 1](job.n, job.a + static_cast<std::size_t>(i) * job.K + k0, job.K,
-                                           bp.get() + (j0 / W * job.K + k0) * W, kc, c, ldc);
+                                           bp.get() + (j0 / W * job.K + k0) * W, kc, job.a_quantum + at,
+                                           job.a_norm + at, C, bq.get() + bt, bn.get() + bt, c, ldc);
                          });
 }
 
@@ -1187,6 +1273,35 @@ std::optional<wide_operand> wide_operand_of(const format& f, std::span<const std
   return o;
 }
 
+// For exact_job: per chunk of `chunk` values along K of each row of A (k_along_cols: rows x C) or
+// column of B (C x cols), the exponent of the finest quantum of its non-zero values (their lead,
+// subnormals at emin, less the format's fraction bits) and an upper bound on its 2-norm (the
+// double sum of squares is within K 2^-53 of the true one, far inside the 2^-40 added).
+struct chunk_bounds {
+  std::vector<double> quantum, norm;
+};
+
+chunk_bounds bounds_of(const wide_operand& o, int rows, int cols, bool k_along_cols, int frac_bits, int chunk) {
+  const int K = k_along_cols ? cols : rows, others = k_along_cols ? rows : cols, C = (K + chunk - 1) / chunk;
+  chunk_bounds out{std::vector<double>(static_cast<std::size_t>(others) * C, kNoQuantum),
+                   std::vector<double>(static_cast<std::size_t>(others) * C, 0.0)};
+  for (int other = 0; other < others; ++other)
+    for (int c = 0; c < C; ++c) {
+      double quantum = kNoQuantum, squares = 0.0;
+      for (int k = c * chunk; k < std::min(K, (c + 1) * chunk); ++k) {
+        const std::size_t at = k_along_cols ? static_cast<std::size_t>(other) * cols + k
+                                            : static_cast<std::size_t>(k) * cols + other;
+        if (o.value[at] == 0.0) continue;
+        quantum = std::min(quantum, o.lead[at] - frac_bits);
+        squares += o.value[at] * o.value[at];
+      }
+      const std::size_t at = k_along_cols ? static_cast<std::size_t>(other) * C + c : static_cast<std::size_t>(c) * others + other;
+      out.quantum[at] = quantum;
+      out.norm[at] = std::sqrt(squares) * (1.0 + 0x1p-40);
+    }
+  return out;
+}
+
 std::vector<std::uint32_t> bits_of(const std::vector<float>& d, int shift) {
   std::vector<std::uint32_t> codes(d.size());
   for (std::size_t i = 0; i < d.size(); ++i) codes[i] = std::bit_cast<std::uint32_t>(d[i]) >> shift;
@@ -1314,8 +1429,12 @@ std::optional<accumulated> fast_accumulate(const format& fa, std::span<const std
     const auto wa = wide_operand_of(fa, a, M, K, true, scales.fmt, {}, 0);
     const auto wb = wide_operand_of(fb, b, K, N, false, scales.fmt, {}, 0);
     if (!wa || !wb) return std::nullopt;
+    const int chunk = chunk_of(m.block_size);
+    const chunk_bounds qa = bounds_of(*wa, M, K, true, fa.frac_bits, chunk),
+                       qb = bounds_of(*wb, K, N, false, fb.frac_bits, chunk);
     std::vector<double> d(MN);
-    run_exact_chain(exact_job{m.block_size, wa->value.data(), wb->value.data(), d.data(), M, N, K, threads});
+    run_exact_chain(exact_job{m.block_size, wa->value.data(), qa.quantum.data(), qa.norm.data(), wb->value.data(),
+                              qb.quantum.data(), qb.norm.data(), d.data(), M, N, K, threads});
     return accumulated{m.acc, codes_of(d, fa, a, fb, b, N, K, model, scales)};
   }
   if (pairwise_kernel_applies(m)) {

@@ -20,8 +20,9 @@
 //    an integer times a power of two, and the last rounding the host's double -> float;
 //  - the pairwise model (AMD CDNA2): fp32 products and a tree of fp32 additions in nearest-even
 //    are the host's own float operations, each followed by the flush to zero the model applies;
-//  - exact block sums (AMD CDNA1): a TwoSum chain in double, its error terms bounding the exact
-//    sum tightly enough to certify the one nearest-even rounding into fp32.
+//  - exact block sums (AMD CDNA1): plain double sums where per-chunk bounds on the inputs' finest
+//    quantum and their magnitudes prove every partial sum exact, else a TwoSum chain whose error
+//    terms bound the exact sum tightly enough to certify the one nearest-even rounding into fp32.
 // These leave NaN where an output's chain left the range in which they are exact (an overflow, a
 // NaN, an exact sum too close to a tie); fast_accumulate computes those outputs by the model's own
 // steps, so its results are complete.
