@@ -93,7 +93,7 @@ std::string error_of(const expected<dataset>& r) {
 }
 
 dataset value_of(const expected<dataset>& r) {
-  REQUIRE_MESSAGE(r.has_value(), (r.has_value() ? std::string() : r.message()));
+  REQUIRE_MESSAGE(r.has_value(), r.message());
   return r.value();
 }
 

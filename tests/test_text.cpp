@@ -236,3 +236,11 @@ TEST_CASE("printable: control bytes as \\xNN, UTF-8 kept, long text cut with its
   CHECK(fpemu::printable(std::string(40, 'x'), 40) == std::string(40, 'x'));
   CHECK(fpemu::printable("\n\n\n", 5) == "\\x0a\\x0a... (3 bytes)");
 }
+
+TEST_CASE("an expected's message is the error's text, and empty for a value, so checks may pass it on success") {
+  const expected<format> good = parse_format("e4m3fn"), bad = parse_format("e9m99");
+  REQUIRE_MESSAGE(good.has_value(), good.message());  // doctest evaluates the message on success too
+  CHECK(good.message().empty());
+  REQUIRE_FALSE(bad.has_value());
+  CHECK(bad.message().find("e9m99") != std::string::npos);
+}

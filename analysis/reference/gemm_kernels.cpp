@@ -17,6 +17,7 @@
 #include <algorithm>
 #include <array>
 #include <bit>
+#include <climits>
 #include <cmath>
 #include <utility>
 
@@ -152,10 +153,15 @@ struct wide_step {
   double acc_frac;  // the accumulator's fraction bits
   double overflow;  // 2^(emax + 1) of the accumulator: a value at or above it has overflowed
   std::uint64_t rz_mask;  // clears the fraction bits binary64 has and the accumulator lacks
+  // Products in float lanes (lead_job's a_float and b_float set): at most this many terms per
+  // int32 partial sum, and the lowest lead a product of the data has.
+  int narrow_terms = 0;
+  double narrow_floor = 0.0;
 };
 
 // A and B as values (block scales multiplied in) and leads, both row-major, for a chain whose
-// step is Step (wide_step, staged_step).
+// step is Step (wide_step, staged_step); the values also as floats where the wide kernel's
+// products run in float lanes.
 template <class Step>
 struct lead_job {
   Step step;
@@ -165,6 +171,8 @@ struct lead_job {
   const double* b_lead;
   double* d;  // M x N accumulator values, zero on entry; NaN where the reference must run
   int M, N, K, threads;
+  const float* a_float = nullptr;  // M x K, or nullptr
+  const float* b_float = nullptr;  // K x N, or nullptr
 };
 
 // A and B as values, with per group (g products along K) a mask of the non-zero inputs (bit
@@ -271,6 +279,9 @@ using DI = hn::RebindToSigned<DF>;
 using VF = hn::Vec<DF>;
 using VI = hn::Vec<DI>;
 
+// Every loop over a tile's rows, vectors or sub-sums carries HWY_UNROLL: a tile's arrays of
+// vectors stay in registers only when every loop that indexes them unrolls completely, which GCC
+// does at -O2 only when told (without it, the h100-e4m3 kernel ran at 0.7x of its rate here).
 constexpr std::size_t kVectors = 2;  // vectors of columns per tile
 // Rows per tile: enough independent chains to hide latency while the tile's vectors (R x 2
 // accumulators for the FMA chain; R x 2 scales + R x 2 sums for the block chain) about fill the
@@ -359,17 +370,24 @@ struct fma_tile {
     const DF df;
     const std::size_t L = hn::Lanes(df), W = kVectors * L;
     VF acc[R][kVectors];
+    HWY_UNROLL(8)
     for (std::size_t r = 0; r < R; ++r)
+      HWY_UNROLL(8)
       for (std::size_t v = 0; v < kVectors; ++v) acc[r][v] = hn::LoadU(df, c + r * ldc + v * L);
     for (int k = 0; k < kc; ++k) {
       VF b[kVectors];
+      HWY_UNROLL(8)
       for (std::size_t v = 0; v < kVectors; ++v) b[v] = hn::Load(df, bp + k * W + v * L);
+      HWY_UNROLL(8)
       for (std::size_t r = 0; r < R; ++r) {
         const VF x = hn::Set(df, a[r * lda + k]);
+        HWY_UNROLL(8)
         for (std::size_t v = 0; v < kVectors; ++v) acc[r][v] = hn::MulAdd(x, b[v], acc[r][v]);
       }
     }
+    HWY_UNROLL(8)
     for (std::size_t r = 0; r < R; ++r)
+      HWY_UNROLL(8)
       for (std::size_t v = 0; v < kVectors; ++v) hn::StoreU(acc[r][v], df, c + r * ldc + v * L);
   }
 };
@@ -420,36 +438,48 @@ struct block_tile {
     for (int k0 = 0; k0 < kc; k0 += s.n) {
       const int k1 = std::min(kc, k0 + s.n);
       VI ref[R][kVectors];
+      HWY_UNROLL(8)
       for (std::size_t r = 0; r < R; ++r)
+        HWY_UNROLL(8)
         for (std::size_t v = 0; v < kVectors; ++v) {
           const VI bits = hn::BitCast(di, hn::LoadU(df, c + r * ldc + v * L));
           ref[r][v] = hn::Max(floor, hn::Sub(hn::ShiftRight<23>(hn::And(bits, exp_field)), bias));
         }
       for (int k = k0; k < k1; ++k) {
         VI lb[kVectors];
+        HWY_UNROLL(8)
         for (std::size_t v = 0; v < kVectors; ++v) lb[v] = hn::Load(di, bl + k * W + v * L);
+        HWY_UNROLL(8)
         for (std::size_t r = 0; r < R; ++r) {
           const VI la = hn::Set(di, al[r * lda + k]);
+          HWY_UNROLL(8)
           for (std::size_t v = 0; v < kVectors; ++v) ref[r][v] = hn::Max(ref[r][v], hn::Add(la, lb[v]));
         }
       }
       VF scale[R][kVectors];
       VI sum[R][kVectors];
+      HWY_UNROLL(8)
       for (std::size_t r = 0; r < R; ++r)
+        HWY_UNROLL(8)
         for (std::size_t v = 0; v < kVectors; ++v) {
           scale[r][v] = hn::BitCast(df, hn::ShiftLeft<23>(hn::Sub(scale_top, ref[r][v])));
           sum[r][v] = truncate(hn::Mul(hn::LoadU(df, c + r * ldc + v * L), scale[r][v]));
         }
       for (int k = k0; k < k1; ++k) {
         VF b[kVectors];
+        HWY_UNROLL(8)
         for (std::size_t v = 0; v < kVectors; ++v) b[v] = hn::Load(df, bv + k * W + v * L);
+        HWY_UNROLL(8)
         for (std::size_t r = 0; r < R; ++r) {
           const VF x = hn::Set(df, av[r * lda + k]);
+          HWY_UNROLL(8)
           for (std::size_t v = 0; v < kVectors; ++v)
             sum[r][v] = hn::Add(sum[r][v], truncate(hn::Mul(hn::Mul(x, b[v]), scale[r][v])));
         }
       }
+      HWY_UNROLL(8)
       for (std::size_t r = 0; r < R; ++r)
+        HWY_UNROLL(8)
         for (std::size_t v = 0; v < kVectors; ++v) {
           const VF inverse = hn::BitCast(df, hn::Sub(inverse_top, hn::BitCast(di, scale[r][v])));
           const VF x = hn::Mul(hn::ConvertTo(df, sum[r][v]), inverse);  // +0 when S = 0
@@ -540,21 +570,29 @@ HWY_INLINE void lead_maxima(const float* HWY_RESTRICT al, std::size_t lda, const
   const DD dd;
   const DF df;
   const hn::Rebind<float, DD> dh;  // the floats of one double vector
-  const std::size_t L = hn::Lanes(dd), W = kVectors * L, LF = hn::Lanes(df), U = W / LF;
+  constexpr std::size_t L = hn::MaxLanes(DD()), W = kVectors * L, LF = hn::MaxLanes(DF()), U = W / LF;
   VF lead[R][kVectors];
+  HWY_UNROLL(8)
   for (std::size_t r = 0; r < R; ++r)
+    HWY_UNROLL(8)
     for (std::size_t u = 0; u < U; ++u) lead[r][u] = hn::Set(df, init);
   for (int k = begin; k < end; k += step) {
     VF lb[kVectors];
+    HWY_UNROLL(8)
     for (std::size_t u = 0; u < U; ++u) lb[u] = hn::Load(df, bl + k * W + u * LF);
+    HWY_UNROLL(8)
     for (std::size_t r = 0; r < R; ++r) {
       const VF la = hn::Set(df, al[r * lda + k]);
+      HWY_UNROLL(8)
       for (std::size_t u = 0; u < U; ++u) lead[r][u] = hn::Max(lead[r][u], hn::Add(la, lb[u]));
     }
   }
   HWY_ALIGN float widen[kVectors * HWY_MAX_BYTES / sizeof(double)];
+  HWY_UNROLL(8)
   for (std::size_t r = 0; r < R; ++r) {
+    HWY_UNROLL(8)
     for (std::size_t u = 0; u < U; ++u) hn::Store(lead[r][u], df, widen + u * LF);
+    HWY_UNROLL(8)
     for (std::size_t v = 0; v < kVectors; ++v) ref[r][v] = hn::PromoteTo(dd, hn::Load(dh, widen + v * L));
   }
 }
@@ -570,54 +608,123 @@ HWY_INLINE void lead_maxima(const float* HWY_RESTRICT al, std::size_t lda, const
 // becomes NaN, which every later step keeps: those outputs go to the reference loop. S = -0
 // (a sum of negative terms that truncated to 0) is stored as +0, the model's zero.
 // The leads' maxima run in float lanes (lead_maxima).
+// Where A and B come as floats too (avf, bvf), the products run in float lanes, twice as many per
+// vector: a product of the data is a normal float of at most 24 bits, and so is 2^(F-E) with E
+// raised to the data's lowest product lead (which changes no block with a product), so x b 2^(F-E)
+// is exact or below 1 and truncates as in double; each run of narrow_terms terms sums in int32
+// (wide_kernel_applies' term bound) and joins S in double.
 template <std::size_t R>
 struct wide_tile {
-  static HWY_NOINLINE void run(const wide_step& s, const double* HWY_RESTRICT av, const float* HWY_RESTRICT al,
-                               std::size_t lda, const double* HWY_RESTRICT bv, const float* HWY_RESTRICT bl, int kc,
+  static HWY_NOINLINE void run(const wide_step& s, const double* HWY_RESTRICT av, const float* HWY_RESTRICT avf,
+                               const float* HWY_RESTRICT al, std::size_t lda, const double* HWY_RESTRICT bv,
+                               const float* HWY_RESTRICT bvf, const float* HWY_RESTRICT bl, int kc,
                                double* HWY_RESTRICT c, std::size_t ldc) {
     const DD dd;
-    const std::size_t L = hn::Lanes(dd), W = kVectors * L;
-    const VD frac = hn::Set(dd, s.frac_bits);
+    const DF df;
+    const DI di;
+    const hn::Rebind<float, DD> dh;
+    const hn::Rebind<std::int32_t, DD> dhi;
+    constexpr std::size_t L = hn::MaxLanes(DD()), W = kVectors * L, LF = hn::MaxLanes(DF()), U = W / LF;
+    const VD frac = hn::Set(dd, s.frac_bits), narrow_floor = hn::Set(dd, s.narrow_floor);
+    HWY_ALIGN float fscales[kVectors * HWY_MAX_BYTES / sizeof(double)];
+    HWY_ALIGN std::int32_t ints[kVectors * HWY_MAX_BYTES / sizeof(double)];
     VD acc[R][kVectors];
+    HWY_UNROLL(8)
     for (std::size_t r = 0; r < R; ++r)
+      HWY_UNROLL(8)
       for (std::size_t v = 0; v < kVectors; ++v) acc[r][v] = hn::LoadU(dd, c + r * ldc + v * L);
     for (int k0 = 0; k0 < kc; k0 += s.n) {
       const int k1 = std::min(kc, k0 + s.n);
       VD ref[R][kVectors];
       lead_maxima(al, lda, bl, k0, k1, 1, static_cast<float>(kNoTerm), ref);
+      HWY_UNROLL(8)
       for (std::size_t r = 0; r < R; ++r)
+        HWY_UNROLL(8)
         for (std::size_t v = 0; v < kVectors; ++v) ref[r][v] = hn::Max(c_ref(s, acc[r][v]), ref[r][v]);
       VD scale[R][kVectors], sum[R][kVectors];
+      HWY_UNROLL(8)
       for (std::size_t r = 0; r < R; ++r)
+        HWY_UNROLL(8)
         for (std::size_t v = 0; v < kVectors; ++v) {
           scale[r][v] = pow2(hn::Sub(frac, ref[r][v]));
           sum[r][v] = hn::Trunc(hn::Mul(acc[r][v], scale[r][v]));
         }
-      for (int k = k0; k < k1; ++k) {
-        VD b[kVectors];
-        for (std::size_t v = 0; v < kVectors; ++v) b[v] = hn::Load(dd, bv + k * W + v * L);
+      if (avf != nullptr) {
+        VF fscale[R][kVectors];
+        HWY_UNROLL(8)
         for (std::size_t r = 0; r < R; ++r) {
-          const VD x = hn::Set(dd, av[r * lda + k]);
+          HWY_UNROLL(8)
           for (std::size_t v = 0; v < kVectors; ++v)
-            sum[r][v] = hn::Add(sum[r][v], hn::Trunc(hn::Mul(hn::Mul(x, b[v]), scale[r][v])));
+            hn::Store(hn::DemoteTo(dh, pow2(hn::Sub(frac, hn::Max(ref[r][v], narrow_floor)))), dh, fscales + v * L);
+          HWY_UNROLL(8)
+          for (std::size_t u = 0; u < U; ++u) fscale[r][u] = hn::Load(df, fscales + u * LF);
+        }
+        for (int p0 = k0; p0 < k1; p0 += s.narrow_terms) {
+          VI part[R][kVectors];
+          HWY_UNROLL(8)
+          for (std::size_t r = 0; r < R; ++r)
+            HWY_UNROLL(8)
+            for (std::size_t u = 0; u < U; ++u) part[r][u] = hn::Zero(di);
+          for (int k = p0; k < std::min(k1, p0 + s.narrow_terms); ++k) {
+            VF b[kVectors];
+            HWY_UNROLL(8)
+            for (std::size_t u = 0; u < U; ++u) b[u] = hn::Load(df, bvf + k * W + u * LF);
+            HWY_UNROLL(8)
+            for (std::size_t r = 0; r < R; ++r) {
+              const VF x = hn::Set(df, avf[r * lda + k]);
+              HWY_UNROLL(8)
+              for (std::size_t u = 0; u < U; ++u)
+                part[r][u] = hn::Add(part[r][u], truncate(hn::Mul(hn::Mul(x, b[u]), fscale[r][u])));
+            }
+          }
+          HWY_UNROLL(8)
+          for (std::size_t r = 0; r < R; ++r) {
+            HWY_UNROLL(8)
+            for (std::size_t u = 0; u < U; ++u) hn::Store(part[r][u], di, ints + u * LF);
+            HWY_UNROLL(8)
+            for (std::size_t v = 0; v < kVectors; ++v)
+              sum[r][v] = hn::Add(sum[r][v], hn::PromoteTo(dd, hn::Load(dhi, ints + v * L)));
+          }
+        }
+      } else {
+        for (int k = k0; k < k1; ++k) {
+          VD b[kVectors];
+          HWY_UNROLL(8)
+          for (std::size_t v = 0; v < kVectors; ++v) b[v] = hn::Load(dd, bv + k * W + v * L);
+          HWY_UNROLL(8)
+          for (std::size_t r = 0; r < R; ++r) {
+            const VD x = hn::Set(dd, av[r * lda + k]);
+            HWY_UNROLL(8)
+            for (std::size_t v = 0; v < kVectors; ++v)
+              sum[r][v] = hn::Add(sum[r][v], hn::Trunc(hn::Mul(hn::Mul(x, b[v]), scale[r][v])));
+          }
         }
       }
+      HWY_UNROLL(8)
       for (std::size_t r = 0; r < R; ++r)
+        HWY_UNROLL(8)
         for (std::size_t v = 0; v < kVectors; ++v) acc[r][v] = toward_zero(s, sum[r][v], ref[r][v]);
     }
+    HWY_UNROLL(8)
     for (std::size_t r = 0; r < R; ++r)
+      HWY_UNROLL(8)
       for (std::size_t v = 0; v < kVectors; ++v) hn::StoreU(acc[r][v], dd, c + r * ldc + v * L);
   }
 };
 
-// Runs Tile over a lead_job: B's values packed into panels of W doubles, A's and B's leads as
-// floats (lead_maxima reads them so), B's in panels too.
+// Runs Tile over a lead_job: B's values packed into panels of W doubles (and floats, if given),
+// A's and B's leads as floats (lead_maxima reads them so), B's in panels too.
 template <template <std::size_t> class Tile, class Step>
 void lead_chain(const lead_job<Step>& job) {
   const std::size_t W = kVectors * hn::Lanes(DD()), size = (job.N + W - 1) / W * W * job.K;
   const auto bv = hwy::AllocateAligned<double>(size);
   const auto bl = hwy::AllocateAligned<float>(size);
   pack_rows(job.b, job.N, job.K, W, 0.0, bv.get());
+  hwy::AlignedFreeUniquePtr<float[]> bf;
+  if (job.b_float != nullptr) {
+    bf = hwy::AllocateAligned<float>(size);
+    pack_rows(job.b_float, job.N, job.K, W, 0.0f, bf.get());
+  }
   const std::vector<float> a_lead(job.a_lead, job.a_lead + static_cast<std::size_t>(job.M) * job.K),
       b_lead(job.b_lead, job.b_lead + static_cast<std::size_t>(job.K) * job.N);
   pack_rows(b_lead.data(), job.N, job.K, W, static_cast<float>(kNoTerm), bl.get());
@@ -625,8 +732,9 @@ void lead_chain(const lead_job<Step>& job) {
   for_chunks<kBlockRows>(job.d, job.M, job.N, job.K, job.step.n, W, job.threads,
                          [&](int rows, int i, int j0, int k0, int kc, double* c, std::size_t ldc) {
                            const std::size_t at = (j0 / W * job.K + k0) * W, a_at = static_cast<std::size_t>(i) * job.K + k0;
-                           tiles[rows - 1](job.step, job.a + a_at, a_lead.data() + a_at, job.K, bv.get() + at,
-                                           bl.get() + at, kc, c, ldc);
+                           tiles[rows - 1](job.step, job.a + a_at, job.a_float ? job.a_float + a_at : nullptr,
+                                           a_lead.data() + a_at, job.K, bv.get() + at,
+                                           job.b_float ? bf.get() + at : nullptr, bl.get() + at, kc, c, ldc);
                          });
 }
 
@@ -657,23 +765,32 @@ struct group_tile {
     for (int k0 = 0; k0 < kc; k0 += s.n) {
       const int k1 = std::min(kc, k0 + s.n), t0 = k0 / g, groups = (k1 - k0 + g - 1) / g;
       VD ref[R][kVectors], sum[kMaxGroups][R][kVectors];
+      HWY_UNROLL(8)
       for (std::size_t r = 0; r < R; ++r)
+        HWY_UNROLL(8)
         for (std::size_t v = 0; v < kVectors; ++v) ref[r][v] = c_ref(s, hn::LoadU(dd, c + r * ldc + v * L));
       for (int t = 0; t < groups; ++t) {
+        HWY_UNROLL(8)
         for (std::size_t r = 0; r < R; ++r)
+          HWY_UNROLL(8)
           for (std::size_t v = 0; v < kVectors; ++v) sum[t][r][v] = hn::Zero(dd);
         for (int k = k0 + t * g; k < std::min(k1, k0 + (t + 1) * g); ++k) {
           VD b[kVectors];
+          HWY_UNROLL(8)
           for (std::size_t v = 0; v < kVectors; ++v) b[v] = hn::Load(dd, bv + k * W + v * L);
+          HWY_UNROLL(8)
           for (std::size_t r = 0; r < R; ++r) {
             const VD x = hn::Set(dd, av[r * lda + k]);
+            HWY_UNROLL(8)
             for (std::size_t v = 0; v < kVectors; ++v) sum[t][r][v] = hn::MulAdd(x, b[v], sum[t][r][v]);
           }
         }
         const std::size_t tb = static_cast<std::size_t>(t0 + t) * W;
+        HWY_UNROLL(8)
         for (std::size_t r = 0; r < R; ++r) {
           const auto mask_a = hn::Set(dl, am[r * lds + t0 + t]);
           const VD lead_a = hn::Set(dd, asl[r * lds + t0 + t]);
+          HWY_UNROLL(8)
           for (std::size_t v = 0; v < kVectors; ++v) {
             const auto live = hn::Ne(hn::And(mask_a, hn::Load(dl, bm + tb + v * L)), hn::Zero(dl));
             const VD lead = hn::Add(lead_a, hn::Load(dd, bsl + tb + v * L));
@@ -681,7 +798,9 @@ struct group_tile {
           }
         }
       }
+      HWY_UNROLL(8)
       for (std::size_t r = 0; r < R; ++r)
+        HWY_UNROLL(8)
         for (std::size_t v = 0; v < kVectors; ++v) {
           const VD scale = pow2(hn::Sub(frac, ref[r][v]));
           VD total = hn::Trunc(hn::Mul(hn::LoadU(dd, c + r * ldc + v * L), scale));
@@ -745,9 +864,10 @@ template <std::size_t I>
 struct staged_tiles {
   template <std::size_t R>
   struct tile {
-    static HWY_NOINLINE void run(const staged_step& s, const double* HWY_RESTRICT av, const float* HWY_RESTRICT al,
-                                 std::size_t lda, const double* HWY_RESTRICT bv, const float* HWY_RESTRICT bl, int kc,
-                                 double* HWY_RESTRICT c, std::size_t ldc) {
+    static HWY_NOINLINE void run(const staged_step& s, const double* HWY_RESTRICT av, const float* /*avf*/,
+                                 const float* HWY_RESTRICT al, std::size_t lda, const double* HWY_RESTRICT bv,
+                                 const float* /*bvf*/, const float* HWY_RESTRICT bl, int kc, double* HWY_RESTRICT c,
+                                 std::size_t ldc) {
       const DD dd;
       const DL dl;
       const hn::Rebind<float, DD> dh;  // the floats of one double vector
@@ -757,14 +877,19 @@ struct staged_tiles {
       const VD c_unit = hn::Set(dd, std::ldexp(1.0, shift)), tiny = hn::Set(dd, std::ldexp(1.0, static_cast<int>(s.acc_emin)));
       const auto dropped = hn::Set(dl, static_cast<std::int64_t>((std::uint64_t{1} << (52 - static_cast<int>(s.second_bits))) - 1));
       VD acc[R][kVectors];
+      HWY_UNROLL(8)
       for (std::size_t r = 0; r < R; ++r)
+        HWY_UNROLL(8)
         for (std::size_t v = 0; v < kVectors; ++v) acc[r][v] = hn::LoadU(dd, c + r * ldc + v * L);
       for (int k0 = 0; k0 < kc; k0 += s.n) {
         const int k1 = std::min(kc, k0 + s.n);
         VD ref[I][R][kVectors], scale[I][R][kVectors], sum[I][R][kVectors];
+        HWY_UNROLL(8)
         for (std::size_t i = 0; i < I; ++i) {
           lead_maxima(al, lda, bl, k0 + static_cast<int>(i), k1, static_cast<int>(I), static_cast<float>(s.floor), ref[i]);
+          HWY_UNROLL(8)
           for (std::size_t r = 0; r < R; ++r)
+            HWY_UNROLL(8)
             for (std::size_t v = 0; v < kVectors; ++v) {
               scale[i][r][v] = pow2(hn::Sub(frac, ref[i][r][v]));
               sum[i][r][v] = zero;
@@ -773,14 +898,19 @@ struct staged_tiles {
         for (int k = k0; k < k1; ++k) {
           const std::size_t sub = I == 1 ? 0 : static_cast<std::size_t>(k - k0) % I;
           VD b[kVectors];
+          HWY_UNROLL(8)
           for (std::size_t v = 0; v < kVectors; ++v) b[v] = hn::Load(dd, bv + k * W + v * L);
+          HWY_UNROLL(8)
           for (std::size_t r = 0; r < R; ++r) {
             const VD x = hn::Set(dd, av[r * lda + k]);
+            HWY_UNROLL(8)
             for (std::size_t v = 0; v < kVectors; ++v)
               sum[sub][r][v] = hn::Add(sum[sub][r][v], hn::Trunc(hn::Mul(hn::Mul(x, b[v]), scale[sub][r][v])));
           }
         }
+        HWY_UNROLL(8)
         for (std::size_t r = 0; r < R; ++r)
+          HWY_UNROLL(8)
           for (std::size_t v = 0; v < kVectors; ++v) {
             VD e = ref[0][r][v], p = sum[0][r][v];
             if constexpr (I == 2) {
@@ -807,7 +937,9 @@ struct staged_tiles {
           }
       }
       const VD big = hn::Set(dd, 0x1p128);
+      HWY_UNROLL(8)
       for (std::size_t r = 0; r < R; ++r)
+        HWY_UNROLL(8)
         for (std::size_t v = 0; v < kVectors; ++v)
           hn::StoreU(hn::IfThenElse(hn::Lt(hn::Abs(acc[r][v]), big), acc[r][v], hn::NaN(dd)), dd, c + r * ldc + v * L);
     }
@@ -850,10 +982,14 @@ struct exact_tile {
     const DD dd;
     const std::size_t L = hn::Lanes(dd);
     VD acc[R][kVectors];
+    HWY_UNROLL(8)
     for (std::size_t r = 0; r < R; ++r)
+      HWY_UNROLL(8)
       for (std::size_t v = 0; v < kVectors; ++v) acc[r][v] = hn::LoadU(dd, c + r * ldc + v * L);
     auto uncertified = hn::FirstN(dd, 0);
+    HWY_UNROLL(8)
     for (std::size_t r = 0; r < R; ++r)
+      HWY_UNROLL(8)
       for (std::size_t v = 0; v < kVectors; ++v) {
         const VD c0 = acc[r][v], bq = hn::Load(dd, b_quantum + v * L);
         const VD c_quantum = hn::IfThenElse(hn::Eq(c0, hn::Zero(dd)), hn::Set(dd, kNoQuantum),
@@ -870,7 +1006,9 @@ struct exact_tile {
     else
       two_sum(n, av, lda, bp, kc, acc);
     const VD big = hn::Set(dd, 0x1p128);
+    HWY_UNROLL(8)
     for (std::size_t r = 0; r < R; ++r)
+      HWY_UNROLL(8)
       for (std::size_t v = 0; v < kVectors; ++v)
         hn::StoreU(hn::IfThenElse(hn::Lt(hn::Abs(acc[r][v]), big), acc[r][v], hn::NaN(dd)), dd, c + r * ldc + v * L);
   }
@@ -885,13 +1023,18 @@ struct exact_tile {
       const int k1 = std::min(kc, k0 + n);
       for (int k = k0; k < k1; ++k) {
         VD b[kVectors];
+        HWY_UNROLL(8)
         for (std::size_t v = 0; v < kVectors; ++v) b[v] = hn::Load(dd, bp + k * W + v * L);
+        HWY_UNROLL(8)
         for (std::size_t r = 0; r < R; ++r) {
           const VD x = hn::Set(dd, av[r * lda + k]);
+          HWY_UNROLL(8)
           for (std::size_t v = 0; v < kVectors; ++v) acc[r][v] = hn::Add(acc[r][v], hn::Mul(x, b[v]));
         }
       }
+      HWY_UNROLL(8)
       for (std::size_t r = 0; r < R; ++r)
+        HWY_UNROLL(8)
         for (std::size_t v = 0; v < kVectors; ++v)
           acc[r][v] = hn::PromoteTo(dd, hn::DemoteTo(df, hn::Add(acc[r][v], hn::Zero(dd))));
     }
@@ -907,13 +1050,18 @@ struct exact_tile {
     for (int k0 = 0; k0 < kc; k0 += n) {
       const int k1 = std::min(kc, k0 + n);
       VD err[R][kVectors];
+      HWY_UNROLL(8)
       for (std::size_t r = 0; r < R; ++r)
+        HWY_UNROLL(8)
         for (std::size_t v = 0; v < kVectors; ++v) err[r][v] = zero;
       for (int k = k0; k < k1; ++k) {
         VD b[kVectors];
+        HWY_UNROLL(8)
         for (std::size_t v = 0; v < kVectors; ++v) b[v] = hn::Load(dd, bp + k * W + v * L);
+        HWY_UNROLL(8)
         for (std::size_t r = 0; r < R; ++r) {
           const VD x = hn::Set(dd, av[r * lda + k]);
+          HWY_UNROLL(8)
           for (std::size_t v = 0; v < kVectors; ++v) {
             const VD p = hn::Mul(x, b[v]), s = acc[r][v], t = hn::Add(s, p), bb = hn::Sub(t, s);
             const VD e = hn::Add(hn::Sub(s, hn::Sub(t, bb)), hn::Sub(p, bb));
@@ -922,7 +1070,9 @@ struct exact_tile {
           }
         }
       }
+      HWY_UNROLL(8)
       for (std::size_t r = 0; r < R; ++r)
+        HWY_UNROLL(8)
         for (std::size_t v = 0; v < kVectors; ++v) {
           const VD s = acc[r][v];
           VD f = hn::PromoteTo(dd, hn::DemoteTo(df, hn::Add(s, zero)));
@@ -1010,11 +1160,15 @@ struct pairwise_tiles {
       const DF df;
       const std::size_t L = hn::Lanes(df), W = kVectors * L;
       VF acc[R][kVectors];
+      HWY_UNROLL(8)
       for (std::size_t r = 0; r < R; ++r)
+        HWY_UNROLL(8)
         for (std::size_t v = 0; v < kVectors; ++v) acc[r][v] = hn::LoadU(df, c + r * ldc + v * L);
       for (int k0 = 0; k0 < kc; k0 += n) {
         const int nb = std::min(n, kc - k0);
+        HWY_UNROLL(8)
         for (std::size_t r = 0; r < R; ++r)
+          HWY_UNROLL(8)
           for (std::size_t v = 0; v < kVectors; ++v) {
             const float* ar = a + r * lda + k0;
             const float* b = bp + k0 * W + v * L;
@@ -1024,7 +1178,9 @@ struct pairwise_tiles {
             acc[r][v] = flushed<Flush>(hn::Add(acc[r][v], t));
           }
       }
+      HWY_UNROLL(8)
       for (std::size_t r = 0; r < R; ++r)
+        HWY_UNROLL(8)
         for (std::size_t v = 0; v < kVectors; ++v) hn::StoreU(acc[r][v], df, c + r * ldc + v * L);
     }
   };
@@ -1126,14 +1282,21 @@ bool block_kernel_applies(const block_fma_model& m, const format& fa, const form
 // relative to 2^E, 2^(F+4) with scales that have fraction bits (two UE4M3 significands multiply
 // to below 4 in units of their leads). Leads stay within a few hundred of zero for formats of at
 // most 8 exponent bits and E8M0 or UE4M3 scales, so every scaling is a normal double.
+struct wide_widths {
+  int product, term, sum;
+};
+
+wide_widths widths_of(const block_fma_model& m, const format& fa, const format& fb, const format& scale) {
+  const int scale_bits = m.scale_block > 0 ? scale.frac_bits + 1 : 0;
+  const int term = m.frac_bits + 2 + (scale_bits > 1 ? 2 : 0);
+  return {fa.frac_bits + 1 + fb.frac_bits + 1 + 2 * scale_bits, term,
+          term + static_cast<int>(std::bit_width(static_cast<unsigned>(m.block_size + 1)))};
+}
+
 bool wide_kernel_applies(const block_fma_model& m, const format& fa, const format& fb, const format& scale) {
-  const bool scaled = m.scale_block > 0;
-  const int scale_bits = scaled ? scale.frac_bits + 1 : 0;
-  const int product_bits = fa.frac_bits + 1 + fb.frac_bits + 1 + 2 * scale_bits;
-  const int term_bits = m.frac_bits + 2 + (scale_bits > 1 ? 2 : 0);
-  const int sum_bits = term_bits + std::bit_width(static_cast<unsigned>(m.block_size + 1));
-  return truncating_sum(m) && m.scale_group == 0 && product_bits <= 53 && sum_bits <= 53 &&
-         (!scaled || scale == formats::e8m0fnu || scale == formats::e4m3fn);
+  const wide_widths w = widths_of(m, fa, fb, scale);
+  return truncating_sum(m) && m.scale_group == 0 && w.product <= 53 && w.sum <= 53 &&
+         (m.scale_block == 0 || scale == formats::e8m0fnu || scale == formats::e4m3fn);
 }
 
 // The smallest lead a term can have, the floor of E below which min_reference_exp never binds
@@ -1302,6 +1465,44 @@ chunk_bounds bounds_of(const wide_operand& o, int rows, int cols, bool k_along_c
   return out;
 }
 
+// The wide kernel's products in float lanes (wide_tile), where the data allows: every value a
+// normal float, every product of two a normal float of at most 24 bits, 2^(F - E) a normal float
+// for E from the lowest product lead up (E is at most C's lead, below 2^128, or a product's), and
+// a term below 2^31 (terms = 0 otherwise: products in double). Blocks of fewer than 8 products
+// stay in double too: the per-block conversions cost what the float lanes save (v100-fp16 and
+// a100-tf32, blocks of 4, ran 3-5% slower in float lanes in bench_gemm).
+struct narrow_products {
+  int terms = 0;
+  double floor = 0.0;
+  std::vector<float> a, b;
+};
+
+narrow_products narrow_of(const block_fma_model& m, const wide_widths& w, const wide_operand& a,
+                          const wide_operand& b) {
+  struct range {
+    int low = INT_MAX, high = INT_MIN;
+    double lead = kNoQuantum;
+  };
+  auto range_of = [](const wide_operand& o) {
+    range r;
+    for (std::size_t i = 0; i < o.value.size(); ++i)
+      if (o.value[i] != 0.0) {
+        const int e = std::ilogb(o.value[i]);
+        r.low = std::min(r.low, e);
+        r.high = std::max(r.high, e);
+        r.lead = std::min(r.lead, o.lead[i]);
+      }
+    return r;
+  };
+  const range ra = range_of(a), rb = range_of(b);
+  const bool fits = ra.low <= ra.high && rb.low <= rb.high && ra.low >= -126 && rb.low >= -126 &&
+                    ra.high <= 127 && rb.high <= 127 && ra.low + rb.low >= -126 && ra.high + rb.high + 2 <= 127 &&
+                    m.frac_bits - (ra.lead + rb.lead) <= 126 && w.product <= 24 && w.term <= 30 && m.block_size >= 8;
+  if (!fits) return {};
+  return {1 << (31 - w.term), ra.lead + rb.lead, std::vector<float>(a.value.begin(), a.value.end()),
+          std::vector<float>(b.value.begin(), b.value.end())};
+}
+
 std::vector<std::uint32_t> bits_of(const std::vector<float>& d, int shift) {
   std::vector<std::uint32_t> codes(d.size());
   for (std::size_t i = 0; i < d.size(); ++i) codes[i] = std::bit_cast<std::uint32_t>(d[i]) >> shift;
@@ -1377,15 +1578,19 @@ std::optional<accumulated> fast_accumulate(const format& fa, std::span<const std
     const auto wb = wide_operand_of(fb, b, K, N, false, scales.fmt, g > 0 ? scales.b : std::span<const std::uint32_t>{}, g);
     if (!wa || !wb) return std::nullopt;
     std::vector<double> d(MN);
-    const wide_step step{m.block_size,
+    wide_step step{m.block_size,
                          static_cast<double>(m.frac_bits),
                          static_cast<double>(lowest_lead(m, fa, fb, scales.fmt)),
                          static_cast<double>(emin(m.acc)),
                          static_cast<double>(m.acc.frac_bits),
                          std::ldexp(1.0, emax(m.acc) + 1),
                          ~((std::uint64_t{1} << (52 - m.acc.frac_bits)) - 1)};
+    const narrow_products narrow = narrow_of(m, widths_of(m, fa, fb, scales.fmt), *wa, *wb);
+    step.narrow_terms = narrow.terms;
+    step.narrow_floor = narrow.floor;
     run_wide_chain(wide_job{step, wa->value.data(), wa->lead.data(), wb->value.data(), wb->lead.data(), d.data(), M, N,
-                            K, threads});
+                            K, threads, narrow.terms > 0 ? narrow.a.data() : nullptr,
+                            narrow.terms > 0 ? narrow.b.data() : nullptr});
     return accumulated{m.acc, codes_of(d, fa, a, fb, b, N, K, model, scales)};
   }
   if (group_kernel_applies(m, fa, fb, scales.fmt)) {

@@ -28,7 +28,12 @@ class expected {
   T& operator*() { return value(); }
   const T* operator->() const { return &value(); }
   T* operator->() { return &value(); }
-  const std::string& message() const { return std::get<1>(v_).message; }
+  // The error's message, or "" for a value (as expected<void> has it): a test may pass it as the
+  // message of a check, which doctest evaluates on success too.
+  const std::string& message() const {
+    static const std::string none;
+    return has_value() ? none : std::get<1>(v_).message;
+  }
 
  private:
   std::variant<T, error> v_;
