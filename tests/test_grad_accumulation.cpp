@@ -100,7 +100,7 @@ std::vector<std::size_t> model_sizes() {
 
 grad_accumulator make(std::vector<std::size_t> sizes, const grad_accumulation_options& o) {
   auto acc = grad_accumulator::create(std::move(sizes), o);
-  REQUIRE_MESSAGE(acc.has_value(), (acc.has_value() ? std::string() : acc.message()));
+  REQUIRE_MESSAGE(acc.has_value(), acc.message());
   return std::move(acc).value();
 }
 

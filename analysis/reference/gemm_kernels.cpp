@@ -413,6 +413,26 @@ bool fma_chain(const fma_job& job) {
 
 // ---- Block-FMA chain ----------------------------------------------------------------------------
 
+// sum[r][v] += trunc(a_rk b_kv scale[r][v]) over k in [k0, k1), in float lanes, for R rows and V
+// vectors of B's panel (W floats per k): the aligned terms of the float-lane block steps.
+template <std::size_t R, std::size_t V>
+HWY_INLINE void add_terms(const float* HWY_RESTRICT av, std::size_t lda, const float* HWY_RESTRICT bv,
+                          std::size_t W, int k0, int k1, const VF (&scale)[R][kVectors], VI (&sum)[R][kVectors]) {
+  const DF df;
+  const std::size_t L = hn::Lanes(df);
+  for (int k = k0; k < k1; ++k) {
+    VF b[V];
+    HWY_UNROLL(8)
+    for (std::size_t v = 0; v < V; ++v) b[v] = hn::Load(df, bv + k * W + v * L);
+    HWY_UNROLL(8)
+    for (std::size_t r = 0; r < R; ++r) {
+      const VF x = hn::Set(df, av[r * lda + k]);
+      HWY_UNROLL(8)
+      for (std::size_t v = 0; v < V; ++v) sum[r][v] = hn::Add(sum[r][v], truncate(hn::Mul(hn::Mul(x, b[v]), scale[r][v])));
+    }
+  }
+}
+
 // R rows x W columns of accumulators c (fp32 values of the accumulator format) go through the
 // block steps of kc products: a/al are A's values and leads from the chunk's first k (stride
 // lda), bv/bl the panel slice. Per output and block, as block_fma.hpp defines it:
@@ -465,18 +485,7 @@ struct block_tile {
           scale[r][v] = hn::BitCast(df, hn::ShiftLeft<23>(hn::Sub(scale_top, ref[r][v])));
           sum[r][v] = truncate(hn::Mul(hn::LoadU(df, c + r * ldc + v * L), scale[r][v]));
         }
-      for (int k = k0; k < k1; ++k) {
-        VF b[kVectors];
-        HWY_UNROLL(8)
-        for (std::size_t v = 0; v < kVectors; ++v) b[v] = hn::Load(df, bv + k * W + v * L);
-        HWY_UNROLL(8)
-        for (std::size_t r = 0; r < R; ++r) {
-          const VF x = hn::Set(df, av[r * lda + k]);
-          HWY_UNROLL(8)
-          for (std::size_t v = 0; v < kVectors; ++v)
-            sum[r][v] = hn::Add(sum[r][v], truncate(hn::Mul(hn::Mul(x, b[v]), scale[r][v])));
-        }
-      }
+      add_terms<R, kVectors>(av, lda, bv, W, k0, k1, scale, sum);
       HWY_UNROLL(8)
       for (std::size_t r = 0; r < R; ++r)
         HWY_UNROLL(8)
@@ -665,18 +674,7 @@ struct wide_tile {
           for (std::size_t r = 0; r < R; ++r)
             HWY_UNROLL(8)
             for (std::size_t u = 0; u < U; ++u) part[r][u] = hn::Zero(di);
-          for (int k = p0; k < std::min(k1, p0 + s.narrow_terms); ++k) {
-            VF b[kVectors];
-            HWY_UNROLL(8)
-            for (std::size_t u = 0; u < U; ++u) b[u] = hn::Load(df, bvf + k * W + u * LF);
-            HWY_UNROLL(8)
-            for (std::size_t r = 0; r < R; ++r) {
-              const VF x = hn::Set(df, avf[r * lda + k]);
-              HWY_UNROLL(8)
-              for (std::size_t u = 0; u < U; ++u)
-                part[r][u] = hn::Add(part[r][u], truncate(hn::Mul(hn::Mul(x, b[u]), fscale[r][u])));
-            }
-          }
+          add_terms<R, U>(avf, lda, bvf, W, p0, std::min(k1, p0 + s.narrow_terms), fscale, part);
           HWY_UNROLL(8)
           for (std::size_t r = 0; r < R; ++r) {
             HWY_UNROLL(8)
