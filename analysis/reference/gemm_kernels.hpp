@@ -13,7 +13,9 @@
 //  - the same model in double lanes ("wide"), for sums of up to 53 bits (F = 25 in blocks of 32,
 //    bf16 and tf32 inputs, a binding min_reference_exp, block scales of E8M0 or UE4M3 multiplied
 //    into A and B): every product, scaling and truncation is exact in double, and so is the final
-//    truncation onto the accumulator's grid (a power-of-two multiple of an integer);
+//    truncation onto the accumulator's grid (a power-of-two multiple of an integer); where the
+//    data's exponent range keeps products and scalings normal floats, the products and their
+//    truncation run in float lanes with int32 partial sums;
 //  - exactly summed groups with their block scales (Blackwell mxf4, mxf4nvf4): each group's sum
 //    is exact in double, and so is every aligned term after it, as in the wide kernel;
 //  - the two-stage sum (AMD CDNA3) in double lanes: every alignment and F2 rounding is a floor of
