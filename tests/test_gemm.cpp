@@ -526,6 +526,53 @@ TEST_CASE("gemm_elements: gemm's codes, with the flags of every output, for ever
   CHECK(((*e)[0].flags & flag::overflow) != 0);
 }
 
+TEST_CASE("quantisation_loss_of counts the non-zero inputs quantise underflowed to 0 or clipped at the top") {
+  // e4m3fn unscaled: 1e-4 is below half its smallest subnormal 2^-9, 1000 beyond its largest 448.
+  const std::vector<float> x = {0.0f, 1e-4f, 1000.0f, 1.0f, -1e-4f, -500.0f, 448.0f, 0.002f};
+  const scaled_matrix q = quantise(x, 1, 8, formats::e4m3fn, scaling::none, true).value();
+  const quantisation_loss loss = quantisation_loss_of(x, q, true);
+  CHECK(loss.nonzero == 7);
+  CHECK(loss.underflowed == doctest::Approx(2.0 / 7).epsilon(1e-15));
+  CHECK(loss.saturated == doctest::Approx(2.0 / 7).epsilon(1e-15));
+  // Scaled per tensor (1000 -> 448), nothing saturates, but the range 1e-4..1000 is wider than
+  // e4m3fn's: 1e-4, -1e-4 and 0.002 (0.0009 scaled, below 2^-10) still underflow. Under nvfp4 a
+  // block of 16 whose e4m3fn scale rounds to 0, beside one of ones, underflows whole.
+  const quantisation_loss tensor =
+      quantisation_loss_of(x, quantise(x, 1, 8, formats::e4m3fn, scaling::per_tensor, true).value(), true);
+  CHECK(tensor.saturated == 0);
+  CHECK(tensor.underflowed == doctest::Approx(3.0 / 7).epsilon(1e-15));
+  std::vector<float> y(32, 1.0f);
+  for (int k = 16; k < 32; ++k) y[k] = 1e-30f;
+  const quantisation_loss nv = quantisation_loss_of(y, quantise(y, 1, 32, formats::e2m1fn, scaling::nvfp4, true).value(), true);
+  CHECK(nv.underflowed == 0.5);
+  CHECK(nv.saturated == 0);
+}
+
+TEST_CASE("compare_with_original: the analyse_gemm errors where quantise changed nothing, the data's loss where it did") {
+  std::mt19937_64 rng(23);
+  const int M = 3, N = 5, K = 200;
+  const std::vector<float> xa = normal_floats(M * K, rng), xb = normal_floats(K * N, rng);
+  gemm_options o;
+  o.alpha = 0.5;
+  {
+    const scaled_matrix a = quantise(xa, M, K, formats::fp32, scaling::none, true).value();
+    const scaled_matrix b = quantise(xb, K, N, formats::fp32, scaling::none, false).value();
+    const auto d = gemm(a, b, {}, o).value();
+    const gemm_report q = analyse_gemm(a, b, {}, o, d), orig = compare_with_original(xa, xb, M, N, K, {}, o, d);
+    CHECK(orig.relative == q.relative);
+    CHECK(orig.normwise == q.normwise);
+    CHECK_FALSE(orig.normwise_bound.valid);
+  }
+  // bf16 inputs: against the data the error takes in the inputs' rounding, about 2^-9 per input.
+  const scaled_matrix a = quantise(xa, M, K, formats::bf16, scaling::none, true).value();
+  const scaled_matrix b = quantise(xb, K, N, formats::bf16, scaling::none, false).value();
+  const auto d = gemm(a, b, {}, o).value();
+  const gemm_report q = analyse_gemm(a, b, {}, o, d), orig = compare_with_original(xa, xb, M, N, K, {}, o, d);
+  CHECK(q.normwise < 1e-6);
+  CHECK(orig.normwise > 1e-4);
+  CHECK(orig.normwise < 0x1p-6);
+}
+
 TEST_CASE("analyse_gemm: the normwise error, computed exactly, stays within its bound; broken models void it") {
   std::mt19937_64 rng(22);
   struct setup {

@@ -258,6 +258,12 @@ outer_result outer_iteration(const column_blocks& data, const run_options& o, co
     if (s > 1) G_loc[q] = gram_lower(sl.G, y, b, s, w, kernel_threads);
   }
   });
+  // A Ctrl-C skips the ranks not yet started (parallel_rows), whose vectors stay empty: the
+  // iteration stops here with the weights unchanged, and run()'s loop ends.
+  if (interrupted()) {
+    out.x = x;
+    return out;
+  }
   const std::vector<double> r = comm.allreduce(r_loc, o.algorithm, sl.AR_r);
   const std::vector<double> G = s > 1 ? comm.allreduce(G_loc, o.algorithm, sl.AR_G) : std::vector<double>{};
 

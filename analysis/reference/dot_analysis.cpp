@@ -348,82 +348,29 @@ dot_report analyse_dot(const dot_problem& p, std::span<const float> xa, std::spa
   return r;
 }
 
-gemm_report analyse_gemm(const scaled_matrix& a, const scaled_matrix& b, std::span<const std::uint32_t> c,
-                         const gemm_options& o, std::span<const std::uint32_t> d,
-                         const std::function<void(int, int)>& rows_done) {
-  const int M = a.rows, K = a.cols, N = b.cols;
+namespace {
+
+// The exact pass of analyse_gemm and compare_with_original: for every output, the exact
+// x_ij = sum_k at_ik bt_jk + beta c_ij (at: A's rows with alpha and scales applied, bt: B's
+// columns, both exact), d_ij's relative error against it into r.relative, and r.error_norm,
+// r.exact_norm and r.normwise. Returns ||S||_F rounded up (S_ij = sum_k |at_ik bt_jk| +
+// |beta c_ij|), the bound's base. each_output(i, j, a_row, b_col), when given, runs first for each
+// output (with two scratch rows of K codes); rows_done as in analyse_gemm.
+double exact_outputs(
+    const std::vector<unpacked>& at, const std::vector<unpacked>& bt, int M, int N, int K,
+    std::span<const std::uint32_t> c, const gemm_options& o, std::span<const std::uint32_t> d, int threads,
+    const std::function<void(int, int, std::vector<std::uint32_t>&, std::vector<std::uint32_t>&)>& each_output,
+    const std::function<void(int, int)>& rows_done, gemm_report& r) {
   const std::size_t MN = static_cast<std::size_t>(M) * N;
-  gemm_report r;
+  const unpacked ub = unpack(o.beta);
   r.relative.assign(MN, 0.0);
-  const int threads = o.threads > 0 ? o.threads : static_cast<int>(std::thread::hardware_concurrency());
-
-  // The flags of every output, for the bound's validity.
-  std::string broken;
-  bool scale_rounded = false;
-  const expected<std::vector<gemm_element>> elements = gemm_elements(a, b, c, o);
-  if (!elements) {
-    broken = elements.message();
-  } else {
-    for (std::size_t ij = 0; ij < MN && broken.empty(); ++ij) {
-      const gemm_element& e = (*elements)[ij];
-      scale_rounded = scale_rounded || (e.scale_flags & flag::inexact);
-      if (e.scale_flags & (flag::overflow | flag::underflow))
-        broken = "the product of two group scales is outside fp32's range";
-      else if (std::string why = flags_break_model(e.flags); !why.empty())
-        broken = "output " + std::to_string(ij) + ": " + why;
-      else if (e.code != d[ij])
-        broken = "output " + std::to_string(ij) + " differs from gemm()'s";
-      else if (decode(o.out, d[ij]).cls != value_class::finite && decode(o.out, d[ij]).cls != value_class::zero)
-        broken = "output " + std::to_string(ij) + " is not finite";
-    }
-  }
-
-  // Exact products of the quantised values with their scales (and alpha) applied, B transposed.
-  std::vector<unpacked> at(static_cast<std::size_t>(M) * K), bt(static_cast<std::size_t>(K) * N);
-  const unpacked ua = unpack(o.alpha), ub = unpack(o.beta);
-  for (int i = 0; i < M; ++i)
-    for (int k = 0; k < K; ++k) {
-      const std::size_t ik = static_cast<std::size_t>(i) * K + k;
-      at[ik] = exact_mul(ua, exact_mul(decode(a.fmt, a.codes[ik]), unpack(scale_of(a, i, k, true))).value).value;
-    }
-  for (int k = 0; k < K; ++k)
-    for (int j = 0; j < N; ++j) {
-      const std::size_t kj = static_cast<std::size_t>(k) * N + j;
-      bt[static_cast<std::size_t>(j) * K + k] =
-          exact_mul(decode(b.fmt, b.codes[kj]), unpack(scale_of(b, k, j, false))).value;
-    }
-  dot_problem p;
-  p.a_format = a.fmt;
-  p.b_format = b.fmt;
-  p.k = static_cast<std::uint64_t>(K);
-  p.scale_kind = a.scale_kind != scaling::none ? a.scale_kind : b.scale_kind;
-  p.model = o.acc;
-  // A group scaling promotes each group (gemm.cpp), unless the model applies the scales itself.
-  const bool in_mma = p.model.kind == accumulator_kind::block_fma && p.model.block.scale_block > 0;
-  if (const int group = std::max(group_along_k(a.scale_kind), group_along_k(b.scale_kind)); group != 0 && !in_mma)
-    p.model.promote_every = group;
-  p.out = o.out;
-  p.out_rounding = o.out_rounding;
-  // NVFP4's tensor scales go into alpha (gemm.cpp): the epilogue rounds once more.
-  p.scaled_epilogue = o.alpha != 1.0 || o.beta != 0.0 || (in_mma && p.scale_kind == scaling::nvfp4);
-  const bool block_model = p.model.kind == accumulator_kind::block_fma;
-
   std::vector<double> err(MN), ex(MN), mag(MN);
-  std::vector<std::string> premise(static_cast<std::size_t>(M));  // per row, the first broken premise
   parallel_rows(M, threads, [&](int r0, int r1) {
     exact_accumulator x, s;
     std::vector<std::uint32_t> a_row(static_cast<std::size_t>(K)), b_col(static_cast<std::size_t>(K));
     for (int i = r0; i < r1; ++i) {
       for (int j = 0; j < N && !interrupted(); ++j) {
-        if (block_model && premise[static_cast<std::size_t>(i)].empty()) {
-          for (int q = 0; q < K; ++q) {
-            const int k = o.k_order.empty() ? q : o.k_order[static_cast<std::size_t>(q)];
-            a_row[static_cast<std::size_t>(q)] = a.codes[static_cast<std::size_t>(i) * K + k];
-            b_col[static_cast<std::size_t>(q)] = b.codes[static_cast<std::size_t>(k) * N + j];
-          }
-          if (std::string why = blocks_premise(p, a_row, b_col); !why.empty())
-            premise[static_cast<std::size_t>(i)] = "output " + std::to_string(static_cast<std::size_t>(i) * N + j) + ", " + why;
-        }
+        if (each_output) each_output(i, j, a_row, b_col);
         x.clear();
         s.clear();
         const unpacked* ai = &at[static_cast<std::size_t>(i) * K];
@@ -461,10 +408,86 @@ gemm_report analyse_gemm(const scaled_matrix& a, const scaled_matrix& b, std::sp
   r.error_norm = std::sqrt(e2);
   r.exact_norm = std::sqrt(x2);
   r.normwise = relative_error(r.error_norm, r.exact_norm);
+  return bounds::next_up(std::sqrt(s2));
+}
+
+}  // namespace
+
+gemm_report analyse_gemm(const scaled_matrix& a, const scaled_matrix& b, std::span<const std::uint32_t> c,
+                         const gemm_options& o, std::span<const std::uint32_t> d,
+                         const std::function<void(int, int)>& rows_done) {
+  const int M = a.rows, K = a.cols, N = b.cols;
+  const std::size_t MN = static_cast<std::size_t>(M) * N;
+  gemm_report r;
+  const int threads = o.threads > 0 ? o.threads : static_cast<int>(std::thread::hardware_concurrency());
+
+  // The flags of every output, for the bound's validity.
+  std::string broken;
+  bool scale_rounded = false;
+  const expected<std::vector<gemm_element>> elements = gemm_elements(a, b, c, o);
+  if (!elements) {
+    broken = elements.message();
+  } else {
+    for (std::size_t ij = 0; ij < MN && broken.empty(); ++ij) {
+      const gemm_element& e = (*elements)[ij];
+      scale_rounded = scale_rounded || (e.scale_flags & flag::inexact);
+      if (e.scale_flags & (flag::overflow | flag::underflow))
+        broken = "the product of two group scales is outside fp32's range";
+      else if (std::string why = flags_break_model(e.flags); !why.empty())
+        broken = "output " + std::to_string(ij) + ": " + why;
+      else if (e.code != d[ij])
+        broken = "output " + std::to_string(ij) + " differs from gemm()'s";
+      else if (decode(o.out, d[ij]).cls != value_class::finite && decode(o.out, d[ij]).cls != value_class::zero)
+        broken = "output " + std::to_string(ij) + " is not finite";
+    }
+  }
+
+  // Exact products of the quantised values with their scales (and alpha) applied, B transposed.
+  std::vector<unpacked> at(static_cast<std::size_t>(M) * K), bt(static_cast<std::size_t>(K) * N);
+  const unpacked ua = unpack(o.alpha);
+  for (int i = 0; i < M; ++i)
+    for (int k = 0; k < K; ++k) {
+      const std::size_t ik = static_cast<std::size_t>(i) * K + k;
+      at[ik] = exact_mul(ua, exact_mul(decode(a.fmt, a.codes[ik]), unpack(scale_of(a, i, k, true))).value).value;
+    }
+  for (int k = 0; k < K; ++k)
+    for (int j = 0; j < N; ++j) {
+      const std::size_t kj = static_cast<std::size_t>(k) * N + j;
+      bt[static_cast<std::size_t>(j) * K + k] =
+          exact_mul(decode(b.fmt, b.codes[kj]), unpack(scale_of(b, k, j, false))).value;
+    }
+  dot_problem p;
+  p.a_format = a.fmt;
+  p.b_format = b.fmt;
+  p.k = static_cast<std::uint64_t>(K);
+  p.scale_kind = a.scale_kind != scaling::none ? a.scale_kind : b.scale_kind;
+  p.model = o.acc;
+  // A group scaling promotes each group (gemm.cpp), unless the model applies the scales itself.
+  const bool in_mma = p.model.kind == accumulator_kind::block_fma && p.model.block.scale_block > 0;
+  if (const int group = std::max(group_along_k(a.scale_kind), group_along_k(b.scale_kind)); group != 0 && !in_mma)
+    p.model.promote_every = group;
+  p.out = o.out;
+  p.out_rounding = o.out_rounding;
+  // NVFP4's tensor scales go into alpha (gemm.cpp): the epilogue rounds once more.
+  p.scaled_epilogue = o.alpha != 1.0 || o.beta != 0.0 || (in_mma && p.scale_kind == scaling::nvfp4);
+  const bool block_model = p.model.kind == accumulator_kind::block_fma;
+
+  std::vector<std::string> premise(static_cast<std::size_t>(M));  // per row, the first broken premise
+  const auto check_premise = [&](int i, int j, std::vector<std::uint32_t>& a_row, std::vector<std::uint32_t>& b_col) {
+    if (!block_model || !premise[static_cast<std::size_t>(i)].empty()) return;
+    for (int q = 0; q < K; ++q) {
+      const int k = o.k_order.empty() ? q : o.k_order[static_cast<std::size_t>(q)];
+      a_row[static_cast<std::size_t>(q)] = a.codes[static_cast<std::size_t>(i) * K + k];
+      b_col[static_cast<std::size_t>(q)] = b.codes[static_cast<std::size_t>(k) * N + j];
+    }
+    if (std::string why = blocks_premise(p, a_row, b_col); !why.empty())
+      premise[static_cast<std::size_t>(i)] = "output " + std::to_string(static_cast<std::size_t>(i) * N + j) + ", " + why;
+  };
+  const double s_norm = exact_outputs(at, bt, M, N, K, c, o, d, threads, check_premise, rows_done, r);
   for (const std::string& why : premise)
     if (broken.empty() && !why.empty()) broken = why;
   const bounds::coefficient coef = accumulation_bound(p, scale_rounded);
-  r.normwise_bound = bounds::make_bound_line(coef, bounds::next_up(std::sqrt(s2)));
+  r.normwise_bound = bounds::make_bound_line(coef, s_norm);
   r.normwise_bound.condition += "; componentwise |d_ij - x_ij| <= c S_ij summed in the Frobenius norm";
   if (!broken.empty()) bounds::invalidate(r.normwise_bound, broken);
   r.normwise_bound_relative = r.normwise_bound.valid && r.exact_norm > 0
@@ -473,4 +496,22 @@ gemm_report analyse_gemm(const scaled_matrix& a, const scaled_matrix& b, std::sp
   return r;
 }
 
+gemm_report compare_with_original(std::span<const float> a, std::span<const float> b, int M, int N, int K,
+                                  std::span<const std::uint32_t> c, const gemm_options& o,
+                                  std::span<const std::uint32_t> d, const std::function<void(int, int)>& rows_done) {
+  const int threads = o.threads > 0 ? o.threads : static_cast<int>(std::thread::hardware_concurrency());
+  const unpacked ua = unpack(o.alpha);
+  std::vector<unpacked> at(static_cast<std::size_t>(M) * K), bt(static_cast<std::size_t>(K) * N);
+  for (std::size_t ik = 0; ik < at.size(); ++ik) at[ik] = exact_mul(ua, unpack(a[ik])).value;
+  for (int k = 0; k < K; ++k)
+    for (int j = 0; j < N; ++j)
+      bt[static_cast<std::size_t>(j) * K + k] = unpack(b[static_cast<std::size_t>(k) * N + j]);
+  gemm_report r;
+  exact_outputs(at, bt, M, N, K, c, o, d, threads, {}, rows_done, r);
+  bounds::invalidate(r.normwise_bound, "no bound against the unquantised inputs");
+  r.normwise_bound_relative = std::numeric_limits<double>::infinity();
+  return r;
+}
+
 }  // namespace fpemu::analysis
+

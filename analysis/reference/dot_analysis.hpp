@@ -115,4 +115,12 @@ gemm_report analyse_gemm(const scaled_matrix& a, const scaled_matrix& b, std::sp
                          const gemm_options& o, std::span<const std::uint32_t> d,
                          const std::function<void(int, int)>& rows_done = {});
 
+// The same D against the exact alpha A B + beta C of A and B as given to quantise (M x K and
+// K x N binary32, row-major): what quantisation and accumulation cost together, where
+// analyse_gemm measures the accumulation alone. Errors and norms as analyse_gemm has them; no
+// bound (normwise_bound invalid).
+gemm_report compare_with_original(std::span<const float> a, std::span<const float> b, int M, int N, int K,
+                                  std::span<const std::uint32_t> c, const gemm_options& o,
+                                  std::span<const std::uint32_t> d, const std::function<void(int, int)>& rows_done = {});
+
 }  // namespace fpemu::analysis

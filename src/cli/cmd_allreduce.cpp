@@ -44,8 +44,6 @@ casgd::precision require_datatype(const std::string& spec) {
   return *p;
 }
 
-double paper_fit(int P) { return 4.62 * std::pow(static_cast<double>(P), 0.56); }
-
 void run_allreduce(const allreduce_cli_options& o) {
   std::vector<int> Ps;
   for (const std::string& s : split_list(o.P, "--P")) Ps.push_back(std::stoi(s));  // checked by list_check
@@ -88,10 +86,10 @@ void run_allreduce(const allreduce_cli_options& o) {
         const double u = d.unit_roundoff();
         bar.finish();  // the row replaces the progress line
         text("%6d  %-9s  %-10s  %10.4f  %10.3e  %9ld  %8.1f  %10.1f\n", P, std::string(casgd::to_string(a)).c_str(),
-              m.datatype.c_str(), m.c_max, m.c_max * u, m.elements, casgd::cp_worst_case(P), paper_fit(P));
+              m.datatype.c_str(), m.c_max, m.c_max * u, m.elements, casgd::cp_worst_case(P), casgd::cp_nccl_fit(P));
         std::cout.flush();
         table.row({P, std::string(casgd::to_string(a)), m.datatype, m.c_max, m.c_max * u, u, m.elements, length,
-                   trials, seed, casgd::cp_worst_case(P), paper_fit(P)});
+                   trials, seed, casgd::cp_worst_case(P), casgd::cp_nccl_fit(P)});
       }
     }
   }

@@ -9,7 +9,11 @@
 // rounded into --out (nearest-even, saturating). The reference for output (i, j) is
 // alpha sum_k (a_ik s_a,ik)(b_kj s_b,kj) + beta c_ij, exact (fpemu::exact_accumulator, one per
 // output, exact products); the relative error of d_ij is |d_ij - exact| / |exact| (0 when both
-// are 0). Reported: the max and the mean over all outputs of all samples, a checksum of the
+// are 0). Reported: the max and the mean over all outputs of all samples; the same outputs against
+// the exact GEMM of the data before quantisation (analysis::compare_with_original: the max relative
+// and the largest normwise error) and the fractions of non-zero inputs that quantise underflowed
+// or saturated (analysis::quantisation_loss_of), so that a quantisation that loses everything
+// cannot read as exact; a checksum of the
 // output codes (FNV-1a over the 32-bit codes in row-major order, samples in order), the time
 // analysis::gemm took (the exact reference is not timed) and the rate in products per second
 // (M N K per sample). The exact reference costs far more than the GEMM; --reference none skips
@@ -134,10 +138,17 @@ void run_gemm(const gemm_cli_options& o) {
   analysis::gemm_report worst;  // the sample with the largest normwise error
   bool have_normwise = false;
   std::uint64_t worst_seed = w.seed;
+  // Against the data before quantisation: the largest normwise error and relative error, and the
+  // inputs quantise() lost (counts over A and B of every sample).
+  const bool quantised = !(fa == formats::fp32 && fb == formats::fp32 && scale_kind == scaling::none);
+  double normwise_original = -1, max_rel_original = -1;
+  double nonzero_inputs = 0, underflowed = 0, saturated = 0;
 
-  // Per sample 1000 units: the GEMM takes the first 10, the exact reference (about 99% of the
-  // time) the rest, by the rows done.
+  // Per sample 1000 units: the GEMM takes the first 10, the exact references (about 99% of the
+  // time) the rest, by the rows done: the quantised inputs' and, when quantise() changed them,
+  // the original data's, half each.
   constexpr std::uint64_t kUnits = 1000, kGemmUnits = 10;
+  const std::uint64_t reference_units = (kUnits - kGemmUnits) / (quantised ? 2 : 1);
   progress bar(reference ? "gemm and exact reference" : "gemm", w.samples * kUnits);
   for (std::uint64_t s = 0; s < w.samples; ++s) {
     const std::uint64_t seed = w.sample_seed(s);
@@ -151,6 +162,12 @@ void run_gemm(const gemm_cli_options& o) {
     }
     const analysis::scaled_matrix a = value_or_fail(analysis::quantise(xa, M, K, fa, scale_kind, true), "A");
     const analysis::scaled_matrix b = value_or_fail(analysis::quantise(xb, K, N, fb, scale_kind, false), "B");
+    for (const analysis::quantisation_loss& loss :
+         {analysis::quantisation_loss_of(xa, a, true), analysis::quantisation_loss_of(xb, b, false)}) {
+      nonzero_inputs += static_cast<double>(loss.nonzero);
+      underflowed += loss.underflowed * static_cast<double>(loss.nonzero);
+      saturated += loss.saturated * static_cast<double>(loss.nonzero);
+    }
 
     analysis::gemm_options go;
     go.acc = model;
@@ -174,10 +191,20 @@ void run_gemm(const gemm_cli_options& o) {
     if (!reference) continue;
 
     // The exact GEMM of the quantised inputs, the errors and the normwise bound.
-    const analysis::gemm_report report = analysis::analyse_gemm(a, b, c, go, *d, [&](int done, int rows) {
-      bar.set(s * kUnits + kGemmUnits + (kUnits - kGemmUnits) * static_cast<std::uint64_t>(done) /
-                                            static_cast<std::uint64_t>(std::max(rows, 1)));
-    });
+    const auto rows_done = [&](std::uint64_t from) {
+      return [&bar, from, reference_units](int done, int rows) {
+        bar.set(from + reference_units * static_cast<std::uint64_t>(done) / static_cast<std::uint64_t>(std::max(rows, 1)));
+      };
+    };
+    const analysis::gemm_report report = analysis::analyse_gemm(a, b, c, go, *d, rows_done(s * kUnits + kGemmUnits));
+    // The same outputs against the data before quantisation (the same report when quantise()
+    // changed nothing).
+    const analysis::gemm_report original =
+        quantised ? analysis::compare_with_original(xa, xb, M, N, K, c, go, *d,
+                                                    rows_done(s * kUnits + kGemmUnits + reference_units))
+                  : report;
+    normwise_original = std::max(normwise_original, original.normwise);
+    for (double r : original.relative) max_rel_original = std::max(max_rel_original, r);
     const std::vector<double>& rel = report.relative;
     if (!have_normwise || report.normwise > worst.normwise || (std::isnan(report.normwise) && !std::isnan(worst.normwise))) {
       have_normwise = true;
@@ -207,14 +234,19 @@ void run_gemm(const gemm_cli_options& o) {
   // Without the reference the error columns are empty (CSV) or null (JSON).
   const auto if_reference = [reference](cell c) { return reference ? c : cell(); };
   output_sinks sinks(o.work.output);
+  const double underflowed_fraction = nonzero_inputs > 0 ? underflowed / nonzero_inputs : 0;
+  const double saturated_fraction = nonzero_inputs > 0 ? saturated / nonzero_inputs : 0;
   table_writer table(sinks, {"m", "n", "k", "a_format", "b_format", "scaling", "accumulator", "out", "alpha", "beta",
                              "threads", "samples", "seed", "reference", "max_rel_error", "mean_rel_error",
-                             "normwise_error", "normwise_bound", "normwise_bound_valid", "checksum", "elapsed_s",
+                             "normwise_error", "normwise_bound", "normwise_bound_valid", "max_rel_error_original",
+                             "normwise_error_original", "underflowed", "saturated", "checksum", "elapsed_s",
                              "products_per_s"});
   table.row({M, N, K, to_string(fa), to_string(fb), std::string(analysis::to_string(scale_kind)), describe(acc),
              out_text, alpha, beta, threads, w.samples, w.seed, o.reference, if_reference(max_rel),
              if_reference(mean_rel), if_reference(worst.normwise), if_reference(worst.normwise_bound_relative),
-             if_reference(worst.normwise_bound.valid), std::string(sum_text), elapsed, rate});
+             if_reference(worst.normwise_bound.valid), if_reference(max_rel_original),
+             if_reference(normwise_original), underflowed_fraction, saturated_fraction, std::string(sum_text), elapsed,
+             rate});
   table.finish();
   sinks.commit();
   if (!sinks.text()) return;
@@ -236,9 +268,14 @@ void run_gemm(const gemm_cli_options& o) {
             << (w.samples > 1 ? ", the largest: seed " + std::to_string(worst_seed) : std::string()) << ")\n"
             << "  normwise_bound  " << num(worst.normwise_bound_relative) << "  (c ||S||_F / ||X||_F, c = "
             << worst.normwise_bound.name << " = " << num(worst.normwise_bound.coefficient) << ", "
-            << (worst.normwise_bound.valid ? "valid" : "not valid") << ": " << worst.normwise_bound.condition << ")\n";
+            << (worst.normwise_bound.valid ? "valid" : "not valid") << ": " << worst.normwise_bound.condition << ")\n"
+            << "  max_rel_error_original   " << num(max_rel_original)
+            << "  (against the exact GEMM of the data before quantisation)\n"
+            << "  normwise_error_original  " << num(normwise_original) << "  (the largest over samples)\n";
   else
     std::cout << "  (no exact reference: --reference none)\n";
+  std::cout << "  inputs: " << num(underflowed_fraction) << " of the non-zero ones underflowed to 0, "
+            << num(saturated_fraction) << " saturated (beyond the largest finite value times their scale)\n";
   std::cout << "  checksum        " << sum_text << "  (FNV-1a of the output codes)\n"
             << "  elapsed         " << num(elapsed) << " s  (analysis::gemm only)\n"
             << "  rate            " << num(rate, 4) << " products/s\n";
@@ -303,7 +340,10 @@ command add_gemm(CLI::App& parent) {
       "applied; one exact accumulator per output). Prints max_rel_error and mean_rel_error over all\n"
       "outputs (and samples), normwise_error ||D - X||_F / ||X||_F and its bound c ||S||_F / ||X||_F\n"
       "(S_ij = |alpha| sum_k |a_ik b_kj| + |beta c_ij|, c the accumulation bound of `fpemu dot`; for the\n"
-      "sample with the largest normwise error), a checksum of the output codes (FNV-1a), the time\n"
+      "sample with the largest normwise error), max_rel_error_original and normwise_error_original\n"
+      "against the exact GEMM of the data before quantisation (what quantisation and accumulation cost\n"
+      "together), the fractions of non-zero inputs that underflowed to 0 and that saturated (beyond the\n"
+      "format's largest finite value times their scale), a checksum of the output codes (FNV-1a), the time\n"
       "analysis::gemm took\n"
       "(the exact reference is not timed) and the rate in products/s (M*N*K per sample).\n"
       "Group scalings (tile128, block128: 128; mx32: 32) fold each group into fp32: --promote must\n"
@@ -316,7 +356,8 @@ command add_gemm(CLI::App& parent) {
       "--reference none skips the exact reference (about 99% of the time): no errors, no bound.\n"
       "--csv FILE, --json FILE ('-': stdout, instead of the report): the columns 'm,n,k,a_format,b_format,\n"
       "scaling,accumulator,out,alpha,beta,threads,samples,seed,reference,max_rel_error,mean_rel_error,\n"
-      "normwise_error,normwise_bound,normwise_bound_valid,checksum,elapsed_s,products_per_s' and one row.\n"
+      "normwise_error,normwise_bound,normwise_bound_valid,max_rel_error_original,normwise_error_original,\n"
+      "underflowed,saturated,checksum,elapsed_s,products_per_s' and one row.\n"
       "--a-input refuses the options of random data (--m, --n, --k, --samples, --dist, ...) and --beta.");
   return {app, [o, app](const std::vector<std::string>& rest) {
             no_trailing("gemm", rest);

@@ -69,9 +69,12 @@ py::dict casgd_impl(const std::string& data, const std::string& loss, const std:
                           std::string(to_string(o.loss)) + " residual has none");
   double C_P = cp_worst_case(P);
   const bool is_number = py::isinstance<py::float_>(cp) || py::isinstance<py::int_>(cp);
+  const std::string cp_name = py::isinstance<py::str>(cp) ? cp.cast<std::string>() : std::string();
   if (is_number) C_P = cp.cast<double>();
-  else if (!py::isinstance<py::str>(cp) || cp.cast<std::string>() != "worst")
-    throw py::value_error("cp = " + std::string(py::str(py::repr(cp))) + " (valid: 'worst' for 2.4 P, or a number >= 0)");
+  else if (cp_name == "nccl-fit") C_P = cp_nccl_fit(P);
+  else if (cp_name != "worst")
+    throw py::value_error("cp = " + std::string(py::str(py::repr(cp))) +
+                          " (valid: 'worst' for 2.4 P, 'nccl-fit' for 4.62 P^0.56, or a number >= 0)");
   if (!(C_P >= 0) || !std::isfinite(C_P)) throw py::value_error("cp = " + number(C_P) + " (valid: >= 0, finite)");
 
   // Everything from here is C++: the data (synthesised or read) and the run, stopped by Ctrl-C.
@@ -133,7 +136,7 @@ void bind_casgd(py::module_& m) {
         "of each evaluation (every eval_every outer iterations, default outer/20), loss F(x) there, the final\n"
         "weights x, slots, m, n, and with budget_at=h Theorem 5.7's budget at outer iteration h (E per slot,\n"
         "K_s, T_*, omega, tau_G, Omega, sum, bound, valid) next to the measured local error against a\n"
-        "binary64 run from the same x and samples; cp: C(P) for it, 'worst' (2.4 P) or a number.");
+        "binary64 run from the same x and samples; cp: C(P) for it, 'worst' (2.4 P), 'nccl-fit' (4.62 P^0.56) or a number.");
 
   m.def(
       "allreduce_cp",

@@ -939,8 +939,8 @@ DOT_HEADER = ("a_format,b_format,k,accumulator,scaling,out,samples,seed,value,ex
               "bound_violations,exact_original,error_original,rel_error_original,bound_original_absolute,"
               "bound_original_valid,bound_original_violations").split(",")
 GEMM_HEADER = ("m,n,k,a_format,b_format,scaling,accumulator,out,alpha,beta,threads,samples,seed,reference,max_rel_error,"
-               "mean_rel_error,normwise_error,normwise_bound,normwise_bound_valid,checksum,elapsed_s,"
-               "products_per_s").split(",")
+               "mean_rel_error,normwise_error,normwise_bound,normwise_bound_valid,max_rel_error_original,"
+               "normwise_error_original,underflowed,saturated,checksum,elapsed_s,products_per_s").split(",")
 
 
 @test
@@ -1147,6 +1147,36 @@ def gemm_normwise_error_within_bound():
         check(0 <= float(row["normwise_error"]) <= float(row["normwise_bound"]),
               "gemm %s: 0 <= normwise error %s <= bound %s" % (" ".join(args), row["normwise_error"],
                                                                  row["normwise_bound"]))
+
+
+@test
+def gemm_reports_what_quantisation_lost():
+    """Inputs that all underflow give D = 0, exact against the quantised zeros but wrong by 100%
+    against the data; the report says so instead of reading as exact."""
+    base = ["gemm", "--json", "-", "--m", "8", "--n", "8", "--k", "256", "--a-format", "e4m3fn", "--b-format", "e4m3fn",
+            "--preset", "h100-e4m3-deepseek"]
+    rc, out, err = run(*base, "--scaling", "none", "--sigma", "1e-4")
+    if check(rc == 0, "gemm --sigma 1e-4 unscaled runs: %r" % err):
+        r = json.loads(out)[0]
+        check(r["max_rel_error"] == 0 and r["underflowed"] == 1 and r["saturated"] == 0,
+              "every input underflowed, the quantised GEMM is exact: %r" % r)
+        check(r["normwise_error_original"] == 1 and r["max_rel_error_original"] == 1,
+              "against the data, D = 0 is wrong by 100%%: %r" % r)
+    # Scaled per 1x128 tile / 128x128 block, nothing underflows and the error against the data is
+    # the quantisation's, at most a few e4m3fn unit roundoffs.
+    rc, out, err = run(*base, "--scaling", "tile128", "--sigma", "1e-4")
+    if check(rc == 0, "gemm --scaling tile128 runs: %r" % err):
+        r = json.loads(out)[0]
+        check(r["underflowed"] < 0.01 and r["saturated"] == 0 and 0 < r["normwise_error_original"] < 0.1,
+              "scaling keeps the data: %r" % r)
+    rc, out, _ = run(*base, "--scaling", "none", "--sigma", "1e3")
+    if check(rc == 0, "gemm --sigma 1e3 unscaled runs"):
+        r = json.loads(out)[0]
+        check(0.5 < r["saturated"] < 1 and r["normwise_error_original"] > 0.5, "beyond 448, inputs saturate: %r" % r)
+    rc, out, _ = run("gemm", "--m", "8", "--n", "8", "--k", "64", "--a-format", "fp32", "--b-format", "fp32")
+    kv = key_values(out)
+    check(kv.get("max_rel_error") == kv.get("max_rel_error_original") and "0 of the non-zero ones underflowed" in out,
+          "fp32 inputs lose nothing: the two reports agree: %r" % out)
 
 
 @test
@@ -1517,6 +1547,11 @@ def casgd_bound():
     rc, out, err = run("casgd", "--data", "synth:2000,64", "--recipe", "C", "--b", "8", "--s", "8", "--P", "4",
                        "--outer", "3", "--bound", "--cp", "measured")
     check(rc == 0 and "C(P)=9.6" not in out, "--cp measured replaces 2.4 P: %r" % err)
+    rc, out, err = run("casgd", "--data", "synth:2000,64", "--recipe", "C", "--b", "8", "--s", "8", "--P", "4",
+                       "--outer", "3", "--bound", "--cp", "nccl-fit")
+    m = re.search(r"C\(P\)=(\S+?),", out)
+    check(rc == 0 and m is not None and abs(float(m.group(1)) - 4.62 * 4 ** 0.56) < 0.05,
+          "--cp nccl-fit is the paper's 4.62 P^0.56: %r %r" % (out, err))
 
 
 @test

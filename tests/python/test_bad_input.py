@@ -434,7 +434,7 @@ ROWS += [
     v("negative hyper-parameter", "casgd(%s, eta=-0.5)" % SYNTH, "eta = -0.5 (valid: finite > 0)"),
     v("NaN hyper-parameter", "casgd(%s, cp=nan)" % SYNTH, "cp = nan (valid: >= 0, finite)"),
     v("negative hyper-parameter", "casgd(%s, cp=-1e-9)" % SYNTH, "cp = -1e-09 (valid: >= 0, finite)"),
-    v("wrong Python type", "casgd(%s, cp=[1])" % SYNTH, "cp = [1] (valid: 'worst' for 2.4 P, or a number >= 0)"),
+    v("wrong Python type", "casgd(%s, cp=[1])" % SYNTH, "cp = [1] (valid: 'worst' for 2.4 P, 'nccl-fit' for 4.62 P^0.56, or a number >= 0)"),
     t("out of range", "casgd(%s, seed=-1)" % SYNTH, pybind_signature("casgd")),
 ]
 CP_RANGE = " (valid: P 1..4096, length 1..2^24, trials 1..10^6, P x length <= 2^27)"

@@ -270,6 +270,8 @@ def test_bounds_casgd_training():
     bud = r1["budget"]
     check(len(bud["E"]) == 9 and (not bud["valid"] or bud["measured"] <= bud["bound"]), "Theorem 5.7 budget holds")
     check(fpemu.allreduce_cp(8, "ring", "bf16", 256, 2)["c_max"] <= 2.4 * 8, "C(8) <= 2.4 P")
+    fit = fpemu.casgd("synth:512,32", recipe="C", b=8, s=4, outer=8, P=4, budget_at=6, cp="nccl-fit")["budget"]
+    check(abs(fit["C_P"] - 4.62 * 4 ** 0.56) < 1e-12 and bud["C_P"] == 2.4 * 4, "cp='nccl-fit' is 4.62 P^0.56")
     check(sorted(fpemu.casgd_recipes()) == list("ABCDEFGHI"), "recipes A..I")
     raises(lambda: fpemu.casgd("synth:512,32", recipe="Z"), "Z")
     raises(lambda: fpemu.casgd("synth:512,32", slots=["u_q=fp32"]), "u_q")

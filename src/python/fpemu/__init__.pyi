@@ -249,7 +249,7 @@ def casgd(data: str = 'synth:4096,256', *, loss: str = 'logistic', recipe: str =
     of each evaluation (every eval_every outer iterations, default outer/20), loss F(x) there, the final
     weights x, slots, m, n, and with budget_at=h Theorem 5.7's budget at outer iteration h (E per slot,
     K_s, T_*, omega, tau_G, Omega, sum, bound, valid) next to the measured local error against a
-    binary64 run from the same x and samples; cp: C(P) for it, 'worst' (2.4 P) or a number.
+    binary64 run from the same x and samples; cp: C(P) for it, 'worst' (2.4 P), 'nccl-fit' (4.62 P^0.56) or a number.
     """
 def casgd_recipes() -> dict:
     """
