@@ -9,6 +9,7 @@ Each table sits in its page between "<!-- table:NAME -->" and "<!-- /table:NAME 
 
     formats   docs/formats.md        from `fpemu formats --json -`
     presets   docs/accumulation.md   from `fpemu mma --list` (the table and its notes)
+    scaling   docs/accumulation.md   from `fpemu gemm --json -` over scalings, sigma and K
 
 (The bad-input audit tables have their own generators, the audit tests' --markdown.)
 Python 3 standard library only.
@@ -107,9 +108,45 @@ def presets_table(exe):
     return text
 
 
+# The scalings compared by the scaling table: (name, the gemm options that give it). FP8 (e4m3fn)
+# inputs accumulate in fp32 (group scalings fold each group into fp32); NVFP4 needs its MMA.
+SCALINGS = [
+    ("none (e4m3fn)", ["--a-format", "e4m3fn", "--b-format", "e4m3fn", "--acc", "fp32", "--scaling", "none"]),
+    ("per tensor (e4m3fn)", ["--a-format", "e4m3fn", "--b-format", "e4m3fn", "--acc", "fp32", "--scaling", "tensor"]),
+    ("1x128 A, 128x128 B (e4m3fn)", ["--a-format", "e4m3fn", "--b-format", "e4m3fn", "--acc", "fp32",
+                                     "--scaling", "tile128"]),
+    ("MX, 32 (e4m3fn, E8M0)", ["--a-format", "e4m3fn", "--b-format", "e4m3fn", "--acc", "fp32", "--scaling", "mx32"]),
+    ("NVFP4 (e2m1fn, UE4M3 per 16, b200-mxf4nvf4)", ["--preset", "b200-mxf4nvf4"]),
+]
+SIGMAS = ["1e-6", "1e-4", "1e-2", "1", "1e2", "1e4"]
+SCALING_KS = [128, 4096]
+
+
+def scaling_table(exe):
+    """normwise_error_original of `fpemu gemm` (M = N = 8, one sample, seed 0, N(0, sigma) data),
+    with the percentages of the inputs that underflowed (U) or saturated (S) where not zero."""
+    rows = []
+    for name, options in SCALINGS:
+        for k in SCALING_KS:
+            cells = [name, str(k)]
+            for sigma in SIGMAS:
+                status, out = run(exe, "gemm", "--m", "8", "--n", "8", "--k", str(k), "--sigma", sigma,
+                                  "--json", "-", *options)
+                if status != 0:
+                    raise SystemExit("docs_tables: fpemu gemm %s --sigma %s exited with %d" % (" ".join(options), sigma,
+                                                                                              status))
+                r = json.loads(out)[0]
+                lost = ["%s %.3g%%" % (what, 100 * r[key]) for what, key in (("U", "underflowed"), ("S", "saturated"))
+                        if r[key] > 0]
+                cells.append("%.2g" % r["normwise_error_original"] + (" (%s)" % ", ".join(lost) if lost else ""))
+            rows.append(cells)
+    return table(["scaling (elements)", "K"] + ["sigma " + s for s in SIGMAS], rows)
+
+
 TABLES = {
     "formats": ("docs/formats.md", formats_table),
     "presets": ("docs/accumulation.md", presets_table),
+    "scaling": ("docs/accumulation.md", scaling_table),
 }
 
 

@@ -603,6 +603,8 @@ TEST_CASE("FP8 accumulation experiment: the same table per seed") {
     bit_trace t;
     for (const fpemu::analysis::accumulation_row& r : fpemu::analysis::accumulation_experiment({32, 160}, 6, seed)) {
       put(t, r.mean_relative_error);
+      put(t, r.median_relative_error);
+      put(t, r.p95_relative_error);
       put(t, r.max_relative_error);
       put(t, r.max_normalised_error);
     }

@@ -6,6 +6,7 @@
 #include <random>
 
 #include "analysis/reference/bounds.hpp"
+#include "analysis/reference/measured_error.hpp"
 #include "fpemu/accumulator.hpp"
 #include "fpemu/convert.hpp"
 #include "fpemu/presets.hpp"
@@ -71,7 +72,12 @@ std::vector<accumulation_row> accumulation_experiment(const std::vector<int>& ks
   const int total = static_cast<int>(ks.size()) * samples;
   for (int k : ks) {
     std::vector<accumulation_row> per(ms.size());
-    for (std::size_t m = 0; m < ms.size(); ++m) per[m] = {ms[m].name, k, samples, 0, 0, 0, 0, 0};
+    std::vector<std::vector<double>> relative(ms.size());
+    for (std::size_t m = 0; m < ms.size(); ++m) {
+      per[m].method = ms[m].name;
+      per[m].k = k;
+      per[m].samples = samples;
+    }
     std::mt19937_64 rng(seed + static_cast<std::uint64_t>(k));
     std::normal_distribution<double> normal(0.0, 0.5);
     std::vector<std::uint32_t> a(static_cast<std::size_t>(k)), b(static_cast<std::size_t>(k));
@@ -98,12 +104,15 @@ std::vector<accumulation_row> accumulation_experiment(const std::vector<int>& ks
         const double err = std::fabs(diff.to_double());
         const double rel = exact_value != 0 ? err / std::fabs(exact_value) : (err == 0 ? 0 : INFINITY);
         per[m].mean_relative_error += rel / samples;
+        relative[m].push_back(rel);
         per[m].max_relative_error = std::max(per[m].max_relative_error, rel);
         per[m].max_normalised_error = std::max(per[m].max_normalised_error, abs_sum > 0 ? err / abs_sum : 0.0);
       }
       if (progress) progress(++done, total);
     }
     for (std::size_t m = 0; m < ms.size(); ++m) {
+      per[m].median_relative_error = quantile(relative[m], 0.5);
+      per[m].p95_relative_error = quantile(relative[m], 0.95);
       bounds_for(per[m], static_cast<int>(m));
       rows.push_back(per[m]);
     }

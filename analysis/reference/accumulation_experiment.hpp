@@ -22,6 +22,9 @@ struct accumulation_row {
   int k = 0;
   int samples = 0;
   double mean_relative_error = 0;  // mean over samples of |computed - exact| / |exact|
+  // The median and the 95th percentile of the same (the nearest rank): a few samples whose exact
+  // sum nearly cancels dominate the mean, not these.
+  double median_relative_error = 0, p95_relative_error = 0;
   double max_relative_error = 0;
   double max_normalised_error = 0;  // max of |computed - exact| / sum |a_i b_i|
   double deterministic_bound = 0;   // coefficient of sum |a_i b_i|; +inf when not valid

@@ -94,8 +94,9 @@ std::size_t scale_index(const scaled_matrix& m, int r, int c, bool along_k_is_co
 double scale_of(const scaled_matrix& m, int r, int c, bool along_k_is_cols);
 
 // Quantises a row-major float matrix: for each scaling group, scale = amax / max_finite(fmt)
-// (rounded up to a power of two for mx32, as an e8m0 code, per the OCP MX spec 6.3), then each
-// element is x / scale rounded into fmt with `r` (saturating). `along_k_is_cols`: true for A
+// rounded up into fp32, or for mx32 the e8m0 code 2^(floor(log2 amax) - emax(fmt)) of the OCP MX
+// spec 6.3 (amax / scale lies in [2^emax, 2^(emax+1)), so elements above max_finite(fmt), e4m3fn's
+// (448, 512), saturate), then each element is x / scale rounded into fmt with `r` (saturating). `along_k_is_cols`: true for A
 // (K runs along columns), false for B (K runs along rows).
 // nvfp4 scales in two levels, as NVIDIA defines NVFP4 (e2m1fn elements; any fmt is taken): the
 // tensor scale s_t = amax / (448 max_finite(fmt)) rounded up into fp32, so that no block scale

@@ -1,6 +1,7 @@
 // The measured error of a computed result (see measured_error.hpp).
 #include "analysis/reference/measured_error.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 
@@ -36,6 +37,14 @@ std::string flags_break_model(std::uint8_t flags) {
   if (flags & flag::overflow) return "the accumulator overflowed";
   if (flags & flag::underflow) return "a rounding underflowed (the relative error model does not hold)";
   return {};
+}
+
+double quantile(std::vector<double> v, double q) {
+  if (v.empty()) return 0;
+  const auto rank = static_cast<std::size_t>(std::ceil(q * static_cast<double>(v.size())));
+  const std::size_t at = std::clamp<std::size_t>(rank, 1, v.size()) - 1;
+  std::nth_element(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(at), v.end());
+  return v[at];
 }
 
 }  // namespace fpemu::analysis

@@ -9,6 +9,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "fpemu/exact_accumulator.hpp"
 #include "fpemu/unpacked.hpp"
@@ -27,5 +28,10 @@ double upper_double(const exact_accumulator& acc);
 // Why IEEE flags raised by a computation void the standard model fl(x op y) = (x op y)(1 + d)
 // behind every bound, or "" when they do not (only inexact raised).
 std::string flags_break_model(std::uint8_t flags);
+
+// The q-quantile (0 < q <= 1) of errors v by the nearest rank, the ceil(q n)-th smallest; 0 for
+// none. Reports give the median and a high quantile beside the mean, which a few near-cancelling
+// samples (a tiny exact value, a huge relative error) dominate.
+double quantile(std::vector<double> v, double q);
 
 }  // namespace fpemu::analysis

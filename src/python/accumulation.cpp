@@ -591,6 +591,8 @@ void bind_accumulation(py::module_& m) {
           d["k"] = r.k;
           d["samples"] = r.samples;
           d["mean_relative_error"] = r.mean_relative_error;
+          d["median_relative_error"] = r.median_relative_error;
+          d["p95_relative_error"] = r.p95_relative_error;
           d["max_relative_error"] = r.max_relative_error;
           d["max_normalised_error"] = r.max_normalised_error;
           d["deterministic_bound"] = r.deterministic_bound;
