@@ -245,7 +245,6 @@ expected<std::vector<double>> dequantise(const scaled_matrix& m, bool along_k_is
 quantisation_loss quantisation_loss_of(std::span<const float> x, const scaled_matrix& q, bool along_k_is_cols) {
   quantisation_loss loss;
   const double largest = max_finite(q.fmt);
-  std::size_t underflowed = 0, saturated = 0;
   for (int r = 0; r < q.rows; ++r)
     for (int c = 0; c < q.cols; ++c) {
       const std::size_t i = static_cast<std::size_t>(r) * q.cols + c;
@@ -253,13 +252,9 @@ quantisation_loss quantisation_loss_of(std::span<const float> x, const scaled_ma
       ++loss.nonzero;
       const double scale = scale_of(q, r, c, along_k_is_cols);
       // A scale that rounded to zero (nvfp4) zeroes its block: underflow, not saturation.
-      if (scale > 0 && !(std::fabs(static_cast<double>(x[i])) <= largest * scale)) ++saturated;
-      else if (to_double(q.fmt, q.codes[i]) == 0.0) ++underflowed;
+      if (scale > 0 && !(std::fabs(static_cast<double>(x[i])) <= largest * scale)) ++loss.saturated;
+      else if (to_double(q.fmt, q.codes[i]) == 0.0) ++loss.underflowed;
     }
-  if (loss.nonzero > 0) {
-    loss.underflowed = static_cast<double>(underflowed) / static_cast<double>(loss.nonzero);
-    loss.saturated = static_cast<double>(saturated) / static_cast<double>(loss.nonzero);
-  }
   return loss;
 }
 

@@ -110,12 +110,11 @@ expected<scaled_matrix> quantise(std::span<const float> x, int rows, int cols, c
 // 24 + 24 significant bits). An error names a scale count that does not fit the layout.
 expected<std::vector<double>> dequantise(const scaled_matrix& m, bool along_k_is_cols);
 
-// What quantise() lost of x (row-major, as given to it) in q: of the non-zero inputs, the fraction
-// that became zero (underflow), and the fraction beyond the format's largest finite magnitude
-// times their scale, clipped to it (saturation). Inputs that are not finite count as saturated.
+// What quantise() lost of x (row-major, as given to it) in q: of the non-zero inputs, those that
+// became zero (underflow), and those beyond the format's largest finite magnitude times their
+// scale, clipped to it (saturation). Inputs that are not finite count as saturated.
 struct quantisation_loss {
-  std::size_t nonzero = 0;  // inputs that are not zero
-  double underflowed = 0, saturated = 0;
+  std::size_t nonzero = 0, underflowed = 0, saturated = 0;
 };
 quantisation_loss quantisation_loss_of(std::span<const float> x, const scaled_matrix& q, bool along_k_is_cols);
 

@@ -142,7 +142,7 @@ void run_gemm(const gemm_cli_options& o) {
   // inputs quantise() lost (counts over A and B of every sample).
   const bool quantised = !(fa == formats::fp32 && fb == formats::fp32 && scale_kind == scaling::none);
   double normwise_original = -1, max_rel_original = -1;
-  double nonzero_inputs = 0, underflowed = 0, saturated = 0;
+  analysis::quantisation_loss lost;
 
   // Per sample 1000 units: the GEMM takes the first 10, the exact references (about 99% of the
   // time) the rest, by the rows done: the quantised inputs' and, when quantise() changed them,
@@ -164,9 +164,9 @@ void run_gemm(const gemm_cli_options& o) {
     const analysis::scaled_matrix b = value_or_fail(analysis::quantise(xb, K, N, fb, scale_kind, false), "B");
     for (const analysis::quantisation_loss& loss :
          {analysis::quantisation_loss_of(xa, a, true), analysis::quantisation_loss_of(xb, b, false)}) {
-      nonzero_inputs += static_cast<double>(loss.nonzero);
-      underflowed += loss.underflowed * static_cast<double>(loss.nonzero);
-      saturated += loss.saturated * static_cast<double>(loss.nonzero);
+      lost.nonzero += loss.nonzero;
+      lost.underflowed += loss.underflowed;
+      lost.saturated += loss.saturated;
     }
 
     analysis::gemm_options go;
@@ -234,8 +234,10 @@ void run_gemm(const gemm_cli_options& o) {
   // Without the reference the error columns are empty (CSV) or null (JSON).
   const auto if_reference = [reference](cell c) { return reference ? c : cell(); };
   output_sinks sinks(o.work.output);
-  const double underflowed_fraction = nonzero_inputs > 0 ? underflowed / nonzero_inputs : 0;
-  const double saturated_fraction = nonzero_inputs > 0 ? saturated / nonzero_inputs : 0;
+  const auto fraction = [&lost](std::size_t n) {
+    return lost.nonzero > 0 ? static_cast<double>(n) / static_cast<double>(lost.nonzero) : 0.0;
+  };
+  const double underflowed_fraction = fraction(lost.underflowed), saturated_fraction = fraction(lost.saturated);
   table_writer table(sinks, {"m", "n", "k", "a_format", "b_format", "scaling", "accumulator", "out", "alpha", "beta",
                              "threads", "samples", "seed", "reference", "max_rel_error", "mean_rel_error",
                              "normwise_error", "normwise_bound", "normwise_bound_valid", "max_rel_error_original",
