@@ -1434,6 +1434,29 @@ std::optional<wide_operand> wide_operand_of(const format& f, std::span<const std
   return o;
 }
 
+// A's and B's wide operands (block scales of g along K multiplied in where g > 0), or nothing when
+// a value or scale is not finite.
+std::optional<std::pair<wide_operand, wide_operand>> wide_operands(const format& fa, std::span<const std::uint32_t> a,
+                                                                   const format& fb, std::span<const std::uint32_t> b,
+                                                                   int M, int N, int K, const block_scale_codes& scales,
+                                                                   int g) {
+  auto wa = wide_operand_of(fa, a, M, K, true, scales.fmt, g > 0 ? scales.a : std::span<const std::uint32_t>{}, g);
+  auto wb = wide_operand_of(fb, b, K, N, false, scales.fmt, g > 0 ? scales.b : std::span<const std::uint32_t>{}, g);
+  if (!wa || !wb) return std::nullopt;
+  return std::pair{std::move(*wa), std::move(*wb)};
+}
+
+// The wide and group kernels' step for model m, E never below `floor`.
+wide_step wide_step_of(const block_fma_model& m, int floor) {
+  return wide_step{m.block_size,
+                   static_cast<double>(m.frac_bits),
+                   static_cast<double>(floor),
+                   static_cast<double>(emin(m.acc)),
+                   static_cast<double>(m.acc.frac_bits),
+                   std::ldexp(1.0, emax(m.acc) + 1),
+                   ~((std::uint64_t{1} << (52 - m.acc.frac_bits)) - 1)};
+}
+
 // For exact_job: per chunk of `chunk` values along K of each row of A (k_along_cols: rows x C) or
 // column of B (C x cols), the exponent of the finest quantum of its non-zero values (their lead,
 // subnormals at emin, less the format's fraction bits) and an upper bound on its 2-norm (the
@@ -1571,22 +1594,15 @@ std::optional<accumulated> fast_accumulate(const format& fa, std::span<const std
     return accumulated{m.acc, bits_of(d, 23 - m.acc.frac_bits)};
   }
   if (wide_kernel_applies(m, fa, fb, scales.fmt)) {
-    const int g = m.scale_block;
-    const auto wa = wide_operand_of(fa, a, M, K, true, scales.fmt, g > 0 ? scales.a : std::span<const std::uint32_t>{}, g);
-    const auto wb = wide_operand_of(fb, b, K, N, false, scales.fmt, g > 0 ? scales.b : std::span<const std::uint32_t>{}, g);
-    if (!wa || !wb) return std::nullopt;
+    const auto w = wide_operands(fa, a, fb, b, M, N, K, scales, m.scale_block);
+    if (!w) return std::nullopt;
+    const auto& [wa, wb] = *w;
     std::vector<double> d(MN);
-    wide_step step{m.block_size,
-                         static_cast<double>(m.frac_bits),
-                         static_cast<double>(lowest_lead(m, fa, fb, scales.fmt)),
-                         static_cast<double>(emin(m.acc)),
-                         static_cast<double>(m.acc.frac_bits),
-                         std::ldexp(1.0, emax(m.acc) + 1),
-                         ~((std::uint64_t{1} << (52 - m.acc.frac_bits)) - 1)};
-    const narrow_products narrow = narrow_of(m, widths_of(m, fa, fb, scales.fmt), *wa, *wb);
+    wide_step step = wide_step_of(m, lowest_lead(m, fa, fb, scales.fmt));
+    const narrow_products narrow = narrow_of(m, widths_of(m, fa, fb, scales.fmt), wa, wb);
     step.narrow_terms = narrow.terms;
     step.narrow_floor = narrow.floor;
-    run_wide_chain(wide_job{step, wa->value.data(), wa->lead.data(), wb->value.data(), wb->lead.data(), d.data(), M, N,
+    run_wide_chain(wide_job{step, wa.value.data(), wa.lead.data(), wb.value.data(), wb.lead.data(), d.data(), M, N,
                             K, threads, narrow.terms > 0 ? narrow.a.data() : nullptr,
                             narrow.terms > 0 ? narrow.b.data() : nullptr});
     return accumulated{m.acc, codes_of(d, fa, a, fb, b, N, K, model, scales)};
@@ -1597,24 +1613,18 @@ std::optional<accumulated> fast_accumulate(const format& fa, std::span<const std
     if (!ga || !gb) return std::nullopt;
     std::vector<double> d(MN);
     const int low = std::min(m.scale_block > 0 ? 2 * emin(scales.fmt) : 0, emin(m.acc));
-    const wide_step step{m.block_size,
-                         static_cast<double>(m.frac_bits),
-                         static_cast<double>(std::max(m.min_reference_exp, low)),
-                         static_cast<double>(emin(m.acc)),
-                         static_cast<double>(m.acc.frac_bits),
-                         std::ldexp(1.0, emax(m.acc) + 1),
-                         ~((std::uint64_t{1} << (52 - m.acc.frac_bits)) - 1)};
+    const wide_step step = wide_step_of(m, std::max(m.min_reference_exp, low));
     run_group_chain(group_job{step, m.scale_group, ga->value.data(), ga->mask.data(), ga->scale.data(),
                               ga->scale_lead.data(), gb->value.data(), gb->mask.data(), gb->scale.data(),
                               gb->scale_lead.data(), d.data(), M, N, K, threads});
     return accumulated{m.acc, codes_of(d, fa, a, fb, b, N, K, model, scales)};
   }
   if (staged_kernel_applies(m, fa, fb)) {
-    const auto wa = wide_operand_of(fa, a, M, K, true, scales.fmt, {}, 0);
-    const auto wb = wide_operand_of(fb, b, K, N, false, scales.fmt, {}, 0);
-    if (!wa || !wb) return std::nullopt;
+    const auto w = wide_operands(fa, a, fb, b, M, N, K, scales, 0);
+    if (!w) return std::nullopt;
+    const auto& [wa, wb] = *w;
     // A product beyond fp32's range makes the block infinite (product_overflow): no kernel then.
-    if (m.product_overflow && largest(wa->value) * largest(wb->value) >= std::ldexp(1.0, emax(m.acc) + 1))
+    if (m.product_overflow && largest(wa.value) * largest(wb.value) >= std::ldexp(1.0, emax(m.acc) + 1))
       return std::nullopt;
     std::vector<double> d(MN);
     const staged_step step{m.block_size,
@@ -1624,19 +1634,19 @@ std::optional<accumulated> fast_accumulate(const format& fa, std::span<const std
                            static_cast<double>(std::min(emin(fa) + emin(fb), emin(m.acc))),
                            static_cast<double>(emin(m.acc)),
                            m.drop_far_c};
-    run_staged_chain(staged_job{step, wa->value.data(), wa->lead.data(), wb->value.data(), wb->lead.data(), d.data(), M,
+    run_staged_chain(staged_job{step, wa.value.data(), wa.lead.data(), wb.value.data(), wb.lead.data(), d.data(), M,
                                 N, K, threads});
     return accumulated{m.acc, codes_of(d, fa, a, fb, b, N, K, model, scales)};
   }
   if (exact_kernel_applies(m, fa, fb)) {
-    const auto wa = wide_operand_of(fa, a, M, K, true, scales.fmt, {}, 0);
-    const auto wb = wide_operand_of(fb, b, K, N, false, scales.fmt, {}, 0);
-    if (!wa || !wb) return std::nullopt;
+    const auto w = wide_operands(fa, a, fb, b, M, N, K, scales, 0);
+    if (!w) return std::nullopt;
+    const auto& [wa, wb] = *w;
     const int chunk = chunk_of(m.block_size);
-    const chunk_bounds qa = bounds_of(*wa, M, K, true, fa.frac_bits, chunk),
-                       qb = bounds_of(*wb, K, N, false, fb.frac_bits, chunk);
+    const chunk_bounds qa = bounds_of(wa, M, K, true, fa.frac_bits, chunk),
+                       qb = bounds_of(wb, K, N, false, fb.frac_bits, chunk);
     std::vector<double> d(MN);
-    run_exact_chain(exact_job{m.block_size, wa->value.data(), qa.quantum.data(), qa.norm.data(), wb->value.data(),
+    run_exact_chain(exact_job{m.block_size, wa.value.data(), qa.quantum.data(), qa.norm.data(), wb.value.data(),
                               qb.quantum.data(), qb.norm.data(), d.data(), M, N, K, threads});
     return accumulated{m.acc, codes_of(d, fa, a, fb, b, N, K, model, scales)};
   }
