@@ -1,6 +1,8 @@
 // analysis/casgd_bound: Theorem 5.7 of Devarakonda et al. 2026 (the local error budget of one
 // CA-SGD outer iteration) against a dense reference, its structure (s = 1, linearity of each E_* in
-// its own unit roundoff), and the paper's Recipe C figures.
+// its own unit roundoff), and the paper's Recipe C figures; Theorem 5.9's radius against a direct
+// evaluation of its Equation 9 and a search over chi, and the GLM constants it needs
+// (analysis/casgd/convergence) against an SVD least-squares solve and the gradient.
 //
 // The reference builds every matrix explicitly with plain loops (G, the mask of G_L, H_L, the
 // inverse of I - L_sigma alpha |G_L| by LU) and takes 2-norms from Eigen's JacobiSVD, so it shares
@@ -14,9 +16,12 @@
 #include <cmath>
 #include <cstdint>
 #include <numbers>
+#include <random>
 #include <vector>
 
 #include "analysis/casgd/bound.hpp"
+#include "analysis/casgd/convergence.hpp"
+#include "analysis/casgd/glm.hpp"
 #include "analysis/casgd/precision.hpp"
 #include "fpemu/random.hpp"
 
@@ -374,4 +379,178 @@ TEST_CASE("theorem_5_7: Recipe C at (b, s, P, n_loc, eta) = (32, 64, 16, 256, 0.
   CHECK(t.K_s == doctest::Approx(1.0511960559606).epsilon(1e-9));
   CHECK(t.tau_G == doctest::Approx(0.0528886).epsilon(1e-5));
   CHECK(t.sum == doctest::Approx(0.212865).epsilon(1e-5));
+}
+
+namespace {
+
+// Equation 9 of Theorem 5.9 written out with pow, for a given chi.
+struct direct_9 {
+  double a, nu, q, N;
+};
+direct_9 equation_9(double eta, int b, int s, double mu, double sigma2, double rho, double chi) {
+  direct_9 d{};
+  d.a = std::pow(1 - mu * eta, s);
+  d.nu = eta * sigma2 * (1 - d.a) / (mu * b);
+  d.q = (1 + chi) * d.a;
+  d.N = (1 + chi) * d.nu + (1 + 1 / chi) * rho * rho;
+  return d;
+}
+
+}  // namespace
+
+TEST_CASE("theorem_5_9: radius, q, nu_s and Equation 9 at M == direct evaluation; the chosen chi minimises the radius") {
+  std::mt19937_64 rng(5);
+  std::uniform_real_distribution<double> unit(0, 1);
+  const auto log_uniform = [&](double lo, double hi) { return lo * std::pow(hi / lo, unit(rng)); };
+  int cases = 0;
+  for (int k = 0; k < 200; ++k) {
+    const int b = 1 + static_cast<int>(rng() % 64), s = 1 + static_cast<int>(rng() % 64);
+    const double L = log_uniform(1e-3, 1), eta = (0.05 + 0.95 * unit(rng)) / L, mu = L * log_uniform(1e-4, 1);
+    const double sigma2 = log_uniform(1e-4, 10), rho = log_uniform(1e-6, 1);
+    // A chi given: every quantity as Equation 9 writes it.
+    const double a_direct = std::pow(1 - mu * eta, s);
+    const double chi = (1 / a_direct - 1) * unit(rng) * 0.98 + 1e-9;
+    const fc::convergence_terms t = fc::theorem_5_9({eta, b, s, mu, L, sigma2, rho, chi});
+    const direct_9 d = equation_9(eta, b, s, mu, sigma2, rho, chi);
+    CHECK(close(t.a, d.a, 1e-12));
+    CHECK(close(t.nu_s, d.nu, 1e-9));
+    CHECK(close(t.q, d.q, 1e-12));
+    CHECK(close(t.N, d.N, 1e-9));
+    CHECK(close(t.radius, std::sqrt(d.N / (1 - d.q)), 1e-6));
+    CHECK(t.valid);
+    for (const int M : {0, 1, 7, 200}) {
+      const double x0 = log_uniform(1e-2, 1e2);
+      const double want = std::pow(d.q, M) * x0 * x0 + (1 - std::pow(d.q, M)) / (1 - d.q) * d.N;
+      CHECK(close(fc::theorem_5_9_rhs(t, M, x0 * x0), want, 1e-6));
+    }
+    // Large M: Equation 9's right side tends to radius^2.
+    CHECK(close(fc::theorem_5_9_rhs(t, std::int64_t{1} << 50, 1.0), t.radius * t.radius, 1e-6));
+    // chi left free: no chi on a fine log grid over (0, 1/a - 1) gives a smaller radius, and the
+    // best one on the grid is within 0.1% of it.
+    const fc::convergence_terms best = fc::theorem_5_9({eta, b, s, mu, L, sigma2, rho, 0});
+    double grid_min = std::numeric_limits<double>::infinity();
+    const double top = 1 / d.a - 1;
+    for (int i = 1; i < 20000; ++i) {
+      const double c = top * std::pow(1e-30, 1 - i / 20000.0);  // log grid from 1e-30 top to top
+      const direct_9 e = equation_9(eta, b, s, mu, sigma2, rho, c);
+      if (e.q < 1) grid_min = std::min(grid_min, std::sqrt(e.N / (1 - e.q)));
+    }
+    CHECK(best.radius <= grid_min * (1 + 1e-9));
+    CHECK(best.radius >= grid_min * (1 - 1e-3));
+    CHECK(best.radius >= best.radius_exact);
+    CHECK(close(best.radius_exact, std::sqrt(d.nu / (1 - d.a)), 1e-6));
+    ++cases;
+  }
+  CHECK(cases == 200);
+}
+
+TEST_CASE("theorem_5_9: limits (rho = 0, mu_F eta = 1, mu_F eta below the rounding unit) and failed hypotheses") {
+  // rho = 0: the infimum over chi is nu_s / (1 - a), the exact-arithmetic neighbourhood.
+  const fc::convergence_terms r0 = fc::theorem_5_9({0.5, 4, 8, 0.1, 1, 2, 0, 0});
+  CHECK(close(r0.radius, r0.radius_exact, 1e-15));
+  CHECK(close(r0.radius, std::sqrt(0.5 * 2 / (0.1 * 4)), 1e-12));  // nu/(1-a) = eta sigma^2 / (mu b)
+  // mu_F eta = 1: a = 0, q = 0, and the radius is sqrt(nu) + rho with nu = eta sigma^2 / (mu b).
+  const fc::convergence_terms a0 = fc::theorem_5_9({0.5, 4, 8, 2, 2, 3, 0.25, 0});
+  CHECK(a0.a == 0);
+  CHECK(close(a0.radius, std::sqrt(0.5 * 3 / (2.0 * 4)) + 0.25, 1e-12));
+  CHECK(close(fc::theorem_5_9_rhs(a0, 3, 100), a0.radius * a0.radius, 1e-12));  // q^M = 0
+  // mu_F eta = 1e-30: (1 - mu eta)^s rounds to 1, yet the radius is finite, sqrt(eta sigma^2 / (mu b)).
+  const fc::convergence_terms tiny = fc::theorem_5_9({0.5, 32, 16, 2e-30, 1e-2, 1, 1e-3, 0});
+  CHECK(std::isfinite(tiny.radius));
+  CHECK(close(tiny.radius_exact, std::sqrt(0.5 * 1 / (2e-30 * 32)), 1e-9));
+  CHECK(tiny.valid);
+  // eta L_F > 1 breaks Assumption 5.6; mu_F = 0 gives no contraction.
+  const fc::convergence_terms big_step = fc::theorem_5_9({2, 4, 8, 0.1, 1, 2, 0.1, 0});
+  CHECK_FALSE(big_step.step_ok);
+  CHECK_FALSE(big_step.valid);
+  const fc::convergence_terms flat = fc::theorem_5_9({0.5, 4, 8, 0, 1, 2, 0.1, 0});
+  CHECK_FALSE(flat.valid);
+  CHECK(std::isinf(flat.radius));
+}
+
+TEST_CASE("curvature_of linear regression: x* == the QR least-squares solution, mu_F and L_F == squared singular values / m") {
+  const fc::glm_data d = fc::synthetic(300, 12, fc::loss_kind::linear, 3);
+  const auto c = fc::curvature_of(d, fc::loss_kind::linear);
+  REQUIRE(c.has_value());
+  MatrixXd A(d.m, d.n);
+  VectorXd y(d.m);
+  for (int i = 0; i < d.m; ++i) {
+    y(i) = d.y[static_cast<std::size_t>(i)];
+    for (int k = 0; k < d.n; ++k) A(i, k) = d.A[static_cast<std::size_t>(i * d.n + k)];
+  }
+  // Least squares by Householder QR with column pivoting, singular values from a Jacobi SVD of A
+  // padded to a square as in norm2: neither forms A^T A.
+  const VectorXd ls = A.colPivHouseholderQr().solve(y);
+  double worst = 0;
+  for (int k = 0; k < d.n; ++k) worst = std::max(worst, std::abs(c->x_star[static_cast<std::size_t>(k)] - ls(k)));
+  CHECK(worst <= 1e-10 * ls.norm());
+  MatrixXd square = MatrixXd::Zero(d.m, d.m);
+  square.topLeftCorner(d.m, d.n) = A;
+  const VectorXd sv = Eigen::JacobiSVD<MatrixXd, Eigen::NoQRPreconditioner>(square).singularValues();
+  CHECK(close(c->lambda_max, sv(0) * sv(0) / d.m, 1e-10));
+  CHECK(close(c->lambda_min, sv(d.n - 1) * sv(d.n - 1) / d.m, 1e-10));
+  CHECK(c->hessian_min == c->lambda_min);
+  // On the ball: exact mu and L, sigma^2 = mean (|y| + R)^2.
+  const fc::ball_constants k = fc::on_ball(*c, fc::loss_kind::linear, 2.0);
+  CHECK(k.mu_F == c->lambda_min);
+  CHECK(k.L_F == c->lambda_max);
+  double want = 0;
+  for (int i = 0; i < d.m; ++i) want += (std::abs(y(i)) + 2) * (std::abs(y(i)) + 2);
+  CHECK(close(k.sigma_g2, want / d.m, 1e-12));
+  // The variance at x*: m^-1 sum delta_i^2 (rows of unit norm, grad F(x*) = 0).
+  const VectorXd r = y - A * ls;
+  CHECK(close(c->sigma2_at_x_star, r.squaredNorm() / d.m, 1e-8));
+}
+
+TEST_CASE("curvature_of logistic regression: grad F(x*) = 0 (computed here), F(x*) below nearby points, the bounds on X_R") {
+  const fc::glm_data d = fc::synthetic(400, 10, fc::loss_kind::logistic, 4);
+  const auto c = fc::curvature_of(d, fc::loss_kind::logistic);
+  REQUIRE(c.has_value());
+  const auto F = [&](const std::vector<double>& x) {
+    double sum = 0;
+    for (int i = 0; i < d.m; ++i) {
+      double r = 0;
+      for (int k = 0; k < d.n; ++k) r += d.A[static_cast<std::size_t>(i * d.n + k)] * x[static_cast<std::size_t>(k)];
+      sum += std::log1p(std::exp(-d.y[static_cast<std::size_t>(i)] * r));
+    }
+    return sum / d.m;
+  };
+  std::vector<double> grad(static_cast<std::size_t>(d.n), 0.0);
+  for (int i = 0; i < d.m; ++i) {
+    double r = 0;
+    for (int k = 0; k < d.n; ++k) r += d.A[static_cast<std::size_t>(i * d.n + k)] * c->x_star[static_cast<std::size_t>(k)];
+    const double yi = d.y[static_cast<std::size_t>(i)], delta = yi / (1 + std::exp(yi * r));
+    for (int k = 0; k < d.n; ++k) grad[static_cast<std::size_t>(k)] -= d.A[static_cast<std::size_t>(i * d.n + k)] * delta / d.m;
+  }
+  CHECK(norm(grad) <= 1e-12);
+  const double F_star = F(c->x_star);
+  int probes = 0;
+  for (int k = 0; k < d.n; ++k)
+    for (const double step : {-1e-3, 1e-3}) {
+      std::vector<double> x = c->x_star;
+      x[static_cast<std::size_t>(k)] += step;
+      CHECK(F(x) > F_star);
+      ++probes;
+    }
+  CHECK(probes == 2 * d.n);
+  // mu_F = sigma'(R) lambda_min <= the Hessian's smallest eigenvalue at x* when ||x*|| <= R.
+  const double R = norm(c->x_star) * 1.5;
+  const fc::ball_constants k = fc::on_ball(*c, fc::loss_kind::logistic, R);
+  const double sig = 1 / (1 + std::exp(-R)), sig_minus = 1 / (1 + std::exp(R));  // sigma(R), sigma(-R)
+  CHECK(close(k.mu_F, sig * sig_minus * c->lambda_min, 1e-9));
+  CHECK(k.mu_F <= c->hessian_min);
+  CHECK(c->hessian_min <= c->lambda_max / 4);
+  CHECK(close(k.L_F, c->lambda_max / 4, 1e-15));
+  CHECK(close(k.sigma_g2, sig * sig, 1e-15));
+}
+
+TEST_CASE("curvature_of: errors for Poisson, m < n and work above the limit") {
+  CHECK(fc::curvature_of(fc::synthetic(50, 4, fc::loss_kind::poisson, 1), fc::loss_kind::poisson).message().find("Lipschitz") !=
+        std::string::npos);
+  CHECK(fc::curvature_of(fc::synthetic(8, 12, fc::loss_kind::linear, 1), fc::loss_kind::linear).message().find("m = 8 rows < n = 12") !=
+        std::string::npos);
+  fc::glm_data big;  // only the shape is read before the refusal
+  big.m = 1 << 20;
+  big.n = 128;
+  CHECK(fc::curvature_of(big, fc::loss_kind::linear).message().find("above 2^32") != std::string::npos);
 }

@@ -242,6 +242,77 @@ TEST_CASE("fast GEMM kernels == reference loop across tile edges, K chunks, thre
   CHECK(compared > 20000);
 }
 
+TEST_CASE("promoted GEMMs (plain promotion and group scales folded by fma) == reference loop, bit for bit") {
+  // Each group's partial comes from the fast kernels and is folded by the host's fma; overflowing
+  // folds (scales near fp32's top) and NaN partials (bf16 products beyond e8m13) take the core's.
+  std::mt19937_64 rng(29);
+  accumulator_model fp32_every_64 = fp32_rne();
+  fp32_every_64.promote_every = 64;
+  accumulator_model fp32_every_128 = fp32_every_64;
+  fp32_every_128.promote_every = 128;
+  accumulator_model h100_every_32 = preset_model("h100-e4m3");
+  h100_every_32.promote_every = 32;
+  struct config {
+    const char* what;
+    format f;
+    accumulator_model acc;
+    scaling a_scaling, b_scaling;
+    double sigma;
+  };
+  const config configs[] = {
+      {"h100-e4m3-deepseek, tile128 x block128", formats::e4m3fn, preset_model("h100-e4m3-deepseek"),
+       scaling::tile_1x128, scaling::tile_1x128, 1.0},
+      {"h100-e4m3-deepseek, tile128, tiny data", formats::e4m3fn, preset_model("h100-e4m3-deepseek"),
+       scaling::tile_1x128, scaling::tile_1x128, 1e-30},
+      {"h100-e4m3-deepseek, tile128, huge data (folds overflow)", formats::e4m3fn, preset_model("h100-e4m3-deepseek"),
+       scaling::tile_1x128, scaling::tile_1x128, 1e18},
+      {"h100-e4m3-deepseek, unscaled", formats::e4m3fn, preset_model("h100-e4m3-deepseek"), scaling::none,
+       scaling::none, 100.0},
+      {"h100-e4m3-deepseek, per tensor", formats::e4m3fn, preset_model("h100-e4m3-deepseek"), scaling::per_tensor,
+       scaling::per_tensor, 1e-3},
+      {"h100-e4m3, A tile128 only", formats::e4m3fn, preset_model("h100-e4m3"), scaling::tile_1x128, scaling::none, 1.0},
+      {"h100-e4m3, mx32 groups", formats::e4m3fn, preset_model("h100-e4m3"), scaling::mx32, scaling::mx32, 1.0},
+      {"h100-e4m3 promoted every 32, e5m2", formats::e5m2, h100_every_32, scaling::none, scaling::none, 1e4},
+      {"fp32 promoted every 128, bf16 tile128", formats::bf16, fp32_every_128, scaling::tile_1x128, scaling::tile_1x128,
+       1e30},
+      {"fp32 promoted every 64, fp16", formats::fp16, fp32_every_64, scaling::none, scaling::none, 1e3},
+  };
+  struct shape {
+    int M, N, K;
+  };
+  const shape shapes[] = {{1, 1, 1}, {3, 5, 127}, {4, 17, 128}, {2, 33, 129}, {9, 40, 300}, {5, 3, 513}};
+  int compared = 0;
+  for (const config& c : configs) {
+    const std::string what = c.what;
+    CAPTURE(what);
+    for (const shape& s : shapes) {
+      CAPTURE(s.K);
+      scaled_matrix a, b;
+      if (c.a_scaling == scaling::none && c.b_scaling == scaling::none) {
+        a = random_matrix(c.f, s.M, s.K, rng, c.sigma);
+        b = random_matrix(c.f, s.K, s.N, rng, c.sigma);
+      } else {
+        std::normal_distribution<double> normal(0.0, c.sigma);
+        std::vector<float> xa(static_cast<std::size_t>(s.M) * s.K), xb(static_cast<std::size_t>(s.K) * s.N);
+        for (float& v : xa) v = static_cast<float>(normal(rng));
+        for (float& v : xb) v = static_cast<float>(normal(rng));
+        a = quantise(xa, s.M, s.K, c.f, c.a_scaling, true).value();
+        b = quantise(xb, s.K, s.N, c.f, c.b_scaling, false).value();
+      }
+      gemm_options o;
+      o.acc = c.acc;
+      o.fast_kernels = false;
+      const auto ref = run(a, b, o);
+      o.fast_kernels = true;
+      for (int threads : {1, 3}) {
+        o.threads = threads;
+        compared += same_outputs(run(a, b, o), ref);
+      }
+    }
+  }
+  CHECK(compared > 5000);
+}
+
 TEST_CASE("fast GEMM kernels == reference loop on block-scaled presets, over the whole range of their scales") {
   // Every E8M0 code but NaN, and UE4M3 codes with zero, subnormal, largest and sign-bit-set
   // scales (the sign is ignored); inputs with their edge cases. A NaN scale leaves the fast path.

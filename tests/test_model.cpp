@@ -13,6 +13,8 @@
 #include <string>
 #include <vector>
 
+#include "analysis/reference/gemm.hpp"
+#include "analysis/training/gemm_recipe.hpp"
 #include "analysis/training/model.hpp"
 #include "fpemu/convert.hpp"
 #include "fpemu/round_float.hpp"
@@ -21,6 +23,13 @@ using namespace fpemu;
 using namespace fpemu::training;
 
 namespace {
+
+compute_precision precision_of(const format& f, int threads) {
+  compute_precision p;
+  p.matmul_inputs = f;
+  p.threads = threads;
+  return p;
+}
 
 // ---- Helpers --------------------------------------------------------------------------------------
 
@@ -36,7 +45,7 @@ std::vector<std::vector<float>> zeros_like(const std::vector<std::size_t>& sizes
 }
 
 model make(const model_shape& s, const format& f = formats::fp32, int threads = 1) {
-  const expected<model> m = model::create(s, compute_precision{f, threads});
+  const expected<model> m = model::create(s, precision_of(f, threads));
   REQUIRE_MESSAGE(m.has_value(), m.message());
   return *m;
 }
@@ -538,7 +547,7 @@ TEST_CASE("labels: check_labels() names the first label that does not suit the m
 
 TEST_CASE("create() errors name the offending value") {
   auto fails = [](const model_shape& s, const format& f, const std::string& needle) {
-    const expected<model> m = model::create(s, compute_precision{f, 1});
+    const expected<model> m = model::create(s, precision_of(f, 1));
     REQUIRE_FALSE(m.has_value());
     CAPTURE(m.message());
     CHECK(m.message().find(needle) != std::string::npos);
@@ -551,6 +560,182 @@ TEST_CASE("create() errors name the offending value") {
   fails({model_kind::mlp, 784, 256, 10}, format{8, 23, 100}, "bias 100");
   fails({model_kind::mlp, 784, 256, 10}, formats::e8m0fnu, "signed");
   // Hidden and classes do not matter to the linear models; narrow formats are fine.
-  CHECK(model::create({model_kind::linreg, 3, 0, 0}, compute_precision{formats::e4m3fn, 1}).has_value());
-  CHECK(model::create({model_kind::mlp, 3, 2, 2}, compute_precision{formats::tf32, 1}).has_value());
+  CHECK(model::create({model_kind::linreg, 3, 0, 0}, precision_of(formats::e4m3fn, 1)).has_value());
+  CHECK(model::create({model_kind::mlp, 3, 2, 2}, precision_of(formats::tf32, 1)).has_value());
+}
+
+// ---- GEMM recipes (FP8 training) -----------------------------------------------------------------
+
+namespace {
+
+// x (rows x cols, row-major) transposed, for operands built by hand.
+std::vector<float> transposed_floats(const std::vector<float>& x, int rows, int cols) {
+  std::vector<float> t(x.size());
+  for (int i = 0; i < rows; ++i)
+    for (int j = 0; j < cols; ++j) t[static_cast<std::size_t>(j) * rows + i] = x[static_cast<std::size_t>(i) * cols + j];
+  return t;
+}
+
+// A B by gemm() of quantise()d operands in the layouts of A and B, fp32 out, as floats.
+std::vector<float> scaled_product(const std::vector<float>& a, int M, int K, const std::vector<float>& b, int N,
+                                  const gemm_recipe& r) {
+  const auto qa = analysis::quantise(a, M, K, *r.inputs, r.scaling, true);
+  const auto qb = analysis::quantise(b, K, N, *r.inputs, r.scaling, false);
+  REQUIRE(qa.has_value());
+  REQUIRE(qb.has_value());
+  analysis::gemm_options o;
+  o.acc = *r.acc;
+  o.threads = 1;
+  const auto d = analysis::gemm(*qa, *qb, {}, o);
+  REQUIRE_MESSAGE(d.has_value(), d.message());
+  std::vector<float> out(d->size());
+  for (std::size_t i = 0; i < out.size(); ++i) out[i] = std::bit_cast<float>((*d)[i]);
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("gemm recipes: the named ones are rows of the grammar; a bad part is named with what would do") {
+  const gemm_recipe ds = parse_gemm_recipe("fp8-deepseek").value();
+  CHECK(ds.inputs == formats::e4m3fn);
+  CHECK(ds.scaling == analysis::scaling::tile_1x128);
+  REQUIRE(ds.acc.has_value());
+  CHECK(ds.acc->promote_every == 128);
+  CHECK(ds.acc->kind == accumulator_kind::block_fma);
+  const gemm_recipe fast = parse_gemm_recipe("fp8-fastaccum").value();
+  CHECK(fast.scaling == analysis::scaling::per_tensor);
+  CHECK(fast.acc->promote_every == 0);
+  // A group scaling promotes a format accumulator every group (gemm.hpp's model_for_scaling).
+  CHECK(parse_gemm_recipe("bf16/tile128/fp32").value().acc->promote_every == 128);
+  // fp32 nearest-even without scaling is the model's default path.
+  CHECK_FALSE(parse_gemm_recipe("weights").value().acc.has_value());
+  CHECK_FALSE(parse_gemm_recipe("weights").value().inputs.has_value());
+  CHECK_FALSE(parse_gemm_recipe("bf16/none/fp32").value().acc.has_value());
+  for (const auto& named : gemm_recipes()) CHECK(parse_gemm_recipe(named.spec).has_value());
+  const std::pair<const char*, const char*> bad[] = {
+      {"bogus", "expected a name (weights, bf16, fp8-fastaccum"},
+      {"e4m3fn/tile128", "FORMAT/SCALING/ACCUMULATOR"},
+      {"e4m3fn/tile128/fp32/x", "FORMAT/SCALING/ACCUMULATOR"},
+      {"q8/none/fp32", "unknown format 'q8'"},
+      {"e4m3fn/tile64/fp32", "unknown scaling 'tile64'"},
+      {"e4m3fn/none/h100-bogus", "h100-bogus"},
+      {"bf16/none/h100-e4m3", "takes inputs"},
+      {"e4m3fn/mx32/h100-e4m3-deepseek", "promotion interval"},
+  };
+  for (const auto& [spec_text, says] : bad) {
+    const std::string spec = spec_text;
+    CAPTURE(spec);
+    const auto r = parse_gemm_recipe(spec);
+    REQUIRE_FALSE(r.has_value());
+    CHECK(r.message().find(says) != std::string::npos);
+  }
+  // "weights" with a preset is checked against the policy's format when the model is made.
+  const gemm_recipe w = parse_gemm_recipe("weights/tensor/h100-e4m3").value();
+  CHECK(compute_precision_for(w, formats::e4m3fn, 1).has_value());
+  const auto wrong = compute_precision_for(w, formats::bf16, 1);
+  REQUIRE_FALSE(wrong.has_value());
+  CHECK(wrong.message().find("takes inputs") != std::string::npos);
+}
+
+TEST_CASE("FP8 recipes: the mlp's five GEMMs are gemm() of quantise()d operands, activations first, weights second") {
+  const model_shape s{model_kind::mlp, 150, 140, 4};  // K of 150, 140 and the batch cross a 128-group
+  const int R = 131;
+  for (const std::string name : {"fp8-deepseek", "fp8-fastaccum", "e5m2/mx32/fp32"}) {
+    CAPTURE(name);
+    const gemm_recipe r = parse_gemm_recipe(name).value();
+    const model m = model::create(s, compute_precision_for(r, formats::fp32, 2).value()).value();
+    const problem p = random_problem(s, m.param_sizes(), R, 5);
+    auto g = zeros_like(m.param_sizes());
+    const double loss = m.loss_and_gradient(views(p.params), p.x, p.y, R, mutable_views(g));
+
+    // By hand, model.hpp's steps with every product through scaled_product.
+    const int I = s.inputs, H = s.hidden, C = s.classes;
+    std::vector<float> z1 = scaled_product(p.x, R, I, transposed_floats(p.params[0], H, I), H, r), h(z1.size());
+    for (int i = 0; i < R; ++i)
+      for (int j = 0; j < H; ++j) {
+        float& z = z1[static_cast<std::size_t>(i) * H + j];
+        z += p.params[1][static_cast<std::size_t>(j)];
+        h[static_cast<std::size_t>(i) * H + j] = z > 0.0f ? z : 0.0f;
+      }
+    std::vector<float> z2 = scaled_product(h, R, H, transposed_floats(p.params[2], C, H), C, r), g2(z2.size());
+    double want_loss = 0;
+    for (int i = 0; i < R; ++i) {
+      float* z = z2.data() + static_cast<std::size_t>(i) * C;
+      for (int c = 0; c < C; ++c) z[c] += p.params[3][static_cast<std::size_t>(c)];
+      const float mx = *std::max_element(z, z + C);
+      float sum = 0;
+      double sd = 0;
+      for (int c = 0; c < C; ++c) {
+        sum += std::exp(z[c] - mx);
+        sd += std::exp(static_cast<double>(z[c]) - mx);
+      }
+      const int label = static_cast<int>(p.y[static_cast<std::size_t>(i)]);
+      want_loss += static_cast<double>(mx) + std::log(sd) - z[label];
+      for (int c = 0; c < C; ++c)
+        g2[static_cast<std::size_t>(i) * C + c] =
+            (std::exp(z[c] - mx) / sum - (c == label ? 1.0f : 0.0f)) / static_cast<float>(R);
+    }
+    CHECK(loss == want_loss / R);
+    const std::vector<float> dw2 = scaled_product(transposed_floats(g2, R, C), C, R, h, H, r);
+    std::vector<float> g1 = scaled_product(g2, R, C, p.params[2], H, r);
+    for (std::size_t i = 0; i < g1.size(); ++i)
+      if (!(z1[i] > 0.0f)) g1[i] = 0.0f;
+    const std::vector<float> dw1 = scaled_product(transposed_floats(g1, R, H), H, R, p.x, I, r);
+    CHECK(g[2] == dw2);
+    CHECK(g[0] == dw1);
+  }
+}
+
+TEST_CASE("the GEMM probe: one record per GEMM; without rounding both errors agree, with FP8 rounding dominates") {
+  const model_shape s{model_kind::mlp, 300, 200, 10};
+  const int R = 64;
+  const problem p = random_problem(s, make(s).param_sizes(), R, 9);
+  auto probe_with = [&](const char* recipe) {
+    const model m = model::create(s, compute_precision_for(parse_gemm_recipe(recipe).value(), formats::fp32, 1).value()).value();
+    auto g = zeros_like(m.param_sizes());
+    gemm_probe probe{5, {}};
+    m.loss_and_gradient(views(p.params), p.x, p.y, R, mutable_views(g), &probe);
+    auto plain = zeros_like(m.param_sizes());
+    m.loss_and_gradient(views(p.params), p.x, p.y, R, mutable_views(plain));
+    CHECK(plain == g);  // probing changes nothing
+    return probe.errors;
+  };
+  const auto fp32 = probe_with("weights");
+  REQUIRE(fp32.size() == 5);
+  const char* layers[] = {"fprop1", "fprop2", "wgrad2", "dgrad2", "wgrad1"};
+  const int K[] = {300, 200, R, 10, R};
+  for (int i = 0; i < 5; ++i) {
+    CAPTURE(i);
+    CHECK(fp32[static_cast<std::size_t>(i)].layer == layers[i]);
+    CHECK(fp32[static_cast<std::size_t>(i)].K == K[i]);
+    CHECK(fp32[static_cast<std::size_t>(i)].rows == 5);
+    // fp32 operands are not rounded: both references are the same product; an fp32 chain of K
+    // products errs by at most gamma_K(2^-24) normwise (well below 1e-4 here), and does err.
+    CHECK(fp32[static_cast<std::size_t>(i)].normwise_original == fp32[static_cast<std::size_t>(i)].normwise_quantised);
+    CHECK(fp32[static_cast<std::size_t>(i)].normwise_quantised < 1e-4);
+  }
+  CHECK(fp32[0].normwise_quantised > 0);
+  const auto fp8 = probe_with("fp8-deepseek");
+  REQUIRE(fp8.size() == 5);
+  for (const gemm_error& e : fp8) {
+    CAPTURE(e.layer);
+    // e4m3fn's unit roundoff is 2^-4: rounding the operands costs percents; promotion keeps the
+    // accumulation two orders below.
+    CHECK(e.normwise_original > 0.005);
+    CHECK(e.normwise_original < 0.2);
+    CHECK(e.normwise_quantised < e.normwise_original / 50);
+  }
+  // Inputs of order 1e-4 lie below half e4m3fn's smallest subnormal (2^-10): unscaled, X rounds to
+  // zero and so does fprop1's product (error 1); a scale per 1x128 tile keeps them.
+  problem small = p;
+  for (float& v : small.x) v *= 1e-4f;
+  auto fprop1_error = [&](const char* recipe) {
+    const model m = model::create(s, compute_precision_for(parse_gemm_recipe(recipe).value(), formats::fp32, 1).value()).value();
+    auto g = zeros_like(m.param_sizes());
+    gemm_probe probe{5, {}};
+    m.loss_and_gradient(views(small.params), small.x, small.y, R, mutable_views(g), &probe);
+    return probe.errors.front().normwise_original;
+  };
+  CHECK(fprop1_error("fp8-unscaled") == 1.0);
+  CHECK(fprop1_error("fp8-deepseek") < 0.2);
 }

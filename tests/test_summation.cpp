@@ -1,6 +1,7 @@
 // Reference summation (analysis/reference/summation.hpp): the measured error of every method against its
 // deterministic bound on random data (at least 10^4 cases per method), known values, the host
-// FPU as an oracle for binary32, stochastic rounding, error paths, flags and result formats.
+// FPU as an oracle for binary32, stochastic rounding, error paths, flags and result formats; the
+// quantiles the error tables report.
 #include <doctest/doctest.h>
 
 #include <algorithm>
@@ -10,11 +11,13 @@
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
+#include <limits>
 #include <random>
 #include <set>
 #include <string>
 #include <vector>
 
+#include "analysis/reference/measured_error.hpp"
 #include "analysis/reference/summation.hpp"
 #include "fpemu/convert.hpp"
 #include "fpemu/ops.hpp"
@@ -657,4 +660,16 @@ TEST_CASE("flags, result formats, empty sums and invalid bounds") {
   CHECK(effective_unit_roundoff(fp32, round_mode::toward_zero) == 0x1p-23);
   CHECK(effective_unit_roundoff(formats::bf16, round_mode::stochastic) == 0x1p-7);
   CHECK(effective_unit_roundoff(formats::bf16, round_mode::to_odd) == 0x1p-7);
+}
+
+TEST_CASE("quantile: the nearest-rank quantile, NaN ranking above every number") {
+  CHECK(quantile({}, 0.5) == 0);
+  CHECK(quantile({3, 1, 2}, 0.5) == 2);        // ceil(1.5) = 2nd smallest
+  CHECK(quantile({4, 1, 3, 2}, 0.5) == 2);     // ceil(2) = 2nd
+  CHECK(quantile({4, 1, 3, 2}, 0.95) == 4);    // ceil(3.8) = 4th
+  CHECK(quantile({5, 9}, 0.01) == 5);          // rank 1 at least
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  CHECK(quantile({nan, 2, nan, 1, 3}, 0.5) == 3);  // 1 2 3 NaN NaN
+  CHECK(std::isnan(quantile({nan, 2, nan, 1, 3}, 0.8)));
+  CHECK(std::isnan(quantile({nan, nan}, 0.5)));
 }

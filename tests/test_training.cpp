@@ -167,4 +167,40 @@ TEST_CASE("training errors name the bad value") {
   o.shape.kind = model_kind::mlp;
   o.shape.classes = 2;
   CHECK(message(o, d).find("-1") != std::string::npos);  // class indices, not -1/+1
+  o = options(model_kind::logreg, 4, "fp32", 0.1);
+  o.probe_every = -1;
+  CHECK(message(o, d).find("every -1 steps") != std::string::npos);
+  o.probe_every = 1;
+  o.probe_rows = 0;
+  CHECK(message(o, d).find("on 0 rows") != std::string::npos);
+  o = options(model_kind::logreg, 4, "bf16", 0.1);
+  o.gemm = parse_gemm_recipe("weights/none/h100-e4m3").value();
+  CHECK(message(o, d).find("takes inputs") != std::string::npos);
+}
+
+TEST_CASE("GEMM probes: steps 1, N + 1, ... at their first micro-batch, each GEMM of the model in order") {
+  dataset d = synthetic(200, 6, 4);  // 200 rows, batch 16 x 2 micro-batches: 7 steps an epoch
+  for (float& y : d.y) y = y > 0 ? 1.0f : 0.0f;  // class indices for the mlp
+  train_options o = options(model_kind::mlp, 6, "fp32", 0.05);
+  o.shape.classes = 2;
+  o.batch = 16;
+  o.grad_accum = 2;
+  o.epochs = 2;
+  o.probe_every = 3;
+  o.probe_rows = 4;
+  o.gemm = parse_gemm_recipe("fp8-deepseek").value();
+  const train_result r = run(d, d, o);
+  std::vector<long> steps;
+  for (const auto& e : r.gemm_errors)
+    if (e.error.layer == "fprop1") steps.push_back(e.step);
+  CHECK(steps == std::vector<long>{1, 4, 7, 10, 13});
+  REQUIRE(r.gemm_errors.size() == 5 * steps.size());
+  CHECK(r.gemm_errors[4].error.layer == "wgrad1");
+  CHECK(r.gemm_errors[4].error.rows == 4);
+  // The same run unprobed takes the same steps.
+  train_options plain = o;
+  plain.probe_every = 0;
+  const train_result q = run(d, d, plain);
+  CHECK(q.step_losses == r.step_losses);
+  CHECK(q.gemm_errors.empty());
 }

@@ -13,6 +13,10 @@
 // on the Recipe C test data (2048 x 4096) power iteration is still moving at 2000 products and
 // ends 4e-10 below ||Y||_2, while Lanczos stops after 78 products, 3e-13 below it (both against
 // a dense eigensolver). K_s and ||H_L||_2 have well separated tops and need under ten products.
+//
+// Theorem 5.9's radius is a closed form (bound.hpp); a and 1 - a are computed through log1p and
+// expm1 because mu_F eta can be far below the rounding unit (logistic regression far from the
+// origin), where (1 - mu_F eta)^s would round to 1 and the radius to infinity.
 #include "analysis/casgd/bound.hpp"
 
 #include <Eigen/Dense>
@@ -197,6 +201,51 @@ bound_terms theorem_5_7(const bound_inputs& in) {
   t.bound = (1 + t.Omega) * t.sum;
   t.valid = t.omega <= 0.5 && t.tau_G <= 0.5;
   return t;
+}
+
+convergence_terms theorem_5_9(const convergence_inputs& in) {
+  constexpr double inf = std::numeric_limits<double>::infinity();
+  convergence_terms t;
+  t.rho = in.rho;
+  t.step_ok = in.eta * in.L_F <= 1;
+  t.radius = t.radius_exact = inf;
+  const double mu_eta = in.mu_F * in.eta;
+  if (!(in.mu_F > 0) || !(mu_eta <= 1) || in.b < 1 || in.s < 1 || !(in.sigma_g2 >= 0) || !(in.rho >= 0)) return t;
+  const double log_a = in.s * std::log1p(-mu_eta);  // -infinity when mu_F eta = 1
+  t.a = std::exp(log_a);
+  t.one_minus_a = -std::expm1(log_a);
+  t.nu_s = in.eta * in.sigma_g2 * t.one_minus_a / (in.mu_F * in.b);
+  t.radius_exact = std::sqrt(t.nu_s / t.one_minus_a);
+  const double rho2 = in.rho * in.rho;
+  if (in.chi > 0) {
+    t.chi = in.chi;
+  } else if (rho2 == 0) {
+    t.chi = 0;  // the infimum, approached as chi -> 0: (1 + 1/chi) rho^2 is 0 throughout
+  } else if (t.a == 0) {
+    t.chi = t.nu_s > 0 ? in.rho / std::sqrt(t.nu_s) : inf;  // q = 0 whatever chi is
+  } else {
+    // (nu + a rho^2) chi^2 + 2 a rho^2 chi - (1 - a) rho^2 = 0: the positive root, in the form
+    // that does not cancel.
+    const double P = t.nu_s + t.a * rho2, Q = t.a * rho2, R = t.one_minus_a * rho2;
+    t.chi = R / (Q + std::sqrt(Q * Q + P * R));
+  }
+  t.q = std::isinf(t.chi) ? (t.a == 0 ? 0 : inf) : (1 + t.chi) * t.a;
+  t.one_minus_q = std::isinf(t.chi) ? 1 - t.q : t.one_minus_a - t.chi * t.a;
+  if (std::isinf(t.chi))
+    t.N = rho2;  // a = 0, nu = 0: (1 + chi) nu_s = 0 and (1 + 1/chi) rho^2 = rho^2
+  else
+    t.N = (1 + t.chi) * t.nu_s + (t.chi > 0 ? (1 + 1 / t.chi) * rho2 : 0);
+  if (t.one_minus_q > 0) t.radius = std::sqrt(t.N / t.one_minus_q);
+  t.valid = in.mu_F <= in.L_F && t.step_ok && t.one_minus_q > 0;
+  return t;
+}
+
+double theorem_5_9_rhs(const convergence_terms& t, std::int64_t M, double dist0_sq) {
+  if (M <= 0) return dist0_sq;
+  if (!(t.one_minus_q > 0)) return std::numeric_limits<double>::infinity();
+  const double log_qM = static_cast<double>(M) * std::log1p(-t.one_minus_q);  // -infinity when q = 0
+  const double qM = std::exp(log_qM), one_minus_qM = -std::expm1(log_qM);
+  return qM * dist0_sq + one_minus_qM / t.one_minus_q * t.N;
 }
 
 }  // namespace fpemu::casgd

@@ -3,13 +3,17 @@
 #include "analysis/reference/gemm.hpp"
 
 #include <algorithm>
+#include <bit>
+#include <cassert>
 #include <cmath>
+#include <limits>
 #include <numeric>
 #include <string>
 #include <thread>
 
 #include "analysis/reference/gemm_kernels.hpp"
 #include "analysis/reference/parallel_rows.hpp"
+#include "fpemu/array.hpp"
 #include "fpemu/convert.hpp"
 #include "fpemu/interrupt.hpp"
 #include "fpemu/ops.hpp"
@@ -76,6 +80,9 @@ expected<plan> make_plan(const scaled_matrix& a, const scaled_matrix& b, std::sp
 // first_index + ij * 2^32 + 2^32 - 1.
 gemm_element reference_element(const plan& p, dot_accumulator& acc, const scaled_matrix& a, const scaled_matrix& b,
                                std::span<const std::uint32_t> c, const gemm_options& o, int i, int j);
+
+std::optional<accumulated> promoted_accumulate(const plan& p, const scaled_matrix& a, const scaled_matrix& b,
+                                               int threads);
 
 }  // namespace
 
@@ -258,6 +265,13 @@ quantisation_loss quantisation_loss_of(std::span<const float> x, const scaled_ma
   return loss;
 }
 
+quantisation_loss quantisation_loss_of(std::span<const float> xa, const scaled_matrix& a, std::span<const float> xb,
+                                       const scaled_matrix& b) {
+  quantisation_loss loss = quantisation_loss_of(xa, a, true);
+  loss += quantisation_loss_of(xb, b, false);
+  return loss;
+}
+
 double scale_of(const scaled_matrix& m, int r, int c, bool along_k_is_cols) {
   return scale_value(m, scale_index(m, r, c, along_k_is_cols));
 }
@@ -351,16 +365,20 @@ expected<scaled_matrix> quantise(std::span<const float> x, int rows, int cols, c
       }
     return m;
   }
+  // x / scale in double is exact for power-of-two scales; otherwise one rounding to 53 bits
+  // precedes the rounding into fmt (documented double rounding of the quantiser's input).
+  std::vector<double> quotients(m.codes.size());
   for (int i = 0; i < rows; ++i)
-    for (int j = 0; j < cols; ++j) {
-      const std::size_t g = scale_index(m, i, j, along_k_is_cols);
-      // x / scale in double is exact for power-of-two scales; otherwise one rounding to 53 bits
-      // precedes the rounding into fmt (documented double rounding of the quantiser's input).
-      m.codes[static_cast<std::size_t>(i) * cols + j] =
-          from(fmt, static_cast<double>(at(i, j)) / scale[g], saturating,
-               random_bits(0, 0x5ca1e, static_cast<std::uint64_t>(i) * cols + j))
-              .code;
-    }
+    for (int j = 0; j < cols; ++j)
+      quotients[static_cast<std::size_t>(i) * cols + j] =
+          static_cast<double>(at(i, j)) / scale[scale_index(m, i, j, along_k_is_cols)];
+  if (saturating.mode != round_mode::stochastic) {  // the array kernels: the core's codes, faster
+    const expected<std::uint8_t> done = round_array(fmt, quotients, m.codes, saturating);
+    assert(done.has_value());  // fmt and the rounding were checked above
+    if (done) return m;
+  }
+  for (std::size_t i = 0; i < quotients.size(); ++i)
+    m.codes[i] = from(fmt, quotients[i], saturating, random_bits(0, 0x5ca1e, i)).code;
   return m;
 }
 
@@ -471,6 +489,72 @@ gemm_element reference_element(const plan& p, dot_accumulator& acc, const scaled
   return e;
 }
 
+// The promoted register of every output after the fast kernels, group by group: the partial of
+// each group of promote_every products along K is fast_accumulate's code for that slice of K
+// (the model without promotion, starting at zero, as the reference restarts it), and the fold
+// R = round_fp32(partial * s + R), s = round_fp32(s_a s_b) (1 without group scales), is the
+// host's float fma: with nearest-even into fp32 (the only promoted rounding taken here) an fma of
+// three floats is that one rounding of the exact value, gradual underflow included, as the fp32
+// chain kernel relies on too (the default floating-point environment). s_a s_b of two fp32 scales
+// is exact in double, so its cast to float is the reference's one rounding. A fold with an
+// operand or a result that is not a finite float (an overflow, a NaN, a partial whose format's
+// values are not all floats) takes the core's own fma. Nothing when a slice has no fast kernel.
+std::optional<accumulated> promoted_accumulate(const plan& p, const scaled_matrix& a, const scaled_matrix& b,
+                                               int threads) {
+  const accumulator_model& m = p.model;
+  if (p.block_scaled || m.promoted != formats::fp32 || m.promoted_rounding != rounding{}) return std::nullopt;
+  const int M = p.M, N = p.N, K = p.K, G = m.promote_every;
+  accumulator_model inner = m;
+  inner.promote_every = 0;
+  std::vector<float> r(static_cast<std::size_t>(M) * N, 0.0f), partials(r.size());
+  std::vector<std::uint32_t> slice;
+  std::vector<double> sa(static_cast<std::size_t>(M), 1.0), sb(static_cast<std::size_t>(N), 1.0);
+  for (int k0 = 0; k0 < K; k0 += G) {
+    const int len = std::min(G, K - k0);
+    slice.resize(static_cast<std::size_t>(M) * len);
+    for (int i = 0; i < M; ++i)
+      std::copy_n(a.codes.begin() + static_cast<std::ptrdiff_t>(i) * K + k0, len,
+                  slice.begin() + static_cast<std::ptrdiff_t>(i) * len);
+    const std::span<const std::uint32_t> b_rows(b.codes.data() + static_cast<std::size_t>(k0) * N,
+                                                static_cast<std::size_t>(len) * N);
+    const std::optional<accumulated> part = fast_accumulate(a.fmt, slice, b.fmt, b_rows, M, N, len, inner, threads);
+    if (!part) return std::nullopt;
+    if (p.group) {
+      for (int i = 0; i < M; ++i) sa[static_cast<std::size_t>(i)] = scale_of(a, i, k0, true);
+      for (int j = 0; j < N; ++j) sb[static_cast<std::size_t>(j)] = scale_of(b, k0, j, false);
+    }
+    const format& pf = part->fmt;
+    // The partials as floats where their format's values are floats (fp32, e8m13), else NaN: the
+    // fold below then takes the core's fma.
+    if (pf == formats::fp32) {
+      std::transform(part->codes.begin(), part->codes.end(), partials.begin(),
+                     [](std::uint32_t c) { return std::bit_cast<float>(c); });
+    } else if (!decode_array(pf, part->codes, partials)) {
+      std::fill(partials.begin(), partials.end(), std::numeric_limits<float>::quiet_NaN());
+    }
+    parallel_rows(M, threads, [&](int r0, int r1) {
+      for (int i = r0; i < r1; ++i)
+        for (int j = 0; j < N; ++j) {
+          const std::size_t ij = static_cast<std::size_t>(i) * N + j;
+          const float partial = partials[ij];
+          const float s = static_cast<float>(sa[static_cast<std::size_t>(i)] * sb[static_cast<std::size_t>(j)]);
+          const float next = std::fma(partial, s, r[ij]);
+          if (std::isfinite(partial) && std::isfinite(s) && std::isfinite(next)) {
+            r[ij] = next;
+            continue;
+          }
+          const auto fp32_value = [](float v) { return decode(formats::fp32, std::bit_cast<std::uint32_t>(v)); };
+          const exact_result e =
+              exact_fma(decode(pf, part->codes[ij]), fp32_value(s), fp32_value(r[ij]), round_mode::nearest_even);
+          r[ij] = std::bit_cast<float>(round_exact(formats::fp32, e, rounding{}, 0).code);
+        }
+    });
+  }
+  accumulated out{formats::fp32, std::vector<std::uint32_t>(r.size())};
+  std::transform(r.begin(), r.end(), out.codes.begin(), [](float v) { return std::bit_cast<std::uint32_t>(v); });
+  return out;
+}
+
 }  // namespace
 
 expected<std::vector<std::uint32_t>> gemm(const scaled_matrix& a, const scaled_matrix& b,
@@ -486,7 +570,9 @@ expected<std::vector<std::uint32_t>> gemm(const scaled_matrix& a, const scaled_m
   // Fast kernels compute the accumulator codes for whole rows, bitwise equal to the reference loop.
   std::vector<std::uint32_t> acc_codes;
   format acc_format = formats::fp32;
-  if (o.fast_kernels && !p.group && p.identity_order) {
+  if (o.fast_kernels && p.identity_order && p.model.promote_every > 0) {
+    if (auto k = promoted_accumulate(p, a, b, threads)) acc_codes = std::move(k->codes);
+  } else if (o.fast_kernels && p.identity_order) {
     block_scale_codes scales;
     if (p.block_scaled) {
       const scaled_matrix& s = a.scale_kind != scaling::none ? a : b;
@@ -500,6 +586,10 @@ expected<std::vector<std::uint32_t>> gemm(const scaled_matrix& a, const scaled_m
     }
   }
 
+  // alpha 1, beta 0 and an fp32 register read out into fp32: the epilogue rounds a finite fp32
+  // value into fp32, which returns its code (infinities and NaNs take the epilogue).
+  const bool identity_epilogue =
+      p.alpha == 1.0 && o.beta == 0.0 && acc_format == formats::fp32 && o.out == formats::fp32;
   auto rows = [&](int r0, int r1) {
     dot_accumulator acc(p.model, a.fmt, b.fmt);
     for (int i = r0; i < r1; ++i)
@@ -507,6 +597,10 @@ expected<std::vector<std::uint32_t>> gemm(const scaled_matrix& a, const scaled_m
         const std::size_t ij = static_cast<std::size_t>(i) * N + j;
         if (acc_codes.empty()) {
           d[ij] = reference_element(p, acc, a, b, c, o, i, j).code;
+          continue;
+        }
+        if (identity_epilogue && (acc_codes[ij] & 0x7f800000u) != 0x7f800000u) {
+          d[ij] = acc_codes[ij];
           continue;
         }
         const std::uint64_t first = o.sr.first_index + (static_cast<std::uint64_t>(ij) << 32);

@@ -115,8 +115,21 @@ expected<std::vector<double>> dequantise(const scaled_matrix& m, bool along_k_is
 // scale, clipped to it (saturation). Inputs that are not finite count as saturated.
 struct quantisation_loss {
   std::size_t nonzero = 0, underflowed = 0, saturated = 0;
+  quantisation_loss& operator+=(const quantisation_loss& o) {
+    nonzero += o.nonzero;
+    underflowed += o.underflowed;
+    saturated += o.saturated;
+    return *this;
+  }
+  // The fraction of the non-zero inputs that `count` of them make (0 when every input is 0).
+  double fraction(std::size_t count) const {
+    return nonzero > 0 ? static_cast<double>(count) / static_cast<double>(nonzero) : 0.0;
+  }
 };
 quantisation_loss quantisation_loss_of(std::span<const float> x, const scaled_matrix& q, bool along_k_is_cols);
+// Of both operands of a GEMM: A (xa quantised into a, K along its columns) and B (K along rows).
+quantisation_loss quantisation_loss_of(std::span<const float> xa, const scaled_matrix& a, std::span<const float> xb,
+                                       const scaled_matrix& b);
 
 struct gemm_options {
   accumulator_model acc{};     // the accumulator (a preset's model, or a format accumulator)

@@ -43,7 +43,9 @@ double quantile(std::vector<double> v, double q) {
   if (v.empty()) return 0;
   const auto rank = static_cast<std::size_t>(std::ceil(q * static_cast<double>(v.size())));
   const std::size_t at = std::clamp<std::size_t>(rank, 1, v.size()) - 1;
-  std::nth_element(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(at), v.end());
+  // NaN ranks above every number (a strict weak order, which nth_element needs).
+  std::nth_element(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(at), v.end(),
+                   [](double a, double b) { return a < b || (!std::isnan(a) && std::isnan(b)); });
   return v[at];
 }
 

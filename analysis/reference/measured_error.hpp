@@ -29,9 +29,10 @@ double upper_double(const exact_accumulator& acc);
 // behind every bound, or "" when they do not (only inexact raised).
 std::string flags_break_model(std::uint8_t flags);
 
-// The q-quantile (0 < q <= 1) of errors v by the nearest rank, the ceil(q n)-th smallest; 0 for
-// none. Reports give the median and a high quantile beside the mean, which a few near-cancelling
-// samples (a tiny exact value, a huge relative error) dominate.
+// The q-quantile (0 < q <= 1) of errors v by the nearest rank, the ceil(q n)-th smallest, NaN
+// ranking above every number (a diverged run's error); 0 for none. Reports give the median and a
+// high quantile beside the mean, which a few near-cancelling samples (a tiny exact value, a huge
+// relative error) dominate.
 double quantile(std::vector<double> v, double q);
 
 }  // namespace fpemu::analysis

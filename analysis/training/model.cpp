@@ -9,6 +9,7 @@
 #include <limits>
 #include <thread>
 
+#include "analysis/reference/dot_analysis.hpp"
 #include "analysis/reference/gemm.hpp"
 #include "analysis/reference/gemm_kernels.hpp"
 #include "analysis/reference/parallel_rows.hpp"
@@ -65,16 +66,15 @@ scaled_matrix round_transposed(const format& f, const float* x, int rows, int co
   return m;
 }
 
-// The transpose of a matrix of codes.
-scaled_matrix transposed(const scaled_matrix& a) {
-  scaled_matrix t;
-  t.rows = a.cols;
-  t.cols = a.rows;
-  t.fmt = a.fmt;
-  t.codes.resize(a.codes.size());
-  for (int i = 0; i < a.rows; ++i)
-    for (int j = 0; j < a.cols; ++j)
-      t.codes[static_cast<std::size_t>(j) * a.rows + i] = a.codes[static_cast<std::size_t>(i) * a.cols + j];
+// x (rows x cols, row-major) transposed: cols x rows.
+std::vector<float> transpose(const float* x, int rows, int cols) {
+  std::vector<float> t(area(rows, cols));
+  constexpr int kTile = 32;
+  for (int i0 = 0; i0 < rows; i0 += kTile)
+    for (int j0 = 0; j0 < cols; j0 += kTile)
+      for (int i = i0; i < std::min(rows, i0 + kTile); ++i)
+        for (int j = j0; j < std::min(cols, j0 + kTile); ++j)
+          t[static_cast<std::size_t>(j) * rows + i] = x[static_cast<std::size_t>(i) * cols + j];
   return t;
 }
 
@@ -87,7 +87,7 @@ scaled_matrix transposed(const scaled_matrix& a) {
 // beta = 0 and fp32 out that epilogue is the identity on finite fp32 codes, so we take the
 // kernel's codes as they are and call the same rounding for the others (inf, NaN). When the
 // kernel declines (a non-finite input), gemm itself computes the product by its reference loop.
-std::vector<float> matmul(const scaled_matrix& a, const scaled_matrix& b, int threads) {
+std::vector<float> fp32_matmul(const scaled_matrix& a, const scaled_matrix& b, int threads) {
   std::vector<float> out(area(a.rows, b.cols), std::numeric_limits<float>::quiet_NaN());
   const accumulator_model fp32_rne{};  // a format accumulator of fp32, nearest-even, no promotion
   if (auto k = analysis::fast_accumulate(a.fmt, a.codes, b.fmt, b.codes, a.rows, b.cols, a.cols, fp32_rne, threads)) {
@@ -126,12 +126,6 @@ float sigmoid(float t) {
   return e / (1.0f + e);
 }
 
-// Forward pass of the mlp on a block of rows.
-struct mlp_forward {
-  scaled_matrix hq;      // q(H), rows x hidden
-  std::vector<float> z1;  // rows x hidden
-  std::vector<float> z2;  // rows x classes
-};
 
 }  // namespace
 
@@ -175,6 +169,12 @@ expected<model> model::create(const model_shape& s, const compute_precision& p) 
                  std::to_string(f.frac_bits) + " fraction bits, bias " + std::to_string(f.bias) +
                  ") has values that are not binary32 values; matmul inputs need at most 8 exponent bits, at "
                  "most 23 fraction bits and a range within binary32's (bf16, fp16, tf32, fp32, fp8, ...)"};
+  if (p.scaling != analysis::scaling::none || p.acc) {
+    analysis::scaling_request r;
+    r.how = p.scaling;
+    if (const auto m = analysis::model_for_scaling(p.acc.value_or(accumulator_model{}), r); !m)
+      return error{"model: " + m.message()};
+  }
   return model(s, p);
 }
 
@@ -241,24 +241,135 @@ namespace {
 
 struct context {
   const model_shape& shape;
-  const format& f;
-  int threads;  // resolved: at least 1
+  const compute_precision& p;
+  int threads;                 // resolved: at least 1
+  gemm_probe* probe = nullptr;
+  const format& f() const { return p.matmul_inputs; }
 };
 
-mlp_forward forward_mlp(const context& c, std::span<const std::span<const float>> params, const scaled_matrix& xq) {
-  const int R = xq.rows, H = c.shape.hidden, C = c.shape.classes;
+// One operand of a GEMM as the GEMM reads it: x (rows x cols, row-major) or its transpose, in the
+// compute format (model.hpp's top), in A's layout (`first`) or B's. `values` keeps the binary32
+// operand for a probe. Under a block scaling an operand with a non-finite value has no codes.
+struct operand {
+  scaled_matrix q;
+  std::vector<float> values;
+};
+
+operand make_operand(const context& c, const float* x, int rows, int cols, bool transpose_x, bool first) {
+  operand o;
+  const bool scaled = c.p.scaling != analysis::scaling::none;
+  if (!scaled && c.probe == nullptr) {
+    o.q = transpose_x ? round_transposed(c.f(), x, rows, cols, c.threads)
+                      : round_matrix(c.f(), x, rows, cols, c.threads);
+    return o;
+  }
+  o.values = transpose_x ? transpose(x, rows, cols) : std::vector<float>(x, x + area(rows, cols));
+  const int r = transpose_x ? cols : rows, k = transpose_x ? rows : cols;
+  if (!scaled) {
+    o.q = round_matrix(c.f(), o.values.data(), r, k, c.threads);
+    return o;
+  }
+  expected<scaled_matrix> q = analysis::quantise(o.values, r, k, c.f(), c.p.scaling, first);
+  if (q) {
+    o.q = std::move(*q);
+  } else {  // a non-finite value: no scale can be formed
+    o.q.rows = r;
+    o.q.cols = k;
+  }
+  return o;
+}
+
+// x's operand as B when `as_first` is x's operand as A: the same codes without a scaling (the
+// rounding is element by element), else quantised in B's layout.
+const operand& second_of(const context& c, const operand& as_first, operand& storage, const float* x, int rows,
+                         int cols) {
+  if (c.p.scaling == analysis::scaling::none) return as_first;
+  storage = make_operand(c, x, rows, cols, false, false);
+  return storage;
+}
+
+// The first `rows` rows of a matrix in A's layout (K along its columns): scale_index numbers A's
+// scales row by row, so theirs are a prefix.
+scaled_matrix first_rows(const scaled_matrix& a, int rows) {
+  scaled_matrix t = a;
+  t.rows = rows;
+  t.codes.resize(area(rows, a.cols));
+  if (a.scale_kind != analysis::scaling::none) t.scales.resize(analysis::scale_count(a.scale_kind, rows, a.cols, true));
+  return t;
+}
+
+bool all_finite(std::span<const float> v) {
+  return std::all_of(v.begin(), v.end(), [](float x) { return std::isfinite(x); });
+}
+
+// The probe's record of D = A B (model.hpp's gemm_error).
+gemm_error measure(const context& c, std::string_view layer, const operand& a, const operand& b,
+                   const std::vector<float>& d) {
+  gemm_error e;
+  e.layer = std::string(layer);
+  e.M = a.q.rows;
+  e.N = b.q.cols;
+  e.K = a.q.cols;
+  e.rows = std::min(c.probe->rows, e.M);
+  const std::size_t n = area(e.rows, e.N);
+  const std::span<const float> d_rows(d.data(), n), a_rows(a.values.data(), area(e.rows, e.K));
+  if (a.q.codes.empty() || b.q.codes.empty() || !all_finite(d_rows) || !all_finite(a_rows) || !all_finite(b.values)) {
+    e.normwise_original = e.normwise_quantised = std::numeric_limits<double>::quiet_NaN();
+    return e;
+  }
+  std::vector<std::uint32_t> codes(n);
+  std::transform(d_rows.begin(), d_rows.end(), codes.begin(), [](float v) { return std::bit_cast<std::uint32_t>(v); });
+  analysis::gemm_options o;
+  o.acc = c.p.acc.value_or(accumulator_model{});
+  o.threads = c.threads;
+  e.normwise_original = analysis::compare_with_original(a_rows, b.values, e.rows, e.N, e.K, {}, o, codes).normwise;
+  e.normwise_quantised = analysis::analyse_gemm(first_rows(a.q, e.rows), b.q, {}, o, codes).normwise;
+  return e;
+}
+
+// D = A B in fp32 under the compute precision (model.hpp's top); NaN throughout where a scaled
+// operand has no codes. A probe measures it as `layer`.
+std::vector<float> matmul(const context& c, std::string_view layer, const operand& a, const operand& b) {
+  std::vector<float> d;
+  if (a.q.codes.empty() || b.q.codes.empty()) {
+    d.assign(area(a.q.rows, b.q.cols), std::numeric_limits<float>::quiet_NaN());
+  } else if (!c.p.acc && c.p.scaling == analysis::scaling::none) {
+    d = fp32_matmul(a.q, b.q, c.threads);
+  } else {
+    analysis::gemm_options o;  // fp32 out, nearest-even, alpha 1, beta 0
+    o.acc = c.p.acc.value_or(accumulator_model{});
+    o.threads = c.threads;
+    const expected<std::vector<std::uint32_t>> codes = analysis::gemm(a.q, b.q, {}, o);
+    assert(codes.has_value());  // the recipe's model was checked against its scaling
+    d.resize(area(a.q.rows, b.q.cols), std::numeric_limits<float>::quiet_NaN());
+    if (codes && codes->size() == d.size()) std::memcpy(d.data(), codes->data(), d.size() * sizeof(float));
+  }
+  if (c.probe != nullptr) c.probe->errors.push_back(measure(c, layer, a, b, d));
+  return d;
+}
+
+// Forward pass of the mlp on a block of rows.
+struct mlp_forward {
+  std::vector<float> h;   // rows x hidden, relu(Z1)
+  operand h_first;        // H as the first operand of fprop2
+  std::vector<float> z1;  // rows x hidden
+  std::vector<float> z2;  // rows x classes
+};
+
+mlp_forward forward_mlp(const context& c, std::span<const std::span<const float>> params, const operand& x) {
+  const int R = x.q.rows, H = c.shape.hidden, C = c.shape.classes;
   mlp_forward fw;
-  fw.z1 = matmul(xq, round_transposed(c.f, params[0].data(), H, c.shape.inputs, c.threads), c.threads);
+  fw.z1 = matmul(c, "fprop1", x, make_operand(c, params[0].data(), H, c.shape.inputs, true, false));
   const float* b1 = params[1].data();
-  std::vector<float> h(fw.z1.size());
+  fw.h.resize(fw.z1.size());
   for (int r = 0; r < R; ++r)
     for (int j = 0; j < H; ++j) {
       float& z = fw.z1[static_cast<std::size_t>(r) * H + j];
       z += b1[j];
-      h[static_cast<std::size_t>(r) * H + j] = z > 0.0f || std::isnan(z) ? z : 0.0f;
+      fw.h[static_cast<std::size_t>(r) * H + j] = z > 0.0f || std::isnan(z) ? z : 0.0f;
     }
-  fw.hq = round_matrix(c.f, h.data(), R, H, c.threads);
-  fw.z2 = matmul(fw.hq, round_transposed(c.f, params[2].data(), C, H, c.threads), c.threads);
+  fw.h_first = make_operand(c, fw.h.data(), R, H, false, true);
+  fw.z2 = matmul(c, "fprop2", fw.h_first, make_operand(c, params[2].data(), C, H, true, false));
   const float* b2 = params[3].data();
   for (int r = 0; r < R; ++r)
     for (int k = 0; k < C; ++k) fw.z2[static_cast<std::size_t>(r) * C + k] += b2[k];
@@ -266,9 +377,8 @@ mlp_forward forward_mlp(const context& c, std::span<const std::span<const float>
 }
 
 // z = q(X) q(w) + b for the linear models.
-std::vector<float> forward_linear(const context& c, std::span<const std::span<const float>> params,
-                                  const scaled_matrix& xq) {
-  std::vector<float> z = matmul(xq, round_matrix(c.f, params[0].data(), c.shape.inputs, 1, c.threads), c.threads);
+std::vector<float> forward_linear(const context& c, std::span<const std::span<const float>> params, const operand& x) {
+  std::vector<float> z = matmul(c, "fprop1", x, make_operand(c, params[0].data(), c.shape.inputs, 1, false, false));
   const float b = params[1][0];
   for (float& v : z) v += b;
   return z;
@@ -313,7 +423,8 @@ void check_params([[maybe_unused]] const std::vector<std::size_t>& sizes,
 }  // namespace
 
 double model::loss_and_gradient(std::span<const std::span<const float>> params, std::span<const float> x,
-                                std::span<const float> y, int rows, std::span<const std::span<float>> grads) const {
+                                std::span<const float> y, int rows, std::span<const std::span<float>> grads,
+                                gemm_probe* probe) const {
   const std::vector<std::size_t> sizes = param_sizes();
   check_params(sizes, params);
   assert(grads.size() == sizes.size());
@@ -321,15 +432,16 @@ double model::loss_and_gradient(std::span<const std::span<const float>> params, 
   assert(rows >= 1 && x.size() == area(rows, shape_.inputs) && y.size() == static_cast<std::size_t>(rows));
   assert(!check_labels(y));
 
-  const context c{shape_, precision_.matmul_inputs, threads()};
+  const context c{shape_, precision_, threads(), probe};
   const int R = rows, I = shape_.inputs;
   const float Rf = static_cast<float>(R);
-  const scaled_matrix xq = round_matrix(c.f, x.data(), R, I, c.threads);
+  const operand x_first = make_operand(c, x.data(), R, I, false, true);
+  operand x_storage;
   double total = 0.0;
 
   if (shape_.kind == model_kind::mlp) {
     const int H = shape_.hidden, C = shape_.classes;
-    mlp_forward fw = forward_mlp(c, params, xq);
+    const mlp_forward fw = forward_mlp(c, params, x_first);
     std::vector<float> g2(area(R, C));
     for (int r = 0; r < R; ++r) {
       const float label = y[static_cast<std::size_t>(r)];
@@ -337,17 +449,20 @@ double model::loss_and_gradient(std::span<const std::span<const float>> params, 
                            g2.data() + static_cast<std::size_t>(r) * C, Rf);
     }
     column_sums(g2, R, C, grads[3]);
-    const scaled_matrix g2q = round_matrix(c.f, g2.data(), R, C, c.threads);
-    const std::vector<float> dw2 = matmul(transposed(g2q), fw.hq, c.threads);
+    operand h_storage;
+    const std::vector<float> dw2 = matmul(c, "wgrad2", make_operand(c, g2.data(), R, C, true, true),
+                                          second_of(c, fw.h_first, h_storage, fw.h.data(), R, H));
     std::copy(dw2.begin(), dw2.end(), grads[2].begin());
-    std::vector<float> g1 = matmul(g2q, round_matrix(c.f, params[2].data(), C, H, c.threads), c.threads);
+    std::vector<float> g1 = matmul(c, "dgrad2", make_operand(c, g2.data(), R, C, false, true),
+                                   make_operand(c, params[2].data(), C, H, false, false));
     for (std::size_t i = 0; i < g1.size(); ++i)
       if (!(fw.z1[i] > 0.0f)) g1[i] = 0.0f;
     column_sums(g1, R, H, grads[1]);
-    const std::vector<float> dw1 = matmul(round_transposed(c.f, g1.data(), R, H, c.threads), xq, c.threads);
+    const std::vector<float> dw1 = matmul(c, "wgrad1", make_operand(c, g1.data(), R, H, true, true),
+                                          second_of(c, x_first, x_storage, x.data(), R, I));
     std::copy(dw1.begin(), dw1.end(), grads[0].begin());
   } else {
-    const std::vector<float> z = forward_linear(c, params, xq);
+    const std::vector<float> z = forward_linear(c, params, x_first);
     std::vector<float> g(static_cast<std::size_t>(R));
     for (int r = 0; r < R; ++r) {
       const float zr = z[static_cast<std::size_t>(r)], yr = y[static_cast<std::size_t>(r)];
@@ -356,7 +471,8 @@ double model::loss_and_gradient(std::span<const std::span<const float>> params, 
           shape_.kind == model_kind::logreg ? (-yr * sigmoid(-yr * zr)) / Rf : (zr - yr) / Rf;
     }
     column_sums(g, R, 1, grads[1]);
-    const std::vector<float> dw = matmul(round_matrix(c.f, g.data(), 1, R, c.threads), xq, c.threads);
+    const std::vector<float> dw = matmul(c, "wgrad1", make_operand(c, g.data(), 1, R, false, true),
+                                         second_of(c, x_first, x_storage, x.data(), R, I));
     std::copy(dw.begin(), dw.end(), grads[0].begin());
   }
   return total / R;
@@ -366,10 +482,10 @@ std::vector<float> model::outputs(std::span<const std::span<const float>> params
                                   int rows) const {
   check_params(param_sizes(), params);
   assert(rows >= 1 && x.size() == area(rows, shape_.inputs));
-  const context c{shape_, precision_.matmul_inputs, threads()};
-  const scaled_matrix xq = round_matrix(c.f, x.data(), rows, shape_.inputs, c.threads);
-  if (shape_.kind == model_kind::mlp) return forward_mlp(c, params, xq).z2;
-  return forward_linear(c, params, xq);
+  const context c{shape_, precision_, threads()};
+  const operand xo = make_operand(c, x.data(), rows, shape_.inputs, false, true);
+  if (shape_.kind == model_kind::mlp) return forward_mlp(c, params, xo).z2;
+  return forward_linear(c, params, xo);
 }
 
 model::evaluation model::evaluate(std::span<const std::span<const float>> params, std::span<const float> x,
@@ -377,17 +493,17 @@ model::evaluation model::evaluate(std::span<const std::span<const float>> params
   check_params(param_sizes(), params);
   assert(rows >= 1 && x.size() == area(rows, shape_.inputs) && y.size() == static_cast<std::size_t>(rows));
   assert(!check_labels(y));
-  const context c{shape_, precision_.matmul_inputs, threads()};
+  const context c{shape_, precision_, threads()};
   const int I = shape_.inputs;
   double total = 0.0;
   std::size_t right = 0;
   for (int r0 = 0; r0 < rows; r0 += kEvaluationBlock) {
     const int R = std::min(kEvaluationBlock, rows - r0);
-    const scaled_matrix xq = round_matrix(c.f, x.data() + area(r0, I), R, I, c.threads);
+    const operand xo = make_operand(c, x.data() + area(r0, I), R, I, false, true);
     const float* yb = y.data() + r0;
     if (shape_.kind == model_kind::mlp) {
       const int C = shape_.classes;
-      const mlp_forward fw = forward_mlp(c, params, xq);
+      const mlp_forward fw = forward_mlp(c, params, xo);
       for (int r = 0; r < R; ++r) {
         const float* z = fw.z2.data() + static_cast<std::size_t>(r) * C;
         const bool valid = class_label(yb[r], C);
@@ -396,7 +512,7 @@ model::evaluation model::evaluate(std::span<const std::span<const float>> params
         right += valid && best == static_cast<int>(yb[r]) ? 1 : 0;
       }
     } else {
-      const std::vector<float> z = forward_linear(c, params, xq);
+      const std::vector<float> z = forward_linear(c, params, xo);
       for (int r = 0; r < R; ++r) {
         total += linear_row_loss(shape_.kind, z[static_cast<std::size_t>(r)], yb[r]);
         right += (z[static_cast<std::size_t>(r)] > 0.0f) == (yb[r] > 0.0f) ? 1 : 0;

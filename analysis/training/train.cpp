@@ -60,7 +60,12 @@ expected<train_result> train(const dataset& train_set, const dataset& test_set, 
     if (d->cols != o.shape.inputs)
       return error{"dataset " + d->source + " has " + std::to_string(d->cols) + " features but the model takes " +
                    std::to_string(o.shape.inputs)};
-  auto m = model::create(o.shape, compute_precision{o.policy.weights, o.threads});
+  if (o.probe_every < 0 || o.probe_rows < 1)
+    return error{"gemm error probe: every " + std::to_string(o.probe_every) + " steps on " +
+                 std::to_string(o.probe_rows) + " rows; needs every >= 0 (0: off) and rows >= 1"};
+  const expected<compute_precision> precision = compute_precision_for(o.gemm, o.policy.weights, o.threads);
+  if (!precision) return error{precision.message()};
+  auto m = model::create(o.shape, *precision);
   if (!m) return error{m.message()};
   for (const dataset* d : {&train_set, &test_set})
     if (auto bad = m->check_labels(d->y)) return error{d->source + ": " + *bad};
@@ -106,9 +111,14 @@ expected<train_result> train(const dataset& train_set, const dataset& test_set, 
                     x.begin() + static_cast<std::ptrdiff_t>(static_cast<std::size_t>(r) * cols));
         y[static_cast<std::size_t>(r)] = train_set.y[src];
       }
+      // The step about to be taken is probed at its first micro-batch.
+      const long step = opt->steps() + 1;
+      const bool probed = o.probe_every > 0 && acc->cycle_position() == 0 && (step - 1) % o.probe_every == 0;
+      gemm_probe probe{o.probe_rows, {}};
       const double loss = m->loss_and_gradient(params.spans, std::span<const float>(x.data(), rows * cols),
                                                std::span<const float>(y.data(), static_cast<std::size_t>(rows)), rows,
-                                               grad_out);
+                                               grad_out, probed ? &probe : nullptr);
+      for (gemm_error& e : probe.errors) result.gemm_errors.push_back({step, std::move(e)});
       loss_sum += loss;
       ++micro_batches;
       // The gradient as the policy stores it (a no-op for fp32 gradients).

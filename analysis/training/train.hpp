@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "analysis/training/datasets.hpp"
+#include "analysis/training/gemm_recipe.hpp"
 #include "analysis/training/model.hpp"
 #include "analysis/training/optimizer.hpp"
 #include "fpemu/expected.hpp"
@@ -34,6 +35,15 @@ struct train_options {
   double clip_norm = 0;   // 0: no clipping
   std::uint64_t seed = 1;
   int threads = 0;        // 0: all cores
+  gemm_recipe gemm;       // how the model's matmuls compute (default: the policy's weight format, fp32)
+  // Every probe_every-th optimizer step (the first included; 0: never), the error of each GEMM of
+  // its first micro-batch is measured on the first probe_rows rows of its output (model.hpp).
+  int probe_every = 0, probe_rows = 8;
+};
+
+struct gemm_error_record {
+  long step = 0;  // the optimizer step (1-based) whose first micro-batch was measured
+  gemm_error error;
 };
 
 struct epoch_record {
@@ -48,6 +58,7 @@ struct epoch_record {
 struct train_result {
   std::vector<epoch_record> epochs;
   std::vector<double> step_losses;  // the mean loss of each optimizer step's micro-batches
+  std::vector<gemm_error_record> gemm_errors;  // probe_every > 0: in step order, each step's GEMMs in order
   memory_account memory;
   std::size_t optimizer_bytes = 0;
 };

@@ -8,7 +8,9 @@
 // (nearest-even, saturating; --scaling none just rounds), the dot product is computed with
 // analysis::dot, and analysis::analyse_dot (analysis/reference/dot_analysis.hpp) gives the
 // error against the exact dot product of the quantised values and of the float data, and the
-// bounds that apply, each valid or not with the reason.
+// bounds that apply, each valid or not with the reason; analysis::quantisation_loss_of counts the
+// non-zero inputs that quantise underflowed to zero or saturated (over a and b of every sample),
+// as fpemu gemm reports them, so that a quantisation that loses everything cannot read as exact.
 #include <CLI/CLI.hpp>
 #include <algorithm>
 #include <cmath>
@@ -54,6 +56,7 @@ struct dot_setup {
 struct sample_result {
   std::uint64_t seed = 0;
   analysis::dot_report report;
+  analysis::quantisation_loss lost;  // of a and b
 };
 
 sample_result run_sample(const dot_setup& s, const workload& w, std::uint64_t seed) {
@@ -71,7 +74,7 @@ sample_result run_sample(const dot_setup& s, const workload& w, std::uint64_t se
   go.threads = 1;
   go.sr = sr_stream{seed, 0, 0};
   const std::uint32_t code = value_or_fail(analysis::dot(a, b, go), "dot");
-  return {seed, analysis::analyse_dot(p, xa, xb, a, b, code, go.sr)};
+  return {seed, analysis::analyse_dot(p, xa, xb, a, b, code, go.sr), analysis::quantisation_loss_of(xa, a, xb, b)};
 }
 
 // Summary over the samples.
@@ -81,6 +84,7 @@ struct dot_summary {
   sample_result worst;
   std::uint64_t valid = 0, violations = 0, valid_orig = 0, violations_orig = 0;
   double max_ratio = -1, max_ratio_orig = -1;
+  analysis::quantisation_loss lost;  // over all samples
 
   static void tally(const bounds::bound_line& b, double error, std::uint64_t& valid, std::uint64_t& violations,
                     double& max_ratio) {
@@ -102,6 +106,7 @@ struct dot_summary {
     }
     tally(r.bound, r.error, valid, violations, max_ratio);
     tally(r.bound_original, r.error_original, valid_orig, violations_orig, max_ratio_orig);
+    lost += sample.lost;
   }
 };
 
@@ -165,12 +170,14 @@ void run_dot(const dot_cli_options& o) {
                              "exact", "error", "rel_error", "mean_rel_error", "max_rel_error", "bound",
                              "bound_coefficient", "bound_absolute", "bound_valid", "max_error_over_bound",
                              "bound_violations", "exact_original", "error_original", "rel_error_original",
-                             "bound_original_absolute", "bound_original_valid", "bound_original_violations"});
+                             "bound_original_absolute", "bound_original_valid", "bound_original_violations",
+                             "underflowed", "saturated"});
   table.row({to_string(s.a_format), to_string(s.b_format), s.k, describe(acc),
              std::string(analysis::to_string(s.scale_kind)), to_string(s.out), w.samples, worst_seed, r.value, r.exact,
              r.error, r.relative, mean, sum.max_rel, r.bound.name, r.bound.coefficient, r.bound.absolute, r.bound.valid,
              sum.max_ratio >= 0 ? cell(sum.max_ratio) : cell(), sum.violations, r.exact_original, r.error_original,
-             r.relative_original, r.bound_original.absolute, r.bound_original.valid, sum.violations_orig});
+             r.relative_original, r.bound_original.absolute, r.bound_original.valid, sum.violations_orig,
+             sum.lost.fraction(sum.lost.underflowed), sum.lost.fraction(sum.lost.saturated)});
   table.finish();
   sinks.commit();
   if (!sinks.text()) return;
@@ -199,6 +206,9 @@ void run_dot(const dot_cli_options& o) {
             << "  error_original      " << exact_num(r.error_original) << "  (computed - exact_original)\n"
             << "  rel_error_original  " << num(r.relative_original) << '\n';
   print_bound("bound_original  ", r.bound_original);
+  std::cout << "  inputs: " << num(sum.lost.fraction(sum.lost.underflowed)) << " of the non-zero ones underflowed to 0, "
+            << num(sum.lost.fraction(sum.lost.saturated)) << " saturated (beyond the largest finite value times their scale"
+            << (w.samples > 1 ? "; over all samples" : "") << ")\n";
   if (w.samples > 1) {
     std::cout << "  violations   " << sum.violations << " of the " << sum.valid
               << " samples with a valid bound exceed it";
@@ -255,7 +265,9 @@ command add_dot(CLI::App& parent) {
       "rel_error_original against the float data before quantisation, and bound_original, the\n"
       "dot_lowprec_inputs bound 2u_in + u_in^2 + c (1+u_in)^2 (c: the bound above), plus a term for\n"
       "inputs quantised below the normal range. Each bound: coefficient, absolute bound, valid or not\n"
-      "(with the condition or the reason).\n"
+      "(with the condition or the reason). Then the fractions of the non-zero inputs of a and b that\n"
+      "quantisation underflowed to 0 and that saturated (beyond the format's largest finite value\n"
+      "times their scale), over all samples, as fpemu gemm reports them.\n"
       "The result's format: the preset's output (fp32; bf16 for h100-e4m3-deepseek), the fp32\n"
       "register with promotion or group scaling, else the accumulator format. Group scalings\n"
       "(tile128, block128: 128; mx32: 32) fold each group into fp32: --promote must then equal the\n"
@@ -267,7 +279,8 @@ command add_dot(CLI::App& parent) {
       "accumulator,scaling,out,samples,seed,value,exact,error,\n"
       "rel_error,mean_rel_error,max_rel_error,bound,bound_coefficient,bound_absolute,bound_valid,\n"
       "max_error_over_bound,bound_violations,exact_original,error_original,rel_error_original,\n"
-      "bound_original_absolute,bound_original_valid,bound_original_violations' and one row.\n"
+      "bound_original_absolute,bound_original_valid,bound_original_violations,underflowed,saturated' and\n"
+      "one row.\n"
       "--a-input refuses the options of random data (--k, --samples, --dist, ...).");
   return {app, [o, app](const std::vector<std::string>& rest) {
             no_trailing("dot", rest);

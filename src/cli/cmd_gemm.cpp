@@ -162,12 +162,7 @@ void run_gemm(const gemm_cli_options& o) {
     }
     const analysis::scaled_matrix a = value_or_fail(analysis::quantise(xa, M, K, fa, scale_kind, true), "A");
     const analysis::scaled_matrix b = value_or_fail(analysis::quantise(xb, K, N, fb, scale_kind, false), "B");
-    for (const analysis::quantisation_loss& loss :
-         {analysis::quantisation_loss_of(xa, a, true), analysis::quantisation_loss_of(xb, b, false)}) {
-      lost.nonzero += loss.nonzero;
-      lost.underflowed += loss.underflowed;
-      lost.saturated += loss.saturated;
-    }
+    lost += analysis::quantisation_loss_of(xa, a, xb, b);
 
     analysis::gemm_options go;
     go.acc = model;
@@ -234,10 +229,7 @@ void run_gemm(const gemm_cli_options& o) {
   // Without the reference the error columns are empty (CSV) or null (JSON).
   const auto if_reference = [reference](cell c) { return reference ? c : cell(); };
   output_sinks sinks(o.work.output);
-  const auto fraction = [&lost](std::size_t n) {
-    return lost.nonzero > 0 ? static_cast<double>(n) / static_cast<double>(lost.nonzero) : 0.0;
-  };
-  const double underflowed_fraction = fraction(lost.underflowed), saturated_fraction = fraction(lost.saturated);
+  const double underflowed_fraction = lost.fraction(lost.underflowed), saturated_fraction = lost.fraction(lost.saturated);
   table_writer table(sinks, {"m", "n", "k", "a_format", "b_format", "scaling", "accumulator", "out", "alpha", "beta",
                              "threads", "samples", "seed", "reference", "max_rel_error", "mean_rel_error",
                              "normwise_error", "normwise_bound", "normwise_bound_valid", "max_rel_error_original",

@@ -22,7 +22,9 @@
 #include <string>
 #include <vector>
 
+#include "analysis/reference/measured_error.hpp"
 #include "analysis/training/datasets.hpp"
+#include "analysis/training/gemm_recipe.hpp"
 #include "analysis/training/train.hpp"
 #include "common.hpp"
 #include "fpemu/spec.hpp"
@@ -47,10 +49,21 @@ struct train_cli_options {
   double clip = 0, test_fraction = 0.2;
   std::uint64_t seed = 1;
   std::string format = "bf16";  // quadratic: the low-precision format
+  std::string gemm = "weights";
+  int gemm_error_every = 0, gemm_error_rows = 8;
   output_options output;
   // Which of the options whose default depends on another were given.
   bool model_given = false, epochs_given = false, batch_given = false, beta2_given = false;
 };
+
+// A library parser as a validator's problem: "" when it accepts the text, else its message.
+template <class Parse>
+auto problem_of(Parse parse) {
+  return [parse](const std::string& in) {
+    const auto parsed = parse(in);
+    return parsed ? std::string{} : parsed.message();
+  };
+}
 
 hyperparameters resolve_hyper(const train_cli_options& o, optimizer_kind k) {
   hyperparameters h;
@@ -164,7 +177,7 @@ loaded_data load(const train_cli_options& o, std::uint64_t seed, model_kind kind
 
 
 struct summary {
-  std::string policy;
+  std::string run;  // the policy, and the GEMM recipe when one is given
   std::vector<double> loss, accuracy, seconds;
 };
 
@@ -182,6 +195,34 @@ std::string mean_sd(const std::vector<double>& v, double scale, int digits) {
   return buf;
 }
 
+// Per GEMM of the model, its measured normwise errors at the first and the last probed step and
+// their median over all probes.
+void print_gemm_errors(const std::vector<gemm_error_record>& records) {
+  std::vector<std::string> layers;
+  for (const auto& r : records)
+    if (std::find(layers.begin(), layers.end(), r.error.layer) == layers.end()) layers.push_back(r.error.layer);
+  std::cout << "  GEMM error ||D - AB||_F / ||AB||_F on the first rows of each output, at " << records.front().step
+            << ".." << records.back().step << " steps: against the operands before rounding (quantised: against "
+            << "the exact product of the rounded operands)\n";
+  print("  %-7s %6s %6s %6s  %-24s %-24s %-24s\n", "GEMM", "M", "N", "K", "first", "median", "last");
+  for (const auto& layer : layers) {
+    std::vector<const gemm_error*> e;
+    for (const auto& r : records)
+      if (r.error.layer == layer) e.push_back(&r.error);
+    auto pair = [](double original, double quantised) { return num(original, 3) + " (" + num(quantised, 3) + ")"; };
+    std::vector<double> orig, quant;
+    for (const gemm_error* x : e) {
+      orig.push_back(x->normwise_original);
+      quant.push_back(x->normwise_quantised);
+    }
+    print("  %-7s %6d %6d %6d  %-24s %-24s %-24s\n", layer.c_str(), e.front()->M, e.front()->N, e.front()->K,
+          pair(orig.front(), quant.front()).c_str(),
+          pair(analysis::quantile(orig, 0.5), analysis::quantile(quant, 0.5)).c_str(),
+          pair(orig.back(), quant.back()).c_str());
+  }
+  std::cout.flush();
+}
+
 void run_training(const train_cli_options& o) {
   const optimizer_kind kind = value_or_fail(parse_optimizer(o.optimizer), "--optimizer");
   const hyperparameters h = resolve_hyper(o, kind);
@@ -190,6 +231,9 @@ void run_training(const train_cli_options& o) {
                                                         : o.policy,
                                       "--policy"))
     policies.push_back(value_or_fail(parse_policy(name), "--policy"));
+  std::vector<gemm_recipe> recipes;
+  for (const auto& name : split_list(o.gemm, "--gemm")) recipes.push_back(value_or_fail(parse_gemm_recipe(name), "--gemm"));
+  const bool name_recipe = recipes.size() > 1 || recipes.front().name != "weights";
   const bool fashion = o.data == "fashion-mnist";
   train_options base;
   base.optimizer = kind;
@@ -201,22 +245,30 @@ void run_training(const train_cli_options& o) {
   base.clip_norm = o.clip;
   base.threads = o.threads;
   base.shape.hidden = o.hidden;
+  base.probe_every = o.gemm_error_every;
+  base.probe_rows = o.gemm_error_rows;
   const std::uint64_t first_seed = o.seed;
   const std::int64_t seeds = o.seeds;
 
   output_sinks sinks(o.output);
-  table_writer table(sinks, {"kind", "policy", "seed", "epoch", "step", "loss", "test_loss", "test_accuracy", "seconds"});
+  table_writer table(sinks, {"kind", "policy", "gemm", "seed", "epoch", "step", "loss", "test_loss", "test_accuracy",
+                             "seconds", "layer", "M", "N", "K", "rows", "error_original", "error_quantised"});
   const bool text = sinks.text();
-  progress bar("train", policies.size() * static_cast<std::uint64_t>(seeds) * static_cast<std::uint64_t>(base.epochs));
+  progress bar("train", policies.size() * recipes.size() * static_cast<std::uint64_t>(seeds) *
+                            static_cast<std::uint64_t>(base.epochs));
   std::uint64_t epochs_done = 0;
   std::vector<summary> summaries;
-  for (const auto& p : policies) {
-    summary s{p.name, {}, {}, {}};
+  std::vector<std::pair<precision_policy, gemm_recipe>> runs_of;  // every policy under every recipe
+  for (const auto& p : policies)
+    for (const auto& g : recipes) runs_of.emplace_back(p, g);
+  for (const auto& [p, g] : runs_of) {
+    summary s{name_recipe ? p.name + " " + g.name : p.name, {}, {}, {}};
     for (std::int64_t k = 0; k < seeds; ++k) {
       const std::uint64_t seed = first_seed + static_cast<std::uint64_t>(k);
       const loaded_data data = load(o, seed, base.shape.kind);
       train_options t = base;
       t.policy = p;
+      t.gemm = g;
       t.seed = seed;
       t.shape.inputs = data.train.cols;
       if (t.shape.kind == model_kind::mlp) t.shape.classes = data.classes;
@@ -228,7 +280,8 @@ void run_training(const train_cli_options& o) {
         bar.finish();  // the line replaces the progress line
         if (r.epoch == 1)
           std::cout << data.name << ", " << to_string(t.shape.kind) << ", " << o.optimizer << " lr " << num(h.lr)
-                    << ", policy " << p.name << ", seed " << seed << ", batch " << t.batch
+                    << ", policy " << p.name << (name_recipe ? ", gemm " + g.name : std::string()) << ", seed " << seed
+                    << ", batch " << t.batch
                     << (t.grad_accum > 1 ? " x " + std::to_string(t.grad_accum) + " micro-batches" : std::string())
                     << ", " << data.train.rows << " training rows, " << data.test.rows << " test rows\n";
         print("  epoch %3d/%d  loss %.5f  test loss %.5f  accuracy %6.2f%%  %6.2f s\n", r.epoch, t.epochs,
@@ -244,10 +297,16 @@ void run_training(const train_cli_options& o) {
       const std::size_t per_epoch = result.step_losses.size() / result.epochs.size();
       for (std::size_t i = 0; i < result.step_losses.size(); ++i)
         // A step row has no test loss, accuracy or time: empty in CSV, null in JSON.
-        table.row({"step", p.name, seed, per_epoch ? i / per_epoch + 1 : 1, i + 1, result.step_losses[i], cell(), cell(),
-                   cell()});
+        table.row({"step", p.name, g.name, seed, per_epoch ? i / per_epoch + 1 : 1, i + 1, result.step_losses[i], cell(),
+                   cell(), cell(), cell(), cell(), cell(), cell(), cell(), cell(), cell()});
       for (const auto& r : result.epochs)
-        table.row({"epoch", p.name, seed, r.epoch, r.steps, r.train_loss, r.test_loss, r.test_accuracy, r.seconds});
+        table.row({"epoch", p.name, g.name, seed, r.epoch, r.steps, r.train_loss, r.test_loss, r.test_accuracy, r.seconds,
+                   cell(), cell(), cell(), cell(), cell(), cell(), cell()});
+      for (const auto& [step, e] : result.gemm_errors)
+        table.row({"gemm_error", p.name, g.name, seed, per_epoch ? (step - 1) / static_cast<long>(per_epoch) + 1 : 1,
+                   step, cell(), cell(), cell(), cell(), e.layer, e.M, e.N, e.K, e.rows, e.normwise_original,
+                   e.normwise_quantised});
+      if (text && !result.gemm_errors.empty()) print_gemm_errors(result.gemm_errors);
     }
     summaries.push_back(std::move(s));
   }
@@ -256,9 +315,9 @@ void run_training(const train_cli_options& o) {
   sinks.commit();
   if (!text) return;
   std::cout << "\nsummary over " << seeds << (seeds == 1 ? " seed" : " seeds") << " (final epoch; mean +- sd)\n";
-  print("%-18s %-22s %-22s %s\n", "policy", "training loss", "test accuracy %", "s/epoch");
+  print("%-30s %-22s %-22s %s\n", "policy", "training loss", "test accuracy %", "s/epoch");
   for (const auto& s : summaries)
-    print("%-18s %-22s %-22s %s\n", s.policy.c_str(), mean_sd(s.loss, 1, 4).c_str(),
+    print("%-30s %-22s %-22s %s\n", s.run.c_str(), mean_sd(s.loss, 1, 4).c_str(),
                 mean_sd(s.accuracy, 100, 2).c_str(), mean_sd(s.seconds, 1, 2).c_str());
   std::cout.flush();
 }
@@ -286,17 +345,9 @@ command add_train(CLI::App& parent) {
                "Precision policies, comma-separated: fp32, mixed, mixed-fp16, FMT[-kahan|-zamirai|-sr[K]][-ops] "
                "(e.g. bf16, bf16-kahan, bf16-sr, fp16-kahan, bf16-ops), or 'all'")
       ->check(parser_check(
-          [](const std::string& in) -> std::string {
-            if (in == "all") return {};
-            std::size_t start = 0;
-            while (true) {
-              const std::size_t comma = in.find(',', start);
-              const std::string item(trim(std::string_view(in).substr(start, comma == std::string::npos ? comma : comma - start)));
-              if (item.empty()) return quote(in) + " has an empty item: expected a comma-separated list";
-              if (auto p = parse_policy(item); !p) return p.message();
-              if (comma == std::string::npos) return {};
-              start = comma + 1;
-            }
+          [policies = list_check(parser_check(problem_of(parse_policy), "a policy"))](const std::string& in) {
+            std::string list = in;
+            return in == "all" ? std::string{} : policies(list);
           },
           "comma-separated"))
       ->capture_default_str()
@@ -337,6 +388,26 @@ command add_train(CLI::App& parent) {
       ->transform(real_check(0, 1, true, true))
       ->capture_default_str();
   add_format_option(a, o->format, "--data quadratic: the low-precision format")->capture_default_str();
+  {
+    std::string names;
+    for (const auto& r : gemm_recipes()) names += std::string(names.empty() ? "" : "; ") + std::string(r.name) + " = " + std::string(r.spec);
+    a.add_option("--gemm", o->gemm,
+                 "How the model's GEMMs compute, comma-separated: FORMAT/SCALING/ACCUMULATOR (FORMAT 'weights': the "
+                 "policy's weight format; SCALING none|tensor|tile128|block128|mx32|nvfp4; ACCUMULATOR a format, exact "
+                 "or a preset) or a name: " + names)
+        ->check(list_check(parser_check(problem_of(parse_gemm_recipe), "a recipe")))
+        ->capture_default_str()
+        ->type_name("LIST");
+  }
+  a.add_option("--gemm-error-every", o->gemm_error_every,
+               "Measure every GEMM's error against exact products every N optimizer steps (the first included); 0: off")
+      ->transform(integer_check(0, 1 << 30))
+      ->capture_default_str()
+      ->type_name("N");
+  a.add_option("--gemm-error-rows", o->gemm_error_rows, "Rows of each GEMM output the errors are measured on")
+      ->transform(integer_check(1, 1 << 20))
+      ->capture_default_str()
+      ->type_name("R");
   add_output_options(a, o->output);
   c.run = [o, &a](const std::vector<std::string>& after) {
     no_trailing("train", after);

@@ -13,6 +13,7 @@
 #include "analysis/reference/accumulation_experiment.hpp"
 #include "analysis/reference/dot_analysis.hpp"
 #include "analysis/reference/gemm.hpp"
+#include "analysis/reference/scaling_experiment.hpp"
 #include "analysis/reference/summation.hpp"
 #include "bindings.hpp"
 #include "fpemu/array.hpp"
@@ -123,9 +124,60 @@ py::dict gemm_report_dict(const analysis::gemm_report& r, py::object result, py:
   return d;
 }
 
+std::string shape_text(py::ssize_t rows, py::ssize_t cols) {
+  return "(" + std::to_string(rows) + ", " + std::to_string(cols) + ")";
+}
+
+// The data an operand was quantised from (a_original, b_original), as analysis::quantise reads
+// it: float32 values in the operand's shape (`rows` x `cols`; a vector when `vector`), finite.
+std::vector<float> original_operand(const py::object& in, const std::string& name, const std::string& operand,
+                                    int rows, int cols, bool vector) {
+  const py::array x = as_array(in, name);
+  if (vector) {
+    if (x.ndim() != 1 || x.shape(0) != cols)
+      throw py::value_error(name + " has shape " + std::string(py::str(py::tuple(py::cast(shape_of(x))))) + "; " +
+                            operand + " has length " + std::to_string(cols) + ": give the " +
+                            std::to_string(cols) + " values " + operand + " was quantised from, as a 1-D array");
+  } else {
+    const auto [r, c] = matrix_shape(x, name);
+    if (r != rows || c != cols)
+      throw py::value_error(name + " is " + shape_text(r, c) + " but " + operand + " is " + shape_text(rows, cols) +
+                            ": give the data " + operand + " was quantised from, in its shape");
+  }
+  std::vector<float> v = exact_floats(x, name);
+  for (std::size_t i = 0; i < v.size(); ++i)
+    if (!std::isfinite(v[i]))
+      throw py::value_error(element(name, x, i) + " = " + number(v[i]) +
+                            " is not finite (the data before quantisation must be finite)");
+  return v;
+}
+
+// Both or neither of a_original and b_original, and only for a report.
+bool originals_given(const py::object& a_original, const py::object& b_original, bool report) {
+  if (a_original.is_none() && b_original.is_none()) return false;
+  if (a_original.is_none() || b_original.is_none())
+    throw py::value_error(std::string(a_original.is_none() ? "b_original" : "a_original") + " given without " +
+                          (a_original.is_none() ? "a_original" : "b_original") +
+                          ": give the data before quantisation of both operands, or neither");
+  if (!report)
+    throw py::value_error("a_original and b_original are read by the report: pass report=True with them");
+  return true;
+}
+
+// What quantise lost of both operands, as fractions of their non-zero inputs (as fpemu gemm
+// and fpemu dot report them).
+void add_quantisation_loss(py::dict& d, std::span<const float> xa, const analysis::scaled_matrix& a,
+                           std::span<const float> xb, const analysis::scaled_matrix& b) {
+  const analysis::quantisation_loss lost = analysis::quantisation_loss_of(xa, a, xb, b);
+  d["underflowed"] = lost.fraction(lost.underflowed);
+  d["saturated"] = lost.fraction(lost.saturated);
+}
+
 py::dict dot_impl(const py::object& a_in, const py::object& b_in, const py::object& a_fmt, const py::object& b_fmt,
                   const std::string& acc, const std::string& acc_mode, int sr_bits, int promote,
-                  const py::object& out_fmt, const std::string& out_mode, std::uint64_t seed) {
+                  const py::object& out_fmt, const std::string& out_mode, std::uint64_t seed,
+                  const py::object& a_original, const py::object& b_original) {
+  const bool originals = originals_given(a_original, b_original, true);
   const py::array a = as_array(a_in, "a"), b = as_array(b_in, "b");
   if (a.ndim() != 1 || b.ndim() != 1) throw py::value_error("a and b must be 1-D arrays of codes");
   if (a.shape(0) != b.shape(0) || a.shape(0) < 1 || a.shape(0) > (1 << 30))
@@ -146,8 +198,12 @@ py::dict dot_impl(const py::object& a_in, const py::object& b_in, const py::obje
   };
   // One declaration initialises in order: a bad a is reported before a bad b.
   const analysis::scaled_matrix ma = vector_of(a, fa, "a", true), mb = vector_of(b, fb, "b", false);
-  // The analysis compares with the data before quantisation; here the data are the codes' values.
-  const std::vector<float> xa = float_values(fa, ma.codes, "a"), xb = float_values(fb, mb.codes, "b");
+  // The analysis compares with the data before quantisation: a_original and b_original, or else
+  // the codes' values.
+  const std::vector<float> xa = originals ? original_operand(a_original, "a_original", "a", 1, k, true)
+                                          : float_values(fa, ma.codes, "a");
+  const std::vector<float> xb = originals ? original_operand(b_original, "b_original", "b", 1, k, true)
+                                          : float_values(fb, mb.codes, "b");
   analysis::dot_problem p;
   p.a_format = fa;
   p.b_format = fb;
@@ -159,7 +215,17 @@ py::dict dot_impl(const py::object& a_in, const py::object& b_in, const py::obje
     const std::uint32_t computed = value_or_raise(analysis::dot(ma, mb, o));
     return std::pair{computed, analysis::analyse_dot(p, xa, xb, ma, mb, computed, o.sr)};
   });
-  return scalar_report(r.value, code, fo, r.exact, r.error, r.relative, r.abs_sum, r.flags, {r.bound});
+  py::dict d = scalar_report(r.value, code, fo, r.exact, r.error, r.relative, r.abs_sum, r.flags, {r.bound});
+  if (!originals) return d;
+  d["exact_original"] = r.exact_original;
+  d["error_original"] = r.error_original;
+  d["relative_error_original"] = r.relative_original;
+  d["abs_sum_original"] = r.abs_sum_original;
+  py::list lines;
+  lines.append(bound_dict(r.bound_original));
+  d["bounds_original"] = lines;
+  add_quantisation_loss(d, xa, ma, xb, mb);
+  return d;
 }
 
 // An operand of the tensor-core model as binary32 patterns of its values, which is what the
@@ -185,10 +251,6 @@ std::string scaled_preset_names() {
   for (const tensor_core_preset& q : tensor_core_presets())
     if (q.scale) names += (names.empty() ? "" : ", ") + q.name;
   return names;
-}
-
-std::string shape_text(py::ssize_t rows, py::ssize_t cols) {
-  return "(" + std::to_string(rows) + ", " + std::to_string(cols) + ")";
 }
 
 // One operand's block scales, rows x cols, by the module's convention for codes of the scale
@@ -409,8 +471,9 @@ py::object gemm_impl(const py::object& a_in, const py::object& b_in, const py::o
                      int promote, const py::object& out_fmt, const std::string& out_mode, double alpha, double beta,
                      const std::optional<std::vector<int>>& k_order, int threads, std::uint64_t seed,
                      const std::string& scaling, const py::object& scale_a, const py::object& scale_b,
-                     double tensor_scale_a, double tensor_scale_b, bool report, const py::object& out,
-                     const py::object& dtype) {
+                     double tensor_scale_a, double tensor_scale_b, bool report, const py::object& a_original,
+                     const py::object& b_original, const py::object& out, const py::object& dtype) {
+  const bool originals = originals_given(a_original, b_original, report);
   const format fa = to_format(a_fmt), fb = b_fmt.is_none() ? fa : to_format(b_fmt), fo = to_format(out_fmt);
   analysis::gemm_options o =
       gemm_options_from(acc, acc_mode, sr_bits, promote, fo, out_mode, alpha, beta, k_order, threads, seed);
@@ -429,6 +492,10 @@ py::object gemm_impl(const py::object& a_in, const py::object& b_in, const py::o
   analysis::scaled_matrix ma = unscaled(a, fa, "A"), mb = unscaled(b, fb, "B");
   apply_scales(ma, how, scale_a, "scale_a", "A", tensor_scale_a, "tensor_scale_a");
   apply_scales(mb, how, scale_b, "scale_b", "B", tensor_scale_b, "tensor_scale_b");
+  const std::vector<float> xa = originals ? original_operand(a_original, "a_original", "A", ma.rows, ma.cols, false)
+                                          : std::vector<float>{};
+  const std::vector<float> xb = originals ? original_operand(b_original, "b_original", "B", mb.rows, mb.cols, false)
+                                          : std::vector<float>{};
   std::vector<std::uint32_t> cc;
   if (!c_in.is_none()) {
     const py::array c = as_array(c_in, "C");
@@ -443,7 +510,55 @@ py::object gemm_impl(const py::object& a_in, const py::object& b_in, const py::o
   result.store(d);
   if (!report) return result.get();
   const analysis::gemm_report r = without_gil([&] { return analysis::analyse_gemm(ma, mb, cc, o, d); });
-  return gemm_report_dict(r, result.get(), ma.rows, mb.cols);
+  py::dict dict = gemm_report_dict(r, result.get(), ma.rows, mb.cols);
+  if (!originals) return dict;
+  // The same D against the exact GEMM of the data before quantisation, as fpemu gemm reports it.
+  const analysis::gemm_report g = without_gil(
+      [&] { return analysis::compare_with_original(xa, xb, ma.rows, mb.cols, ma.cols, cc, o, d); });
+  double max_rel = -1;
+  for (double v : g.relative) max_rel = std::max(max_rel, v);  // as fpemu gemm: passes over NaN
+  dict["relative_error_original"] = reshaped(doubles_array(g.relative), std::vector<py::ssize_t>{ma.rows, mb.cols});
+  dict["max_rel_error_original"] = max_rel;
+  dict["normwise_error_original"] = g.normwise;
+  dict["error_norm_original"] = g.error_norm;
+  dict["exact_norm_original"] = g.exact_norm;
+  add_quantisation_loss(dict, xa, ma, xb, mb);
+  return dict;
+}
+
+py::list scaling_table_impl(const std::vector<int>& ks, const std::vector<double>& sigmas, int m, int n,
+                            std::uint64_t seed, int threads) {
+  analysis::scaling_experiment_options o;
+  o.ks = ks;
+  o.sigmas = sigmas;
+  o.m = m;
+  o.n = n;
+  o.seed = seed;
+  o.threads = thread_count(threads);
+  const std::vector<analysis::scaling_cell> cells =
+      value_or_raise(without_gil([&] { return analysis::scaling_experiment(o); }));
+  py::list out;
+  for (const analysis::scaling_cell& c : cells) {
+    py::dict d;
+    d["name"] = c.setup.name;
+    d["scaling"] = std::string(analysis::to_string(c.setup.how));
+    d["a_format"] = to_string(c.setup.a_format);
+    d["b_format"] = to_string(c.setup.b_format);
+    d["accumulator"] = c.setup.accumulator;
+    d["m"] = m;
+    d["n"] = n;
+    d["k"] = c.k;
+    d["sigma"] = c.sigma;
+    d["seed"] = seed;
+    d["normwise_error_original"] = c.normwise_error_original;
+    d["max_rel_error_original"] = c.max_rel_error_original;
+    d["normwise_error"] = c.normwise_error;
+    d["max_rel_error"] = c.max_rel_error;
+    d["underflowed"] = c.underflowed;
+    d["saturated"] = c.saturated;
+    out.append(d);
+  }
+  return out;
 }
 
 }  // namespace
@@ -508,7 +623,8 @@ void bind_accumulation(py::module_& m) {
         py::arg("alpha") = 1.0, py::arg("beta") = 0.0, py::arg("k_order") = py::none(), py::arg("threads") = 0,
         py::arg("seed") = 0, py::arg("scaling") = "none", py::arg("scale_a") = py::none(),
         py::arg("scale_b") = py::none(), py::arg("tensor_scale_a") = 1.0, py::arg("tensor_scale_b") = 1.0,
-        py::arg("report") = false, py::arg("out") = py::none(), py::arg("dtype") = py::none(),
+        py::arg("report") = false, py::arg("a_original") = py::none(), py::arg("b_original") = py::none(),
+        py::arg("out") = py::none(), py::arg("dtype") = py::none(),
         (std::string("D = alpha * A B + beta * C on codes: A (M x K) of a_fmt, B (K x N) of b_fmt (default a_fmt),\n"
                      "C (M x N) of out_fmt. Each output accumulates its products in k_order (default 0..K-1) under\n"
                      "the accumulator, then alpha*acc + beta*c is rounded once into out_fmt. Returns D (M x N) by\n"
@@ -517,7 +633,13 @@ void bind_accumulation(py::module_& m) {
                      "result (D), relative_error per output against the exact product, normwise_error, error_norm\n"
                      "and exact_norm (Frobenius), and bounds (the componentwise bound's normwise form, a dict as\n"
                      "sum's) with normwise_bound, its value relative to exact_norm; with scales, against the exact\n"
-                     "product of the scaled values.\n"
+                     "product of the scaled values. With a_original and b_original, the float32 data A and B were\n"
+                     "quantised from (fpemu.quantise's x; each in its operand's shape), the report adds D against\n"
+                     "the exact GEMM of those data, as fpemu gemm reports it (quantisation and accumulation\n"
+                     "together): relative_error_original per output, max_rel_error_original,\n"
+                     "normwise_error_original, error_norm_original and exact_norm_original, and underflowed and\n"
+                     "saturated, the fractions of the non-zero inputs of A and B that quantised to 0 or lay beyond\n"
+                     "the format's largest value times their scale.\n"
                      "Block-scaled codes, as fpemu.quantise returns them for A (k_axis=1) and B (k_axis=0), multiply\n"
                      "with their scales: scaling names how they were made ('tensor', 'tile128', 'block128', 'mx32',\n"
                      "'nvfp4'; 'none', the default, takes no scales), scale_a and scale_b are quantise's 1-D arrays\n"
@@ -552,12 +674,33 @@ void bind_accumulation(py::module_& m) {
   m.def("dot", &dot_impl, py::arg("a"), py::arg("b"), py::kw_only(), py::arg("a_fmt") = "fp32",
         py::arg("b_fmt") = py::none(), py::arg("acc") = "fp32", py::arg("acc_mode") = "rne", py::arg("sr_bits") = 16,
         py::arg("promote") = 0, py::arg("out_fmt") = "fp32", py::arg("out_mode") = "rne", py::arg("seed") = 0,
+        py::arg("a_original") = py::none(), py::arg("b_original") = py::none(),
         (std::string("The dot product of code vectors a and b (a 1 x K by K x 1 gemm), rounded into out_fmt, with its\n"
                      "analysis as fpemu dot prints it: a dict as sum's: value, code and format of the result,\n"
                      "the exact dot product, error, relative_error, abs_sum = sum |a_i b_i|, IEEE flags, and\n"
-                     "bounds (the accumulation bound of the accumulator model, with its validity).\n") +
+                     "bounds (the accumulation bound of the accumulator model, with its validity). With a_original\n"
+                     "and b_original, the float32 vectors a and b were quantised from (length K), it adds, as fpemu\n"
+                     "dot prints them: exact_original (their exact dot product), error_original,\n"
+                     "relative_error_original, abs_sum_original, bounds_original (the bound against them), and\n"
+                     "underflowed and saturated, the fractions of their non-zero values that quantised to 0 or lay\n"
+                     "beyond the format's largest value.\n") +
          accumulator_doc)
             .c_str());
+
+  const analysis::scaling_experiment_options table_defaults;
+  m.def("scaling_table", &scaling_table_impl, py::kw_only(), py::arg("ks") = table_defaults.ks,
+        py::arg("sigmas") = table_defaults.sigmas, py::arg("m") = table_defaults.m, py::arg("n") = table_defaults.n,
+        py::arg("seed") = table_defaults.seed, py::arg("threads") = 0,
+        "What block scaling buys, the table of docs/accumulation.md: for each of five scalings (name: e4m3fn\n"
+        "inputs unscaled 'none', per 'tensor', 'tile128' (DeepSeek-V3's 1x128 A / 128x128 B), 'mx32', all\n"
+        "accumulated in fp32, and NVFP4's e2m1fn inputs on b200-mxf4nvf4), each K in ks and each sigma in\n"
+        "sigmas, one dict: an M x K by K x N GEMM of N(0, sigma^2) data drawn as `fpemu gemm --m M --n N --k\n"
+        "K --sigma SIGMA --seed SEED` draws it, so that each number equals that command's (one build):\n"
+        "normwise_error_original and max_rel_error_original against the exact GEMM of the data,\n"
+        "normwise_error and max_rel_error against the quantised inputs, underflowed and saturated (the\n"
+        "fractions of the non-zero inputs quantise lost), with name (the table's row label), scaling,\n"
+        "a_format, b_format, accumulator, m, n, k, sigma and seed. Rows in the table's order: scaling,\n"
+        "then K, then sigma.");
 
   m.def("mma", &mma_impl, py::arg("A"), py::arg("B"), py::arg("C") = py::none(), py::kw_only(), py::arg("preset"),
         py::arg("out_fmt") = "fp32", py::arg("a_fmt") = py::none(), py::arg("b_fmt") = py::none(),

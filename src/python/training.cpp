@@ -6,6 +6,7 @@
 
 #include "analysis/training/datasets.hpp"
 #include "analysis/training/optimizer.hpp"
+#include "analysis/training/gemm_recipe.hpp"
 #include "analysis/training/train.hpp"
 #include "bindings.hpp"
 
@@ -151,7 +152,8 @@ py::dict train_impl(const py::array& x_train, const py::array& y_train, const py
                     const std::string& model, int hidden, int classes, const std::string& opt, const std::string& policy,
                     double lr, double momentum, double dampening, bool nesterov, double weight_decay, double beta1,
                     const std::optional<double>& beta2, double eps, int epochs, int batch, int grad_accum,
-                    double clip_norm, std::uint64_t seed, int threads, const py::object& progress) {
+                    double clip_norm, std::uint64_t seed, int threads, const std::string& gemm, int gemm_error_every,
+                    int gemm_error_rows, const py::object& progress) {
   train_options o;
   o.shape.kind = value_or_raise(parse_model_kind(model));
   o.optimizer = value_or_raise(parse_optimizer(opt));
@@ -168,6 +170,12 @@ py::dict train_impl(const py::array& x_train, const py::array& y_train, const py
   o.clip_norm = clip_norm;
   o.seed = seed;
   o.threads = thread_count(threads);
+  o.gemm = value_or_raise(parse_gemm_recipe(gemm));
+  if (gemm_error_every < 0 || gemm_error_rows < 1)
+    throw py::value_error("gemm_error_every = " + std::to_string(gemm_error_every) + ", gemm_error_rows = " +
+                          std::to_string(gemm_error_rows) + " (valid: every >= 0, 0 for none; rows >= 1)");
+  o.probe_every = gemm_error_every;
+  o.probe_rows = gemm_error_rows;
   const dataset train_set = dataset_from(x_train, y_train, "train"), test_set = dataset_from(x_test, y_test, "test");
   o.shape.inputs = train_set.cols;
   o.shape.hidden = hidden;
@@ -191,6 +199,20 @@ py::dict train_impl(const py::array& x_train, const py::array& y_train, const py
   d["step_losses"] = doubles_array(result.step_losses);
   d["memory"] = memory_dict(result.memory);
   d["optimizer_bytes"] = result.optimizer_bytes;
+  py::list errors;
+  for (const gemm_error_record& r : result.gemm_errors) {
+    py::dict e;
+    e["step"] = r.step;
+    e["layer"] = r.error.layer;
+    e["M"] = r.error.M;
+    e["N"] = r.error.N;
+    e["K"] = r.error.K;
+    e["rows"] = r.error.rows;
+    e["error_original"] = r.error.normwise_original;
+    e["error_quantised"] = r.error.normwise_quantised;
+    errors.append(e);
+  }
+  d["gemm_errors"] = errors;
   return d;
 }
 
@@ -290,14 +312,32 @@ void bind_training(py::module_& m) {
         py::kw_only(), py::arg("model") = "mlp", py::arg("hidden") = 256, py::arg("classes") = 10,
         py::arg("optimizer") = "sgd", py::arg("policy") = "fp32", FPEMU_HYPER_ARGS, py::arg("epochs") = 1,
         py::arg("batch") = 128, py::arg("grad_accum") = 1, py::arg("clip_norm") = 0.0, py::arg("seed") = 1,
-        py::arg("threads") = 0, py::arg("progress") = py::none(),
+        py::arg("threads") = 0, py::arg("gemm") = "weights", py::arg("gemm_error_every") = 0,
+        py::arg("gemm_error_rows") = 8, py::arg("progress") = py::none(),
         (std::string("Mini-batch training of a model (mlp: inputs -> hidden ReLU -> classes; logreg; linreg) under a\n"
                      "precision policy, with grad_accum micro-batches per step and optional global-norm clipping.\n"
                      "Labels: class indices (mlp), -1/+1 (logreg), any finite value (linreg). Returns a dict: epochs\n"
                      "(train_loss, test_loss, test_accuracy, steps, seconds per epoch), step_losses, memory and\n"
-                     "optimizer_bytes. progress(epoch_dict) is called after every epoch. Deterministic in seed.\n") +
+                     "optimizer_bytes. progress(epoch_dict) is called after every epoch. Deterministic in seed.\n"
+                     "gemm: how the model's GEMMs compute, as fpemu train --gemm: 'FORMAT/SCALING/ACCUMULATOR'\n"
+                     "(FORMAT 'weights': the policy's weight format) or a name: weights, bf16, fp8-fastaccum,\n"
+                     "fp8-deepseek (e4m3fn/tile128/h100-e4m3-deepseek), fp8-tensor, fp8-unscaled (gemm_recipes()).\n"
+                     "gemm_error_every = N > 0 measures every GEMM of the first micro-batch of steps 1, N + 1, ...\n"
+                     "on the first gemm_error_rows rows of its output: gemm_errors, a list of dicts with step, layer\n"
+                     "(fprop1 fprop2 wgrad2 dgrad2 wgrad1), M, N, K, rows, error_original (normwise, against the\n"
+                     "product of the operands before rounding) and error_quantised (against the exact product of\n"
+                     "the rounded operands).\n") +
          hyper_doc)
             .c_str());
+
+  m.def(
+      "gemm_recipes",
+      [] {
+        py::dict d;
+        for (const named_gemm_recipe& r : gemm_recipes()) d[py::str(std::string(r.name))] = std::string(r.spec);
+        return d;
+      },
+      "The named GEMM recipes of train(gemm=...): name -> FORMAT/SCALING/ACCUMULATOR.");
 
   m.def(
       "theorem1_floor",

@@ -17,6 +17,7 @@ Prints one line per failed check, one line per test function and the summary lin
 import csv
 import io
 import json
+import math
 import os
 import re
 import random
@@ -937,7 +938,7 @@ SUM_HEADER = ("method,n,input,accumulator,samples,seed,value,exact,error,rel_err
 DOT_HEADER = ("a_format,b_format,k,accumulator,scaling,out,samples,seed,value,exact,error,rel_error,mean_rel_error,"
               "max_rel_error,bound,bound_coefficient,bound_absolute,bound_valid,max_error_over_bound,"
               "bound_violations,exact_original,error_original,rel_error_original,bound_original_absolute,"
-              "bound_original_valid,bound_original_violations").split(",")
+              "bound_original_valid,bound_original_violations,underflowed,saturated").split(",")
 GEMM_HEADER = ("m,n,k,a_format,b_format,scaling,accumulator,out,alpha,beta,threads,samples,seed,reference,max_rel_error,"
                "mean_rel_error,normwise_error,normwise_bound,normwise_bound_valid,max_rel_error_original,"
                "normwise_error_original,underflowed,saturated,checksum,elapsed_s,products_per_s").split(",")
@@ -1105,6 +1106,62 @@ def dot_bounds_hold():
     header, rows = csv_rows(out)
     if check(rc == 0 and len(rows) == 1, "dot --acc exact --csv"):
         check(float(dict(zip(header, rows[0]))["max_rel_error"]) <= 2.0 ** -24, "dot --acc exact: one rounding")
+
+
+@test
+def dot_reports_what_quantisation_lost():
+    """Counted by hand on the user's vectors (e4m3fn: values below 2^-10 round to 0, the largest
+    finite value is 448), over all samples on random data, and 0, not NaN, with no non-zero input."""
+    import tempfile
+    with tempfile.TemporaryDirectory() as tmp:
+        files = {"a.txt": "1e-5 1000 1 0 -3\n", "b.txt": "1 1 0x1p-12 5 0.5\n", "zeros.txt": "0 0 0\n",
+                 "huge.txt": "1 1e39 2\n", "ones.txt": "1 1 1\n"}
+        for name, text in files.items():
+            with open(os.path.join(tmp, name), "w") as f:
+                f.write(text)
+        path = lambda name: os.path.join(tmp, name)  # noqa: E731
+        base = ["dot", "--acc", "fp32", "--a-format", "e4m3fn", "--b-format", "e4m3fn"]
+        rc, out, err = run(*base, "--a-input", path("a.txt"), "--b-input", path("b.txt"), "--json", "-")
+        if check(rc == 0, "dot of the user's vectors runs: %r" % err):
+            r = json.loads(out)[0]
+            # Non-zero: 4 of a, 5 of b; 1e-5 and 2^-12 underflow, 1000 saturates.
+            check(r["underflowed"] == 2 / 9 and r["saturated"] == 1 / 9, "dot: 2 of 9 underflowed, 1 saturated: %r" % r)
+            check(r["exact"] == 446.5 and r["exact_original"] == 998.5 + 2.0 ** -12 + struct.unpack("f", struct.pack(
+                "f", 1e-5))[0], "dot: the exact values of the codes and of the data: %r" % r)
+        rc, out, err = run(*base, "--a-input", path("a.txt"), "--b-input", path("b.txt"))
+        check(rc == 0 and re.search(r"^  inputs: 0\.2222\d* of the non-zero ones underflowed to 0, 0\.1111\d* saturated",
+                                    out, re.M), "dot prints the fractions lost: %r" % out)
+        rc, out, err = run(*base, "--a-input", path("zeros.txt"), "--b-input", path("zeros.txt"), "--json", "-")
+        if check(rc == 0, "dot of zeros runs: %r" % err):
+            r = json.loads(out)[0]
+            check(r["underflowed"] == 0 and r["saturated"] == 0, "no non-zero input, nothing lost: %r" % r)
+        # A value beyond binary32's range is refused, not counted as a saturated input.
+        rc, out, err = run(*base, "--a-input", path("huge.txt"), "--b-input", path("ones.txt"))
+        lines = err.splitlines()
+        check(rc == 2 and out == "" and len(lines) == 1 and lines[0].startswith("fpemu: ") and "infinite" in lines[0],
+              "dot refuses a value beyond binary32: rc %d, %r" % (rc, err))
+    # Unscaled, N(0, 1e-8) e4m3fn inputs all underflow: exact against the codes, wrong by 100%.
+    rc, out, err = run("dot", "--json", "-", "--k", "512", "--sigma", "1e-4", "--acc", "fp32")
+    if check(rc == 0, "dot --sigma 1e-4 runs: %r" % err):
+        r = json.loads(out)[0]
+        check(r["underflowed"] == 1 and r["saturated"] == 0 and r["rel_error"] == 0 and r["rel_error_original"] == 1,
+              "every input underflowed: %r" % r)
+    rc, out, err = run("dot", "--json", "-", "--k", "512", "--sigma", "1e-4", "--acc", "fp32", "--scaling", "tensor")
+    if check(rc == 0, "dot --scaling tensor runs: %r" % err):
+        r = json.loads(out)[0]
+        check(r["underflowed"] < 0.01 and r["saturated"] == 0 and r["rel_error_original"] < 0.5,
+              "a per-tensor scale keeps the data: %r" % r)
+    # Over samples: the counts of all samples (each 2K non-zero inputs), so the mean of the samples'.
+    args = ["dot", "--json", "-", "--k", "300", "--sigma", "1e-2", "--acc", "fp32", "--a-format", "e4m3fn",
+            "--b-format", "e5m2"]
+    rc, out, _ = run(*args, "--samples", "3")
+    each = [run(*args, "--seed", str(s)) for s in range(3)]
+    if check(rc == 0 and all(e[0] == 0 for e in each), "dot --samples 3 and its samples one by one run"):
+        r, parts = json.loads(out)[0], [json.loads(e[1])[0] for e in each]
+        for key in ("underflowed", "saturated"):
+            mean = sum(p[key] for p in parts) / 3
+            check(abs(r[key] - mean) <= 1e-15, "dot --samples 3: %s %r is the samples' mean %r" % (key, r[key], mean))
+        check(0 < r["underflowed"] < 1, "at sigma 1e-2 some inputs underflow: %r" % r)
 
 
 @test
@@ -1447,6 +1504,12 @@ def train_errors():
         (["train", "--data", "heart_scale", "--model", "mlp", "--hidden", "0"], "0"),
         (["train", "--data", "quadratic", "--lr", "2"], "2"),
         (["train", "--data", "quadratic", "--format", "e11m4"], "e11m4"),
+        (["train", "--data", "heart_scale", "--gemm", "fp8-bogus"], "gemm recipe 'fp8-bogus'"),
+        (["train", "--data", "heart_scale", "--gemm", "e4m3fn/tile64/fp32"], "unknown scaling 'tile64'"),
+        (["train", "--data", "heart_scale", "--gemm", "bf16/none/h100-e4m3"], "takes inputs"),
+        (["train", "--data", "heart_scale", "--policy", "bf16", "--gemm", "weights/none/h100-e4m3"], "takes inputs"),
+        (["train", "--data", "heart_scale", "--gemm-error-every", "-1"], "-1"),
+        (["train", "--data", "heart_scale", "--gemm-error-rows", "0"], "0"),
     ]
     check_usage_errors(cases)
 
@@ -1487,6 +1550,34 @@ def train_heart_scale_csv():
         check(len(steps) == 24 and len(epochs) == 6, "24 step rows and 6 epoch rows, got %d, %d" % (len(steps), len(epochs)))
         check(all(int(r["step"]) == 4 * int(r["epoch"]) for r in epochs), "epoch rows carry the step count")
         check(all(0 < float(r["test_accuracy"]) <= 1 for r in epochs), "accuracies within (0, 1]")
+
+
+@test
+def train_fp8_recipes_report_gemm_errors():
+    # Two GEMM recipes, probed every 2 steps: a gemm_error row per GEMM of the logreg model (fprop1,
+    # wgrad1) at steps 1, 3, ..., and the text's table of them. fp32 operands are not rounded, so
+    # both references agree; e4m3fn rounding costs percents, its accumulation (promoted) far less.
+    rc, out, err = run("train", "--data", "heart_scale", "--epochs", "2", "--batch", "54", "--gemm",
+                       "weights,fp8-deepseek", "--gemm-error-every", "2", "--csv", "-")
+    check(rc == 0, "train --gemm exits 0: %r" % err)
+    rows = list(csv.DictReader(io.StringIO(out)))
+    probes = [r for r in rows if r["kind"] == "gemm_error"]
+    # 216 rows in batches of 54: 4 steps an epoch, 8 steps, probed at 1, 3, 5, 7.
+    check(len(probes) == 2 * 2 * 4, "2 recipes x 2 GEMMs x 4 probes, got %d" % len(probes))
+    check([r["step"] for r in probes[:8:2]] == ["1", "3", "5", "7"], "probed steps: %r" % [r["step"] for r in probes])
+    check({r["layer"] for r in probes} == {"fprop1", "wgrad1"}, "the logreg model's GEMMs")
+    for r in probes:
+        if r["step"] == "1" and r["layer"] == "fprop1":
+            continue  # zero initial weights: an exact zero product, error 0
+        o, q = float(r["error_original"]), float(r["error_quantised"])
+        if r["gemm"] == "weights":
+            check(o == q and 0 <= o < 1e-5, "fp32 operands: one reference, fp32 accumulation: %r" % r)
+        else:
+            check(0 < o < 0.2 and q < o / 50, "fp8-deepseek: rounding dominates: %r" % r)
+    rc, out, err = run("train", "--data", "heart_scale", "--epochs", "1", "--gemm", "fp8-deepseek",
+                       "--gemm-error-every", "3")
+    check(rc == 0 and "GEMM error" in out and "fprop1" in out and "wgrad1" in out, "the text's GEMM table: %r" % out)
+    check("fp32 fp8-deepseek" in out, "the summary names the recipe: %r" % out)
 
 
 
@@ -1554,6 +1645,50 @@ def casgd_bound():
           "--cp nccl-fit is the paper's 4.62 P^0.56: %r %r" % (out, err))
 
 
+def casgd_table_2_hand(b, s, P, n_loc, alpha, beta, gamma, margin_bytes, gram_bytes, speedup):
+    """Table 2 and Equation 2 of Devarakonda et al. 2026 written out: (T_SGD, T_CA) in seconds."""
+    lat, ring, sb = 2 * math.log2(P), 2 * (P - 1) / P, s * b
+    sgd = gamma * 4 * sb * n_loc + beta * margin_bytes * sb * ring + alpha * s * lat
+    ca = (gamma * (4 * sb * n_loc + b * b * s * (s - 1)) + gamma / speedup * 2 * sb * sb * n_loc
+          + beta * (margin_bytes * sb + gram_bytes * sb * sb) * ring + alpha * lat)
+    return sgd, ca
+
+
+@test
+def casgd_cost_and_radius():
+    # Recipe C at b = 8, s = 8, P = 4, n = 64 (n_loc = 16), linear regression, with the defaults.
+    args = ["casgd", "--data", "synth:2000,64", "--loss", "linear", "--recipe", "C", "--b", "8", "--s", "8", "--P", "4",
+            "--outer", "50", "--bound"]
+    rc, out, err = run(*args)
+    check(rc == 0, "casgd --bound exits 0: %r" % err)
+    m = re.search(r"total \(s\)\s+(\S+)\s+(\S+)", out)
+    sgd, ca = casgd_table_2_hand(8, 8, 4, 16, 7e-6, 4e-11, 1 / 19.5e12, 2, 4, 16)
+    check(m is not None and abs(float(m.group(1)) / sgd - 1) < 1e-3 and abs(float(m.group(2)) / ca - 1) < 1e-3,
+          "Table 2's totals == the paper's formula by hand (%g, %g): %r" % (sgd, ca, out))
+    cheaper = [s for s in range(2, 5000) if casgd_table_2_hand(8, s, 4, 16, 7e-6, 4e-11, 1 / 19.5e12, 2, 4, 16)[1] <
+               casgd_table_2_hand(8, s, 4, 16, 7e-6, 4e-11, 1 / 19.5e12, 2, 4, 16)[0]]
+    want = "crossover s* = %d (CA-SGD cheaper for %d <= s <= %d;" % (cheaper[0], cheaper[0], cheaper[-1])
+    check(want in out, "the crossover == a brute-force search (%s): %r" % (want, out))
+    m = re.search(r"at M: sqrt\(Equation 9's right side\) (\S+)\s+measured \|\|x_hat_M - x\*\|\|_2 (\S+)", out)
+    check(m is not None and 0 < float(m.group(2)) <= float(m.group(1)), "measured distance <= Equation 9's bound: %r" % out)
+    check("lambda_min(A^T A/m), exact" in out and "theorem's hypotheses: hold" in out, "linear: exact mu_F, L_F: %r" % out)
+    # Given constants replace the computed ones; the radius is then sqrt(N / (1 - q)) by hand.
+    rc, out, err = run(*args, "--mu-F", "0.01", "--L-F", "0.05", "--sigma-g2", "2", "--cost-alpha", "0")
+    check(rc == 0 and out.count("(given)") == 3, "three constants given: %r %r" % (out, err))
+    rho = float(re.search(r"\n  rho (\S+) ", out).group(1))
+    chi = float(re.search(r"chi (\S+) \(minimises", out).group(1))
+    a = (1 - 0.01 * 0.5) ** 8
+    nu = 0.5 * 2 * (1 - a) / (0.01 * 8)
+    radius = math.sqrt(((1 + chi) * nu + (1 + 1 / chi) * rho ** 2) / (1 - (1 + chi) * a))
+    got = float(re.search(r"radius sqrt\(N / \(1 - q\)\) (\S+)", out).group(1))
+    check(abs(got / radius - 1) < 1e-3, "the radius == Equation 9's limit by hand (%g): %r" % (radius, out))
+    check("crossover s* = none" in out, "--cost-alpha 0: no latency to save, CA-SGD never cheaper: %r" % out)
+    # Logistic regression: the constants are bounds, and the run says so.
+    rc, out, err = run("casgd", "--data", "synth:600,24", "--recipe", "C", "--b", "4", "--s", "4", "--P", "2", "--outer", "5",
+                       "--bound")
+    check(rc == 0 and "bound sigma'(R) lambda_min(A^T A/m)" in out and "sigma(R)^2" in out, "logistic bounds: %r" % out)
+
+
 @test
 def casgd_errors():
     import tempfile
@@ -1581,6 +1716,12 @@ def casgd_errors():
             (["casgd", "--data", "synth:100,8", "--cp", "bogus", "--outer", "1"], "bogus"),
             (["casgd", "--data", "synth:100,8", "--loss", "poisson", "--bound", "--outer", "1", "--b", "2", "--s", "2"], "Lipschitz"),
             (["casgd", "--data", "synth:100,8", "--recipe", "A,C", "--weights", weights], "--weights"),
+            (["casgd", "--cost-alpha", "-1"], "--cost-alpha: '-1' is out of range: valid >= 0"),
+            (["casgd", "--cost-gamma", "nan"], "--cost-gamma: 'nan' is not finite"),
+            (["casgd", "--cost-gram-speedup", "0"], "--cost-gram-speedup: '0' is out of range: valid > 0"),
+            (["casgd", "--mu-F", "0"], "--mu-F: '0' is out of range: valid > 0"),
+            (["casgd", "--sigma-g2", "-1"], "--sigma-g2: '-1' is out of range: valid >= 0"),
+            (["casgd", "--data", "synth:100,8", "--cost-beta", "1e-9", "--outer", "1"], "--cost-beta sets a constant of --bound's output"),
             (["allreduce", "--algorithm", "butterfly"], "butterfly"),
             (["allreduce", "--datatype", "bf17"], "bf17"),
             (["allreduce", "--P", "0"], "0"),
@@ -1623,11 +1764,16 @@ def gpu_check_without_gpu():
 
 def main():
     global EXE
-    if len(sys.argv) != 2:
-        print("usage: test_cli.py PATH-TO-FPEMU", file=sys.stderr)
+    if len(sys.argv) < 2:
+        print("usage: test_cli.py PATH-TO-FPEMU [TEST...]", file=sys.stderr)
         return 2
     EXE = sys.argv[1]
-    for t in TESTS:
+    chosen = [t for t in TESTS if len(sys.argv) == 2 or t.__name__ in sys.argv[2:]]
+    unknown = set(sys.argv[2:]) - {t.__name__ for t in TESTS}
+    if unknown:
+        print("test_cli.py: no test named %s" % ", ".join(sorted(unknown)), file=sys.stderr)
+        return 2
+    for t in chosen:
         before = len(FAILURES)
         try:
             t()
@@ -1636,10 +1782,10 @@ def main():
         if len(FAILURES) != before:
             FAILED_TESTS.add(t.__name__)
         print("%-28s %s" % (t.__name__, "ok" if len(FAILURES) == before else "FAILED"))
-    failed_tests = len([t for t in TESTS if t.__name__ in FAILED_TESTS])
+    failed_tests = len([t for t in chosen if t.__name__ in FAILED_TESTS])
     print("cli: %d checks, %d failed" % (CHECKS[0], len(FAILURES)))
     # The summary line that scripts/test_summary.py adds up (test functions, not checks).
-    print("cli: %d passed, %d failed" % (len(TESTS) - failed_tests, failed_tests))
+    print("cli: %d passed, %d failed" % (len(chosen) - failed_tests, failed_tests))
     return 1 if FAILURES or CHECKS[0] == 0 else 0
 
 

@@ -239,6 +239,20 @@ ROWS += [
     v("empty input", "dot(m[0][:0], m[1][:0], a_fmt='bf16')", "a has length 0 and b has length 0 (valid: equal, 1..2^30)"),
     v("wrong dtype", "dot(s, s, a_fmt='bf16')", CODES_DTYPE % "a"),
     v("value not exact", "dot(t, x, a_fmt='bf16')", NOT_A_VALUE % ("a[0]", "bf16", "0.10009765625")),
+    v("shape mismatch", "gemm(m, mt, a_fmt='bf16', report=True, a_original=f, b_original=f)",
+      "a_original is (2, 2) but A is (2, 3): give the data A was quantised from, in its shape"),
+    v("conflicting arguments", "gemm(m, mt, a_fmt='bf16', report=True, b_original=f)",
+      "b_original given without a_original: give the data before quantisation of both operands, or neither"),
+    v("conflicting arguments", "gemm(m, mt, a_fmt='bf16', a_original=f, b_original=f)",
+      "a_original and b_original are read by the report: pass report=True with them"),
+    v("non-finite value", "gemm(m, mt, a_fmt='bf16', report=True, a_original=np.full((2, 3), inf, np.float32), "
+      "b_original=np.ones((3, 2), np.float32))",
+      "a_original[0, 0] = inf is not finite (the data before quantisation must be finite)"),
+    v("value not exact", "gemm(m, mt, a_fmt='bf16', report=True, a_original=np.full((2, 3), 0.1), "
+      "b_original=np.ones((3, 2), np.float32))",
+      "a_original[0, 0] = 0.1 is not a float32 value (narrowing it would round it before the emulated rounding)"),
+    v("shape mismatch", "dot(m[0], m[1], a_fmt='bf16', a_original=x, b_original=x)",
+      "a_original has shape (2,); a has length 3: give the 3 values a was quantised from, as a 1-D array"),
     v("unknown name", "mma(f, f, preset='bogus')",
       "unknown tensor-core preset 'bogus': valid presets are " + PRESETS),
     v("unknown name", "mma(f, f, preset='h100-bf16', out_fmt='fp8')", "out_fmt = 'fp8' (valid: fp32, fp16)"),
@@ -268,6 +282,18 @@ ROWS += [
     v("out of range", "accumulation_experiment([2**24 + 1])", "K = 16777217 (valid: 1..2^24)"),
     v("out of range", "accumulation_experiment([4], samples=0)", "samples = 0 (valid: >= 1)"),
     t("out of range", "accumulation_experiment([4], seed=-1)", pybind_signature("accumulation_experiment")),
+    v("empty input", "scaling_table(ks=[])", "no K given (give lengths K in 1..65536)"),
+    v("empty input", "scaling_table(sigmas=[])", "no sigma given (give standard deviations > 0)"),
+    v("out of range", "scaling_table(m=0)", "M = 0 is out of range (valid: 1..65536)"),
+    v("out of range", "scaling_table(ks=[65537])", "K = 65537 is out of range (valid: 1..65536)"),
+    v("out of range", "scaling_table(ks=[4096], m=8192)",
+      "K = 4096 with M = 8192, N = 8 makes a matrix of more than 2^24 elements"),
+    v("out of range", "scaling_table(ks=[1], m=8192, n=4096)",
+      "M = 8192, N = 4096 make an output of more than 2^24 elements"),
+    v("NaN hyper-parameter", "scaling_table(sigmas=[nan])", "sigma = nan is out of range (valid: > 0 and <= 1e30)"),
+    v("negative hyper-parameter", "scaling_table(sigmas=[-1.0])", "sigma = -1 is out of range (valid: > 0 and <= 1e30)"),
+    v("out of range", "scaling_table(threads=-1)", THREADS),
+    t("out of range", "scaling_table(seed=-1)", pybind_signature("scaling_table")),
     v("unknown format", "effective_unit_roundoff('bogus')", unknown_format("bogus")),
     v("unknown name", "effective_unit_roundoff('bf16', 'up')", MODE),
 ]
@@ -370,6 +396,13 @@ ROWS += [
     v("NaN hyper-parameter", "train(X, Y, X, Y, clip_norm=nan)", "clip_norm = nan (valid: 0 for none, or finite > 0)"),
     v("negative hyper-parameter", "train(X, Y, X, Y, clip_norm=-1e-9)",
       "clip_norm = -1e-09 (valid: 0 for none, or finite > 0)"),
+    v("unknown name", "train(X, Y, X, Y, gemm='fp8-bogus')",
+      "gemm recipe 'fp8-bogus': expected a name (weights, bf16, fp8-fastaccum, fp8-deepseek, fp8-tensor, fp8-unscaled) or "
+      "FORMAT/SCALING/ACCUMULATOR, e.g. e4m3fn/tile128/h100-e4m3-deepseek"),
+    v("conflicting arguments", "train(X, Y, X, Y, gemm='bf16/none/h100-e4m3')",
+      "gemm recipe 'bf16/none/h100-e4m3': preset h100-e4m3 takes inputs e4m3fn or e5m2 for each operand, not bf16 x bf16"),
+    v("out of range", "train(X, Y, X, Y, gemm_error_every=-1)",
+      "gemm_error_every = -1, gemm_error_rows = 8 (valid: every >= 0, 0 for none; rows >= 1)"),
     v("out of range", "train(X, Y, X, Y, epochs=0)",
       "epochs = 0, batch = 128, grad_accum = 1 (valid: >= 1 each)"),
     v("out of range", "train(X, Y, X, Y, batch=0)",
@@ -436,6 +469,18 @@ ROWS += [
     v("negative hyper-parameter", "casgd(%s, cp=-1e-9)" % SYNTH, "cp = -1e-09 (valid: >= 0, finite)"),
     v("wrong Python type", "casgd(%s, cp=[1])" % SYNTH, "cp = [1] (valid: 'worst' for 2.4 P, 'nccl-fit' for 4.62 P^0.56, or a number >= 0)"),
     t("out of range", "casgd(%s, seed=-1)" % SYNTH, pybind_signature("casgd")),
+    v("out of range", "casgd(%s, outer=4, budget_at=3, mu_F=0)" % SYNTH, "mu_F = 0 (valid: finite > 0)"),
+    v("conflicting arguments", "casgd(%s, sigma_g2=1)" % SYNTH,
+      "mu_F, L_F and sigma_g2 are constants of Theorem 5.9's radius, which comes with the budget: give budget_at"),
+    v("out of range", "casgd_cost(0, 2, 4, 16)", "b = 0, s = 2, P = 4, n_loc = 16 (valid: each >= 1)"),
+    v("negative hyper-parameter", "casgd_cost(8, 2, 4, 16, alpha=-1)", "alpha = -1 (valid: finite >= 0)"),
+    v("NaN hyper-parameter", "casgd_cost(8, 2, 4, 16, gamma=nan)", "gamma = nan (valid: finite >= 0)"),
+    v("out of range", "casgd_cost(8, 2, 4, 16, gram_speedup=0)", "gram_speedup = 0 (valid: finite > 0)"),
+    v("unknown name", "casgd_cost(8, 2, 4, 16, recipe='Z')", "unknown recipe 'Z' (expected one of A B C D E F G H I)"),
+    v("out of range", "casgd_radius(0.5, 0, 8, 0.1, 1, 2, 0.1)", "b = 0, s = 8 (valid: each >= 1)"),
+    v("NaN hyper-parameter", "casgd_radius(nan, 8, 8, 0.1, 1, 2, 0.1)", "eta = nan (valid: finite > 0)"),
+    v("out of range", "casgd_radius(0.5, 8, 8, 0, 1, 2, 0.1)", "mu_F = 0 (valid: finite > 0)"),
+    v("negative hyper-parameter", "casgd_radius(0.5, 8, 8, 0.1, 1, 2, -0.1)", "rho = -0.1 (valid: finite >= 0)"),
 ]
 CP_RANGE = " (valid: P 1..4096, length 1..2^24, trials 1..10^6, P x length <= 2^27)"
 ROWS += [
@@ -450,7 +495,7 @@ ROWS += [
 ]
 
 # Public names that take no argument at all, so there is nothing to refuse.
-NO_ARGUMENTS = ["formats", "presets", "casgd_recipes"]
+NO_ARGUMENTS = ["formats", "presets", "casgd_recipes", "gemm_recipes"]
 # Where files are read; nothing in the module writes one.
 READS_FILES = ["load_fashion_mnist", "load_libsvm", "casgd"]
 FILES = {"empty.svm": "", "truncated.svm": "+1 1:0.5 2:0.25\n-1 1:0.5 2:", "bad.svm": "+1 1:0.5\n-1 1:abc\n",

@@ -302,6 +302,74 @@ def test_bounds_casgd_training():
     raises(lambda: fpemu.theorem1_floor("e4m3fnuz:unsigned", [0.1]), "e4m3fnuz")
 
 
+def test_fp8_training_recipes():
+    # train(gemm=...), fpemu train --gemm's recipes (the C++ tests check the arithmetic): probes at
+    # steps 1, 3, ... with both errors, deterministic, and a different trajectory from fp32's.
+    recipes = fpemu.gemm_recipes()
+    check(recipes["fp8-deepseek"] == "e4m3fn/tile128/h100-e4m3-deepseek" and recipes["weights"] == "weights/none/fp32",
+          "named recipes: %r" % recipes)
+    x, y = fpemu.load_libsvm()
+    kw = dict(model="logreg", optimizer="sgd", lr=0.05, epochs=2, batch=54, seed=1, gemm="fp8-deepseek",
+              gemm_error_every=2, gemm_error_rows=4)
+    r = fpemu.train(x, y, x, y, **kw)
+    check(len(r["step_losses"]) == 10, "270 rows in batches of 54: 5 steps an epoch")
+    layers = [(e["step"], e["layer"]) for e in r["gemm_errors"]]
+    check(layers == [(s, l) for s in (1, 3, 5, 7, 9) for l in ("fprop1", "wgrad1")], "probes: %r" % layers)
+    for e in r["gemm_errors"][2:]:
+        check(0 < e["error_quantised"] < e["error_original"] / 50 and e["error_original"] < 0.2,
+              "e4m3fn rounding dominates the promoted accumulation: %r" % e)
+    check(fpemu.train(x, y, x, y, **kw)["step_losses"].tolist() == r["step_losses"].tolist(), "deterministic")
+    fp32 = fpemu.train(x, y, x, y, **dict(kw, gemm="weights"))
+    check(fp32["step_losses"].tolist() != r["step_losses"].tolist(), "the recipe changes the arithmetic")
+    check(all(e["error_original"] == e["error_quantised"] for e in fp32["gemm_errors"]), "fp32: nothing rounded")
+    raises(lambda: fpemu.train(x, y, x, y, model="logreg", gemm="e4m3fn/tile64/fp32"), "unknown scaling 'tile64'")
+
+
+def test_casgd_cost_and_radius():
+    # Table 2 and Equation 2 of Devarakonda et al. 2026 by hand: b=2 s=3 P=4 n_loc=5, Recipe C
+    # (bf16 margin words, fp32 Gram words, Gram at 16x): 2 log2 P = 4, 2(P-1)/P = 1.5, sb = 6.
+    c = fpemu.casgd_cost(2, 3, 4, 5, recipe="C", alpha=1e-6, beta=1e-9, gamma=1e-12)
+    check(c["sgd"]["flops_gemv"] == 120 and c["ca"]["flops_gram"] == 360 and c["ca"]["flops_correction"] == 24,
+          "Table 2 flops")
+    check(c["sgd"]["words_margin"] == 6 and c["ca"]["words_gram"] == 36 and c["sgd"]["messages"] == 3, "Table 2 words")
+    check(abs(c["sgd"]["total"] / 1.201812e-5 - 1) < 1e-14 and abs(c["ca"]["total"] / 4.2341665e-6 - 1) < 1e-14,
+          "Table 2 times: %r" % c)
+    # The crossover against a search with the paper's equation, Recipe A at P = 64, n_loc = 4096.
+    for recipe, gram_bytes, speed in (("A", 4, 1), ("D", 2, 16)):
+        c = fpemu.casgd_cost(8, 2, 64, 4096, recipe=recipe)
+        f = [7e-6 * (s - 1) * 12 - (1 / 19.5e12) / speed * 2 * (8 * s) ** 2 * 4096 - (1 / 19.5e12) * 64 * s * (s - 1)
+             - 4e-11 * gram_bytes * (8 * s) ** 2 * 2 * 63 / 64 for s in range(2, 20000)]
+        cheaper = [s for s, v in zip(range(2, 20000), f) if v > 0]
+        check(c["s_star"] == cheaper[0] == 2 and c["s_max"] == cheaper[-1], "crossover %s: %r %r" % (recipe, c, cheaper[-1]))
+    check(fpemu.casgd_cost(8, 2, 64, 4096, alpha=0)["s_star"] is None, "no latency: never cheaper")
+    # Theorem 5.9: Equation 9 with a given chi, and the free chi at least as good as a grid.
+    eta, b, s, mu, L, sig2, rho = 0.5, 8, 8, 0.1, 1.0, 2.0, 0.05
+    a = (1 - mu * eta) ** s
+    nu = eta * sig2 * (1 - a) / (mu * b)
+    for chi in (0.01, 0.2, 0.9 * (1 / a - 1)):
+        t = fpemu.casgd_radius(eta, b, s, mu, L, sig2, rho, chi=chi, M=7, dist0=3.0)
+        q, N = (1 + chi) * a, (1 + chi) * nu + (1 + 1 / chi) * rho ** 2
+        check(abs(t["radius"] / np.sqrt(N / (1 - q)) - 1) < 1e-12, "radius at chi=%g" % chi)
+        check(abs(t["rhs_at_M"] ** 2 / (q ** 7 * 9 + (1 - q ** 7) / (1 - q) * N) - 1) < 1e-12, "Equation 9 at M=7")
+    best = fpemu.casgd_radius(eta, b, s, mu, L, sig2, rho)
+    grid = [(1 / a - 1) * 10.0 ** (-8 + 8 * i / 2000) for i in range(1, 2000)]
+    check(best["radius"] <= min(np.sqrt(((1 + c) * nu + (1 + 1 / c) * rho ** 2) / (1 - (1 + c) * a)) for c in grid) * (1 + 1e-12),
+          "the chosen chi minimises the radius")
+    check(not fpemu.casgd_radius(4.0, b, s, mu, L, sig2, rho)["step_ok"], "eta L_F > 1 fails Assumption 5.6")
+    # On a run: linear regression, constants computed on the data, the final distance inside Equation 9's bound.
+    r = fpemu.casgd("synth:2000,64", loss="linear", b=8, s=8, P=4, outer=50, budget_at=49)["budget"]["convergence"]
+    check(r["computed"] and r["complete"] and r["valid"] and 0 < r["measured"] <= r["rhs_at_M"], "convergence: %r" % r)
+    check(r["radius"] >= r["radius_exact"] and r["at_x_star"]["hessian_min"] == r["mu_F"], "linear: mu_F exact")
+    g = fpemu.casgd("synth:2000,64", loss="linear", b=8, s=8, P=4, outer=5, budget_at=4, mu_F=0.01, L_F=0.05,
+                    sigma_g2=2)["budget"]["convergence"]
+    check(g["given"] == (True, True, True) and g["mu_F"] == 0.01 and g["sigma_g2"] == 2, "given constants")
+    raises(lambda: fpemu.casgd_cost(8, 2, 4, 16, alpha=-1), "alpha = -1")
+    raises(lambda: fpemu.casgd_cost(8, 2, 4, 16, gram_speedup=0), "gram_speedup = 0")
+    raises(lambda: fpemu.casgd_cost(0, 2, 4, 16), "b = 0")
+    raises(lambda: fpemu.casgd_radius(0.5, 8, 8, 0, 1, 2, 0.1), "mu_F = 0")
+    raises(lambda: fpemu.casgd("synth:512,32", mu_F=0.1), "budget_at")
+
+
 def test_errors():
     a = np.zeros(4, np.uint8)
     raises(lambda: fpemu.add(a, np.zeros(5, np.uint8), "e4m3fn"), "shape")

@@ -17,7 +17,7 @@ import numpy
 import numpy as _numpy
 import typing
 from . import bounds
-__all__: list[str] = ['DIVIDE_BY_ZERO', 'INEXACT', 'INVALID', 'OVERFLOW', 'UNDERFLOW', 'accumulation_experiment', 'add', 'allreduce_cp', 'bounds', 'bytes_per_parameter', 'casgd', 'casgd_recipes', 'convert', 'decode', 'dequantise', 'div', 'dot', 'effective_unit_roundoff', 'fma', 'format', 'formats', 'gemm', 'get_num_threads', 'load_fashion_mnist', 'load_libsvm', 'mma', 'mul', 'optimizer', 'policy', 'presets', 'quantise', 'round', 'set_num_threads', 'sqrt', 'sub', 'sum', 'theorem1_floor', 'train']
+__all__: list[str] = ['DIVIDE_BY_ZERO', 'INEXACT', 'INVALID', 'OVERFLOW', 'UNDERFLOW', 'accumulation_experiment', 'add', 'allreduce_cp', 'bounds', 'bytes_per_parameter', 'casgd', 'casgd_cost', 'casgd_radius', 'casgd_recipes', 'convert', 'decode', 'dequantise', 'div', 'dot', 'effective_unit_roundoff', 'fma', 'format', 'formats', 'gemm', 'gemm_recipes', 'get_num_threads', 'load_fashion_mnist', 'load_libsvm', 'mma', 'mul', 'optimizer', 'policy', 'presets', 'quantise', 'round', 'scaling_table', 'set_num_threads', 'sqrt', 'sub', 'sum', 'theorem1_floor', 'train']
 class format:
     """
     A floating-point format: exponent and fraction widths, bias and encoding.
@@ -241,7 +241,7 @@ def bytes_per_parameter(optimizer: str, policy: str, *, lr: float = 0.001, momen
     Policies: fp32 | mixed | mixed-fp16 | FMT[-kahan|-zamirai|-sr[K]][-ops], e.g. bf16, bf16-kahan,
     bf16-sr, bf16-sr8-ops (FMT a format whose values are binary32 values: bf16, fp16, tf32, ...).
     """
-def casgd(data: str = 'synth:4096,256', *, loss: str = 'logistic', recipe: str = 'C', slots: list[str] = [], b: int = 32, s: int = 16, P: int = 1, eta: float = 0.5, outer: int = 200, seed: int = 42, data_seed: int = 1, allreduce: str = 'ring', eval_every: int | None = None, threads: int = 0, budget_at: int | None = None, cp: typing.Any = 'worst') -> dict:
+def casgd(data: str = 'synth:4096,256', *, loss: str = 'logistic', recipe: str = 'C', slots: list[str] = [], b: int = 32, s: int = 16, P: int = 1, eta: float = 0.5, outer: int = 200, seed: int = 42, data_seed: int = 1, allreduce: str = 'ring', eval_every: int | None = None, threads: int = 0, budget_at: int | None = None, cp: typing.Any = 'worst', mu_F: float | None = None, L_F: float | None = None, sigma_g2: float | None = None) -> dict:
     """
     CA-SGD (Devarakonda et al. 2026, Algorithm 1) on P simulated ranks with a Table 3 recipe (A..I) and slot overrides
     ('u_c=fp32', 'u_G=bf16,fp32', 'u_G=e4m3fn,h100-e4m3', ...). data: 'synth:M,N', 'heart_scale' or a
@@ -250,6 +250,25 @@ def casgd(data: str = 'synth:4096,256', *, loss: str = 'logistic', recipe: str =
     weights x, slots, m, n, and with budget_at=h Theorem 5.7's budget at outer iteration h (E per slot,
     K_s, T_*, omega, tau_G, Omega, sum, bound, valid) next to the measured local error against a
     binary64 run from the same x and samples; cp: C(P) for it, 'worst' (2.4 P), 'nccl-fit' (4.62 P^0.56) or a number.
+    budget['convergence'] is Theorem 5.9 with that budget as rho: R, mu_F, L_F, sigma_g2 (computed for the GLM
+    on the data, or given as mu_F=, L_F=, sigma_g2=), a, nu_s, chi, q, radius, radius_exact (rho = 0), the
+    square root of Equation 9's right side at M = outer (rhs_at_M) and the run's final ||x - x*|| (measured).
+    """
+def casgd_cost(b: int, s: int, P: int, n_loc: int, *, recipe: str = 'C', slots: list[str] = [], alpha: float = 7e-06, beta: float = 4e-11, gamma: float = 5.1282051282051285e-14, gram_speedup: float | None = None) -> dict:
+    """
+    Table 2 of Devarakonda et al. 2026: the alpha-beta-gamma costs of s mini-batch SGD steps ('sgd') and of one outer
+    CA-SGD iteration ('ca') under 1D block-column partitioning (flops, words, messages and their times), and the
+    crossover s_star (the smallest s >= 2 where CA-SGD is cheaper; None if none) with s_max (the largest).
+    alpha: s per message, beta: s per byte, gamma: s per fp32 flop (defaults: A100/Perlmutter, see
+    analysis/casgd/cost_model.hpp); the recipe's u_AR_r/u_AR_G set the word sizes and u_G the Gram GEMM's
+    throughput over fp32 (gram_speedup overrides it).
+    """
+def casgd_radius(eta: float, b: int, s: int, mu_F: float, L_F: float, sigma_g2: float, rho: float, *, chi: float | None = None, M: int = 0, dist0: float | None = None) -> dict:
+    """
+    Theorem 5.9 of Devarakonda et al. 2026: a = (1 - mu_F eta)^s, nu_s = eta sigma_g2 (1 - a) / (mu_F b), chi (the
+    minimiser of the radius unless given), q = (1 + chi) a, N = (1 + chi) nu_s + (1 + 1/chi) rho^2, radius =
+    sqrt(N / (1 - q)), radius_exact (rho = 0), step_ok (eta L_F <= 1), valid; with dist0 = ||x_0 - x*||, rhs_at_M is
+    the square root of Equation 9's right side after M outer iterations.
     """
 def casgd_recipes() -> dict:
     """
@@ -282,12 +301,17 @@ def div(a: typing.Any, b: typing.Any, fmt: typing.Any, *, mode: str = 'rne', ove
     (result, per-element IEEE flags as uint8: fpemu.INVALID | DIVIDE_BY_ZERO | OVERFLOW |
     UNDERFLOW | INEXACT).
     """
-def dot(a: typing.Any, b: typing.Any, *, a_fmt: typing.Any = 'fp32', b_fmt: typing.Any = None, acc: str = 'fp32', acc_mode: str = 'rne', sr_bits: int = 16, promote: int = 0, out_fmt: typing.Any = 'fp32', out_mode: str = 'rne', seed: int = 0) -> dict:
+def dot(a: typing.Any, b: typing.Any, *, a_fmt: typing.Any = 'fp32', b_fmt: typing.Any = None, acc: str = 'fp32', acc_mode: str = 'rne', sr_bits: int = 16, promote: int = 0, out_fmt: typing.Any = 'fp32', out_mode: str = 'rne', seed: int = 0, a_original: typing.Any = None, b_original: typing.Any = None) -> dict:
     """
     The dot product of code vectors a and b (a 1 x K by K x 1 gemm), rounded into out_fmt, with its
     analysis as fpemu dot prints it: a dict as sum's: value, code and format of the result,
     the exact dot product, error, relative_error, abs_sum = sum |a_i b_i|, IEEE flags, and
-    bounds (the accumulation bound of the accumulator model, with its validity).
+    bounds (the accumulation bound of the accumulator model, with its validity). With a_original
+    and b_original, the float32 vectors a and b were quantised from (length K), it adds, as fpemu
+    dot prints them: exact_original (their exact dot product), error_original,
+    relative_error_original, abs_sum_original, bounds_original (the bound against them), and
+    underflowed and saturated, the fractions of their non-zero values that quantised to 0 or lay
+    beyond the format's largest value.
     acc: a format spec ('fp32', 'bf16', 'e4m3fn', ...) rounded after every product in acc_mode
     (sr_bits random bits for 'sr'), 'exact', or a tensor-core preset (fpemu.presets(): a block-FMA
     model of the hardware, e.g. 'h100-e4m3-fastaccum'); promote=Nc folds every Nc products into an
@@ -314,7 +338,7 @@ def formats() -> list[str]:
     """
     The names of the named formats, in display order.
     """
-def gemm(A: typing.Any, B: typing.Any, C: typing.Any = None, *, a_fmt: typing.Any = 'fp32', b_fmt: typing.Any = None, acc: str = 'fp32', acc_mode: str = 'rne', sr_bits: int = 16, promote: int = 0, out_fmt: typing.Any = 'fp32', out_mode: str = 'rne', alpha: float = 1.0, beta: float = 0.0, k_order: list[int] | None = None, threads: int = 0, seed: int = 0, scaling: str = 'none', scale_a: typing.Any = None, scale_b: typing.Any = None, tensor_scale_a: float = 1.0, tensor_scale_b: float = 1.0, report: bool = False, out: typing.Any = None, dtype: typing.Any = None) -> typing.Any:
+def gemm(A: typing.Any, B: typing.Any, C: typing.Any = None, *, a_fmt: typing.Any = 'fp32', b_fmt: typing.Any = None, acc: str = 'fp32', acc_mode: str = 'rne', sr_bits: int = 16, promote: int = 0, out_fmt: typing.Any = 'fp32', out_mode: str = 'rne', alpha: float = 1.0, beta: float = 0.0, k_order: list[int] | None = None, threads: int = 0, seed: int = 0, scaling: str = 'none', scale_a: typing.Any = None, scale_b: typing.Any = None, tensor_scale_a: float = 1.0, tensor_scale_b: float = 1.0, report: bool = False, a_original: typing.Any = None, b_original: typing.Any = None, out: typing.Any = None, dtype: typing.Any = None) -> typing.Any:
     """
     D = alpha * A B + beta * C on codes: A (M x K) of a_fmt, B (K x N) of b_fmt (default a_fmt),
     C (M x N) of out_fmt. Each output accumulates its products in k_order (default 0..K-1) under
@@ -324,7 +348,13 @@ def gemm(A: typing.Any, B: typing.Any, C: typing.Any = None, *, a_fmt: typing.An
     result (D), relative_error per output against the exact product, normwise_error, error_norm
     and exact_norm (Frobenius), and bounds (the componentwise bound's normwise form, a dict as
     sum's) with normwise_bound, its value relative to exact_norm; with scales, against the exact
-    product of the scaled values.
+    product of the scaled values. With a_original and b_original, the float32 data A and B were
+    quantised from (fpemu.quantise's x; each in its operand's shape), the report adds D against
+    the exact GEMM of those data, as fpemu gemm reports it (quantisation and accumulation
+    together): relative_error_original per output, max_rel_error_original,
+    normwise_error_original, error_norm_original and exact_norm_original, and underflowed and
+    saturated, the fractions of the non-zero inputs of A and B that quantised to 0 or lay beyond
+    the format's largest value times their scale.
     Block-scaled codes, as fpemu.quantise returns them for A (k_axis=1) and B (k_axis=0), multiply
     with their scales: scaling names how they were made ('tensor', 'tile128', 'block128', 'mx32',
     'nvfp4'; 'none', the default, takes no scales), scale_a and scale_b are quantise's 1-D arrays
@@ -339,6 +369,10 @@ def gemm(A: typing.Any, B: typing.Any, C: typing.Any = None, *, a_fmt: typing.An
     (sr_bits random bits for 'sr'), 'exact', or a tensor-core preset (fpemu.presets(): a block-FMA
     model of the hardware, e.g. 'h100-e4m3-fastaccum'); promote=Nc folds every Nc products into an
     fp32 register (DeepSeek-V3), 0 keeps the preset's interval or never promotes.
+    """
+def gemm_recipes() -> dict:
+    """
+    The named GEMM recipes of train(gemm=...): name -> FORMAT/SCALING/ACCUMULATOR.
     """
 def get_num_threads() -> int:
     """
@@ -421,6 +455,19 @@ def round(x: typing.Any, fmt: typing.Any, *, mode: str = 'rne', overflow: str = 
     element i's bits from Philox keyed by (seed, stream, i): the same seed gives the same result
     on every run, thread count and device. flags=True returns (result, per-element IEEE flags).
     """
+def scaling_table(*, ks: list[int] = [128, 4096], sigmas: list[float] = [1e-06, 0.0001, 0.01, 1.0, 100.0, 10000.0], m: int = 8, n: int = 8, seed: int = 0, threads: int = 0) -> list:
+    """
+    What block scaling buys, the table of docs/accumulation.md: for each of five scalings (name: e4m3fn
+    inputs unscaled 'none', per 'tensor', 'tile128' (DeepSeek-V3's 1x128 A / 128x128 B), 'mx32', all
+    accumulated in fp32, and NVFP4's e2m1fn inputs on b200-mxf4nvf4), each K in ks and each sigma in
+    sigmas, one dict: an M x K by K x N GEMM of N(0, sigma^2) data drawn as `fpemu gemm --m M --n N --k
+    K --sigma SIGMA --seed SEED` draws it, so that each number equals that command's (one build):
+    normwise_error_original and max_rel_error_original against the exact GEMM of the data,
+    normwise_error and max_rel_error against the quantised inputs, underflowed and saturated (the
+    fractions of the non-zero inputs quantise lost), with name (the table's row label), scaling,
+    a_format, b_format, accumulator, m, n, k, sigma and seed. Rows in the table's order: scaling,
+    then K, then sigma.
+    """
 def set_num_threads(n: int) -> None:
     """
     Threads for long arrays (65536 elements or more) and the default of every `threads=0` argument
@@ -472,13 +519,21 @@ def theorem1_floor(fmt: typing.Any = 'bf16', lrs: list[float] = [0.1, 0.01, 0.00
     fmt, growing as lr shrinks; Kahan and stochastic rounding keep converging. One dict per lr with the
     distances ||w - w*|| reached by nearest, kahan, stochastic (16 bits) and fp32.
     """
-def train(x_train: numpy.ndarray, y_train: numpy.ndarray, x_test: numpy.ndarray, y_test: numpy.ndarray, *, model: str = 'mlp', hidden: int = 256, classes: int = 10, optimizer: str = 'sgd', policy: str = 'fp32', lr: float = 0.001, momentum: float = 0.0, dampening: float = 0.0, nesterov: bool = False, weight_decay: float = 0.0, beta1: float = 0.9, beta2: float | None = None, eps: float = 1e-08, epochs: int = 1, batch: int = 128, grad_accum: int = 1, clip_norm: float = 0.0, seed: int = 1, threads: int = 0, progress: typing.Any = None) -> dict:
+def train(x_train: numpy.ndarray, y_train: numpy.ndarray, x_test: numpy.ndarray, y_test: numpy.ndarray, *, model: str = 'mlp', hidden: int = 256, classes: int = 10, optimizer: str = 'sgd', policy: str = 'fp32', lr: float = 0.001, momentum: float = 0.0, dampening: float = 0.0, nesterov: bool = False, weight_decay: float = 0.0, beta1: float = 0.9, beta2: float | None = None, eps: float = 1e-08, epochs: int = 1, batch: int = 128, grad_accum: int = 1, clip_norm: float = 0.0, seed: int = 1, threads: int = 0, gemm: str = 'weights', gemm_error_every: int = 0, gemm_error_rows: int = 8, progress: typing.Any = None) -> dict:
     """
     Mini-batch training of a model (mlp: inputs -> hidden ReLU -> classes; logreg; linreg) under a
     precision policy, with grad_accum micro-batches per step and optional global-norm clipping.
     Labels: class indices (mlp), -1/+1 (logreg), any finite value (linreg). Returns a dict: epochs
     (train_loss, test_loss, test_accuracy, steps, seconds per epoch), step_losses, memory and
     optimizer_bytes. progress(epoch_dict) is called after every epoch. Deterministic in seed.
+    gemm: how the model's GEMMs compute, as fpemu train --gemm: 'FORMAT/SCALING/ACCUMULATOR'
+    (FORMAT 'weights': the policy's weight format) or a name: weights, bf16, fp8-fastaccum,
+    fp8-deepseek (e4m3fn/tile128/h100-e4m3-deepseek), fp8-tensor, fp8-unscaled (gemm_recipes()).
+    gemm_error_every = N > 0 measures every GEMM of the first micro-batch of steps 1, N + 1, ...
+    on the first gemm_error_rows rows of its output: gemm_errors, a list of dicts with step, layer
+    (fprop1 fprop2 wgrad2 dgrad2 wgrad1), M, N, K, rows, error_original (normwise, against the
+    product of the operands before rounding) and error_quantised (against the exact product of
+    the rounded operands).
     Hyper-parameters as in torch.optim: lr, momentum, dampening, nesterov (sgd), weight_decay (L2 for
     sgd and adam, decoupled for adamw and lion), beta1, beta2 (default 0.999, lion 0.99), eps.
     Policies: fp32 | mixed | mixed-fp16 | FMT[-kahan|-zamirai|-sr[K]][-ops], e.g. bf16, bf16-kahan,
