@@ -104,7 +104,8 @@ def array_rows(rnd, lines, row):
 
 def gemm_rows(gemm, lines, row):
     """The GEMM table: each emulated GEMM against Eigen's FP32 GEMM; every tensor-core preset that
-    has a fast kernel also against h100_e4m3 of the same run."""
+    has a fast kernel also against h100_e4m3 of the same run; the exact reference of an error
+    report against h100_e4m3."""
     native = gemm["native_fp32_eigen"]
     lines += ["", f"Emulated GEMM, M = N = 512, K = 4096, one thread, products per second, against Eigen's FP32 "
               f"GEMM in the same run ({native / 1e9:.2f} G products/s):", "",
@@ -115,6 +116,8 @@ def gemm_rows(gemm, lines, row):
     for name, value in sorted(gemm.items()):
         if name.startswith("preset/"):
             row(name, value, value / native, 0.15, f"vs Eigen FP32; {value / gemm['h100_e4m3']:.2f} of h100_e4m3")
+        elif name.startswith("exact_reference/"):  # an error report's exact products, against the emulation
+            row(name, value, value / gemm["h100_e4m3"], 0.1, "vs h100_e4m3, the GEMM it checks")
         elif name not in ("native_fp32_eigen", "h100_e4m3", "bf16_fp32_rne"):
             lines.append(f"| {name} | {value / 1e9:.3f} G/s | {value / native:.3f} | | | vs Eigen FP32 |")
 

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "analysis/reference/dot_analysis.hpp"
+#include "analysis/reference/fixed_dot.hpp"
 #include "analysis/reference/gemm.hpp"
 #include "analysis/reference/gemm_kernels.hpp"
 #include "fpemu/convert.hpp"
@@ -911,4 +912,49 @@ TEST_CASE("gemm and quantise reject bad shapes, orders and parameters with a cle
   CHECK(quantise(x, 2, 256, formats::e4m3fn, scaling::none, true).message().find("needs 512 values, got 256") !=
         std::string::npos);
   CHECK(parse_scaling("mx64").message().find("valid are none, tensor, tile128, block128, mx32, nvfp4") != std::string::npos);
+}
+
+TEST_CASE("fixed_dot: exact dot products in 128-bit fixed point == exact_accumulator, up to the window's edge") {
+  std::mt19937_64 rng(31);
+  // Values m 2^e, |m| < 2^31, e over a span chosen per case: narrow spans take the fixed point,
+  // wide ones must be refused (never a wrong sum).
+  int fixed = 0, refused = 0, widest = 0;  // widest: bits of the largest sum of magnitudes taken
+  for (int trial = 0; trial < 3000; ++trial) {
+    const int K = 1 + static_cast<int>(rng() % 300);
+    const int bits = 1 + static_cast<int>(rng() % 31), spread = static_cast<int>(rng() % 80);
+    const int base = static_cast<int>(rng() % 400) - 200;
+    std::vector<unpacked> a(static_cast<std::size_t>(K)), b(static_cast<std::size_t>(K));
+    for (int k = 0; k < K; ++k)
+      for (std::vector<unpacked>* v : {&a, &b}) {
+        const std::uint64_t m = rng() % 7 == 0 ? 0 : rng() >> (64 - bits);
+        (*v)[static_cast<std::size_t>(k)] =
+            make_finite(rng() % 2 == 1, m, base + static_cast<int>(rng() % static_cast<std::uint64_t>(spread + 1)));
+      }
+    if (trial % 5 == 0) b[static_cast<std::size_t>(K / 2)] = make_finite(false, detail::u128{1} << 40, 0);  // too wide
+    const fixed_vectors fa(a, 1, K), fb(b, 1, K);
+    exact_accumulator want, want_magnitude;
+    for (int k = 0; k < K; ++k) {
+      want.add_product(a[static_cast<std::size_t>(k)], b[static_cast<std::size_t>(k)]);
+      unpacked pa = a[static_cast<std::size_t>(k)], pb = b[static_cast<std::size_t>(k)];
+      pa.negative = pb.negative = false;
+      want_magnitude.add_product(pa, pb);
+    }
+    const auto got = fixed_dot(fa, 0, fb, 0);
+    if (!got) {
+      ++refused;
+      continue;
+    }
+    ++fixed;
+    widest = std::max(widest, detail::msb128(got->magnitude.sig) + 1);
+    exact_accumulator diff = want, diff_magnitude = want_magnitude;
+    diff.subtract(got->sum);
+    diff_magnitude.subtract(got->magnitude);
+    CAPTURE(trial);
+    REQUIRE(diff.is_zero());
+    REQUIRE(diff_magnitude.is_zero());
+  }
+  MESSAGE("fixed point " << fixed << ", refused " << refused << ", widest sum " << widest << " bits");
+  CHECK(fixed > 1000);
+  CHECK(refused > 300);
+  CHECK(widest > 110);  // sums near the 126-bit limit were taken, and were exact
 }

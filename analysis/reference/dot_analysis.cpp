@@ -6,9 +6,11 @@
 #include <cmath>
 #include <cstdio>
 #include <limits>
+#include <optional>
 #include <thread>
 #include <vector>
 
+#include "analysis/reference/fixed_dot.hpp"
 #include "analysis/reference/measured_error.hpp"
 #include "analysis/reference/parallel_rows.hpp"
 #include "analysis/reference/summation.hpp"
@@ -365,6 +367,7 @@ double exact_outputs(
   const unpacked ub = unpack(o.beta);
   r.relative.assign(MN, 0.0);
   std::vector<double> err(MN), ex(MN), mag(MN);
+  const fixed_vectors fixed_a(at, M, K), fixed_b(bt, N, K);  // the fast exact products (fixed_dot.hpp)
   parallel_rows(M, threads, [&](int r0, int r1) {
     exact_accumulator x, s;
     std::vector<std::uint32_t> a_row(static_cast<std::size_t>(K)), b_col(static_cast<std::size_t>(K));
@@ -373,13 +376,18 @@ double exact_outputs(
         if (each_output) each_output(i, j, a_row, b_col);
         x.clear();
         s.clear();
-        const unpacked* ai = &at[static_cast<std::size_t>(i) * K];
-        const unpacked* bj = &bt[static_cast<std::size_t>(j) * K];
-        for (int k = 0; k < K; ++k) {
-          x.add_product(ai[k], bj[k]);
-          unpacked pa = ai[k], pb = bj[k];
-          pa.negative = pb.negative = false;
-          s.add_product(pa, pb);
+        if (const std::optional<fixed_dot_result> f = fixed_dot(fixed_a, i, fixed_b, j)) {
+          x.add(f->sum);
+          s.add(f->magnitude);
+        } else {
+          const unpacked* ai = &at[static_cast<std::size_t>(i) * K];
+          const unpacked* bj = &bt[static_cast<std::size_t>(j) * K];
+          for (int k = 0; k < K; ++k) {
+            x.add_product(ai[k], bj[k]);
+            unpacked pa = ai[k], pb = bj[k];
+            pa.negative = pb.negative = false;
+            s.add_product(pa, pb);
+          }
         }
         const std::size_t ij = static_cast<std::size_t>(i) * N + j;
         if (o.beta != 0) {

@@ -47,29 +47,10 @@ scaled_matrix round_matrix(const format& f, const float* x, int rows, int cols, 
   return m;
 }
 
-// x (rows x cols, row-major) rounded into f, as its transpose: a cols x rows matrix of codes.
-scaled_matrix round_transposed(const format& f, const float* x, int rows, int cols, int threads) {
-  scaled_matrix m;
-  m.rows = cols;
-  m.cols = rows;
-  m.fmt = f;
-  m.codes.resize(area(rows, cols));
-  constexpr int kTile = 32;  // tiles keep both the reads and the strided writes in cache
-  analysis::parallel_rows(cols, rounding_threads(m.codes.size(), threads), [&](int j0, int j1) {
-    for (int i0 = 0; i0 < rows; i0 += kTile)
-      for (int jt = j0; jt < j1; jt += kTile)
-        for (int i = i0; i < std::min(rows, i0 + kTile); ++i)
-          for (int j = jt; j < std::min(j1, jt + kTile); ++j)
-            m.codes[static_cast<std::size_t>(j) * rows + i] =
-                round_float(f, x[static_cast<std::size_t>(i) * cols + j]).code;
-  }, kTile);
-  return m;
-}
-
 // x (rows x cols, row-major) transposed: cols x rows.
 std::vector<float> transpose(const float* x, int rows, int cols) {
   std::vector<float> t(area(rows, cols));
-  constexpr int kTile = 32;
+  constexpr int kTile = 32;  // tiles keep both the reads and the strided writes in cache
   for (int i0 = 0; i0 < rows; i0 += kTile)
     for (int j0 = 0; j0 < cols; j0 += kTile)
       for (int i = i0; i < std::min(rows, i0 + kTile); ++i)
@@ -258,15 +239,15 @@ struct operand {
 operand make_operand(const context& c, const float* x, int rows, int cols, bool transpose_x, bool first) {
   operand o;
   const bool scaled = c.p.scaling != analysis::scaling::none;
-  if (!scaled && c.probe == nullptr) {
-    o.q = transpose_x ? round_transposed(c.f(), x, rows, cols, c.threads)
-                      : round_matrix(c.f(), x, rows, cols, c.threads);
+  const int r = transpose_x ? cols : rows, k = transpose_x ? rows : cols;
+  if (!scaled && c.probe == nullptr && !transpose_x) {
+    o.q = round_matrix(c.f(), x, rows, cols, c.threads);
     return o;
   }
   o.values = transpose_x ? transpose(x, rows, cols) : std::vector<float>(x, x + area(rows, cols));
-  const int r = transpose_x ? cols : rows, k = transpose_x ? rows : cols;
   if (!scaled) {
     o.q = round_matrix(c.f(), o.values.data(), r, k, c.threads);
+    if (c.probe == nullptr) o.values = {};
     return o;
   }
   expected<scaled_matrix> q = analysis::quantise(o.values, r, k, c.f(), c.p.scaling, first);
