@@ -13,7 +13,7 @@
 // instead (minutes per GEMM).
 // exact_reference/h100_e4m3 times what an error report adds: analyse_gemm's exact products of the
 // first 64 rows (products per second of the exact reference, with vs_h100_e4m3 its rate over the
-// emulated GEMM's: issue 28 asks for at least 0.1).
+// emulated GEMM's: the target is at least 0.1, so that a report costs at most ten emulations).
 //
 //   ./dev bench     (builds with -Dbenchmarks=true and -march=native for every target, so Eigen
 //                    gets the machine's best vector code too)

@@ -1,5 +1,5 @@
 """Markdown table of a bench_cuda JSON run: each kernel's rate, its reference's (measured in the
-same iteration on the same GPU), their ratio, and the target of issue 22 where one applies.
+same iteration on the same GPU), their ratio, and the target where one applies (docs/cuda.md).
 
     python3 scripts/gpu_bench_report.py RUN.json
 """
