@@ -521,5 +521,11 @@ gemm_report compare_with_original(std::span<const float> a, std::span<const floa
   return r;
 }
 
+double largest_relative(std::span<const double> relative, bool keep_nan) {
+  double m = -1;
+  for (double r : relative) m = keep_nan && std::isnan(r) ? r : std::isnan(m) ? m : std::max(m, r);
+  return m;
+}
+
 }  // namespace fpemu::analysis
 

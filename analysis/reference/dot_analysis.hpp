@@ -123,4 +123,9 @@ gemm_report compare_with_original(std::span<const float> a, std::span<const floa
                                   std::span<const std::uint32_t> c, const gemm_options& o,
                                   std::span<const std::uint32_t> d, const std::function<void(int, int)>& rows_done = {});
 
+// The largest of a report's relative errors, -1 for none, as `fpemu gemm` reduces them: with
+// keep_nan (against the quantised inputs) an output that is not finite makes it NaN; without
+// (against the data before quantisation) NaN is passed over.
+double largest_relative(std::span<const double> relative, bool keep_nan);
+
 }  // namespace fpemu::analysis

@@ -109,21 +109,14 @@ expected<std::vector<scaling_cell>> scaling_experiment(const scaling_experiment_
         const gemm_report quantised = analyse_gemm(*a, *b, {}, go, *d);
         const gemm_report original = compare_with_original(xa, xb, M, N, K, {}, go, *d);
         const quantisation_loss lost = quantisation_loss_of(xa, *a, xb, *b);
-        // As `fpemu gemm` reduces them: the largest against the data passes over NaN (std::max),
-        // the largest against the quantised inputs keeps it.
-        const auto largest = [](const std::vector<double>& v, bool keep_nan) {
-          double m = -1;
-          for (double r : v) m = keep_nan && std::isnan(r) ? r : std::isnan(m) ? m : std::max(m, r);
-          return m;
-        };
         scaling_cell c;
         c.setup = setup;
         c.k = K;
         c.sigma = sigma;
         c.normwise_error_original = original.normwise;
-        c.max_rel_error_original = largest(original.relative, false);
+        c.max_rel_error_original = largest_relative(original.relative, false);
         c.normwise_error = quantised.normwise;
-        c.max_rel_error = largest(quantised.relative, true);
+        c.max_rel_error = largest_relative(quantised.relative, true);
         c.underflowed = lost.fraction(lost.underflowed);
         c.saturated = lost.fraction(lost.saturated);
         cells.push_back(std::move(c));

@@ -199,7 +199,7 @@ void run_gemm(const gemm_cli_options& o) {
                                                     rows_done(s * kUnits + kGemmUnits + reference_units))
                   : report;
     normwise_original = std::max(normwise_original, original.normwise);
-    for (double r : original.relative) max_rel_original = std::max(max_rel_original, r);
+    max_rel_original = std::max(max_rel_original, analysis::largest_relative(original.relative, false));
     const std::vector<double>& rel = report.relative;
     if (!have_normwise || report.normwise > worst.normwise || (std::isnan(report.normwise) && !std::isnan(worst.normwise))) {
       have_normwise = true;
