@@ -411,12 +411,7 @@ command add_casgd(CLI::App& parent) {
       ->capture_default_str()
       ->type_name("SPEC|FILE");
   a.add_option("--recipe", o->recipes, "Table 3 recipes A..I, comma-separated; gaps are to the first")
-      ->transform(list_check(parser_check(
-          [](const std::string& r) {
-            const auto p = parse_recipe(r);
-            return p ? std::string{} : p.message();
-          },
-          "A..I")))
+      ->transform(list_check(parser_check(problem_of(parse_recipe), "A..I")))
       ->capture_default_str()
       ->type_name("LIST");
   a.add_option("--slot", o->slot_overrides,

@@ -441,12 +441,7 @@ command add_optim(CLI::App& parent) {
   app->add_option("--policy", o->policy,
                   "Precision policy: fp32, mixed, mixed-fp16, or FMT[-kahan|-zamirai|-sr[K]][-ops] "
                   "with FMT such as bf16 or fp16")
-      ->check(parser_check(
-          [](const std::string& in) {
-            const auto p = training::parse_policy(in);
-            return p ? std::string{} : p.message();
-          },
-          ""))
+      ->check(parser_check(problem_of(training::parse_policy), ""))
       ->default_str("fp32 (--memory: the table's eight)")
       ->type_name("P");
   // The hyper-parameters stay text, empty when not given: an option the optimizer does not use

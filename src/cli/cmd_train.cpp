@@ -56,15 +56,6 @@ struct train_cli_options {
   bool model_given = false, epochs_given = false, batch_given = false, beta2_given = false;
 };
 
-// A library parser as a validator's problem: "" when it accepts the text, else its message.
-template <class Parse>
-auto problem_of(Parse parse) {
-  return [parse](const std::string& in) {
-    const auto parsed = parse(in);
-    return parsed ? std::string{} : parsed.message();
-  };
-}
-
 hyperparameters resolve_hyper(const train_cli_options& o, optimizer_kind k) {
   hyperparameters h;
   const double default_lr = k == optimizer_kind::sgd ? 0.05 : (k == optimizer_kind::lion ? 1e-4 : 1e-3);

@@ -170,6 +170,15 @@ CLI::Validator list_check(const CLI::Validator& item);
 // A value that `problem` accepts (returns an empty string) or refuses with a message naming it
 // and the valid set (e.g. a library parser: parse_policy, parse_recipe).
 CLI::Validator parser_check(std::function<std::string(const std::string&)> problem, std::string description);
+// A library parser (returning expected<T>) as parser_check's problem: "" when it accepts the
+// text, else its message.
+template <class Parse>
+auto problem_of(Parse parse) {
+  return [parse](const std::string& in) {
+    const auto parsed = parse(in);
+    return parsed ? std::string{} : parsed.message();
+  };
+}
 // A format spec that parse_format accepts; the message is parse_format's.
 CLI::Validator format_check();
 
