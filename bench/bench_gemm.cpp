@@ -15,11 +15,10 @@
 // first 64 rows (products per second of the exact reference, with vs_h100_e4m3 its rate over the
 // emulated GEMM's: the target is at least 0.1, so that a report costs at most ten emulations).
 //
-//   ./dev bench     (builds with -Dbenchmarks=true and -march=native for every target, so Eigen
-//                    gets the machine's best vector code too)
+//   ./dev bench     (Eigen's GEMM is built for the host CPU, native_gemm.hpp; the emulation as users
+//                    get it, with runtime SIMD dispatch)
 #include <benchmark/benchmark.h>
 
-#include <Eigen/Dense>
 #include <cstdio>
 #include <ctime>
 #include <random>
@@ -30,6 +29,7 @@
 #include "analysis/reference/gemm.hpp"
 #include "analysis/reference/gemm_kernels.hpp"
 #include "fpemu/presets.hpp"
+#include "native_gemm.hpp"
 
 namespace {
 
@@ -65,15 +65,12 @@ double rate(const benchmark::State& state, double elapsed) {
 }
 
 void native_fp32_eigen(benchmark::State& state) {
-  Eigen::setNbThreads(1);
   const std::vector<float> a = normal(static_cast<std::size_t>(M) * K, 1), b = normal(static_cast<std::size_t>(K) * N, 2);
-  const Eigen::Map<const Eigen::Matrix<float, M, Eigen::Dynamic, Eigen::RowMajor>> A(a.data(), M, K);
-  const Eigen::Map<const Eigen::Matrix<float, Eigen::Dynamic, N, Eigen::RowMajor>> B(b.data(), K, N);
-  Eigen::MatrixXf C(M, N);
+  std::vector<float> c(static_cast<std::size_t>(M) * N);
   const double start = seconds(false);
   for (auto _ : state) {
-    C.noalias() = A * B;
-    benchmark::DoNotOptimize(C.data());
+    fpemu::bench::native_sgemm(a.data(), b.data(), c.data(), M, N, K);
+    benchmark::DoNotOptimize(c.data());
   }
   native_rate = rate(state, seconds(false) - start);
   set_products(state);

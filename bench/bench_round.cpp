@@ -1,53 +1,75 @@
 // Array rounding throughput against memcpy of the same elements, measured in the same run (the
-// physical limit): 2^24 binary32 inputs drawn from N(0, 1), 64 MiB in and up to 64 MiB out, so
-// every variant streams from and to memory as memcpy does.
+// physical limit): 2^24 binary32 inputs, 64 MiB in and up to 64 MiB out, so every variant
+// streams from and to memory as memcpy does. Two data sets:
+//   normal  N(0, 1)
+//   wide    2^u with u uniform in [-30, 30] and a random sign: for the 8-bit and smaller formats
+//           about half the results are subnormal, zero or overflowing, the lanes a vector rule
+//           is least likely to cover
 //
-//   encode/<fmt>_<mode>/threads:T    round_array: floats -> storage-width codes (uint8 for FP8,
-//                                    uint16 for bf16/fp16), as tensors of these formats are kept
-//   encode_u32/<fmt>_rne/threads:T   round_array: floats -> uint32 codes (for comparison)
-//   in_place/<fmt>_<mode>/threads:T  round_in_place: floats -> rounded floats (the input is
-//                                    restored outside the timed region before every iteration)
-//   memcpy/threads:T                 the same bytes copied, T threads each copying a share
-//   decode/<fmt>/threads:1           codes -> floats
+//   encode/<data>/<fmt>_<mode>/threads:T    round_array: floats -> storage-width codes (uint8 up
+//                                           to 8 bits, uint16 for bf16/fp16)
+//   in_place/<data>/<fmt>_<mode>/threads:T  round_in_place: floats -> rounded floats (the input is
+//                                           restored outside the timed region every iteration)
+//   decode/<data>/<fmt>/threads:T           uint32 codes -> floats
+//   memcpy/threads:T                        the same bytes copied, T threads each copying a share
 //
-// items_per_second is elements per second everywhere; scripts/bench_report.py turns a JSON run
-// into ratios against memcpy and checks them against the targets of docs/performance.md.
+// Modes: rne rz ru rd rto, sr16 (16 random bits) and sr-exact. items_per_second is elements per
+// second everywhere; scripts/bench_report.py turns a JSON run into ratios against memcpy and
+// checks them against the targets of docs/performance.md.
 //
-//   ./dev bench        (or: build-bench/bench/bench_round --benchmark_format=json)
+// Flags besides Google Benchmark's (first on the command line):
+//   --list-targets   print the SIMD targets this CPU can run, best first, and exit
+//   --target=NAME    dispatch the kernels to NAME (one of those) instead of the best
+// The dispatched target and the CPU model go into the JSON context (fpemu_target, cpu_model).
 #include <benchmark/benchmark.h>
+#include <hwy/targets.h>
 
+#include <cmath>
+#include <cstdio>
 #include <cstring>
+#include <fstream>
 #include <random>
 #include <span>
+#include <string>
 #include <thread>
 #include <vector>
 
 #include "fpemu/array.hpp"
 #include "fpemu/spec.hpp"
+#include "src/array_simd.hpp"
 
 namespace {
 
 constexpr std::size_t kElements = std::size_t{1} << 24;
 
-const std::vector<float>& normal_inputs() {
-  static const std::vector<float> v = [] {
-    std::vector<float> x(kElements);
-    std::mt19937 rng(1);
-    std::normal_distribution<float> n(0.0f, 1.0f);
-    for (float& f : x) f = n(rng);
-    return x;
-  }();
-  return v;
+enum class data_set { normal, wide };
+constexpr const char* kDataNames[] = {"normal", "wide"};
+
+const std::vector<float>& inputs(data_set d) {
+  static const std::vector<float> sets[2] = {[] {
+                                               std::vector<float> x(kElements);
+                                               std::mt19937 rng(1);
+                                               std::normal_distribution<float> n(0.0f, 1.0f);
+                                               for (float& f : x) f = n(rng);
+                                               return x;
+                                             }(),
+                                             [] {
+                                               std::vector<float> x(kElements);
+                                               std::mt19937 rng(2);
+                                               std::uniform_real_distribution<float> u(-30.0f, 30.0f);
+                                               for (float& f : x) f = std::exp2(u(rng)) * (rng() & 1 ? -1.0f : 1.0f);
+                                               return x;
+                                             }()};
+  return sets[static_cast<int>(d)];
 }
 
 void set_elements(benchmark::State& state) {
   state.SetItemsProcessed(static_cast<std::int64_t>(state.iterations()) * static_cast<std::int64_t>(kElements));
-  state.SetBytesProcessed(static_cast<std::int64_t>(state.iterations()) * static_cast<std::int64_t>(kElements) * 8);
 }
 
 void memcpy_elements(benchmark::State& state) {
   const int threads = static_cast<int>(state.range(0));
-  const std::vector<float>& in = normal_inputs();
+  const std::vector<float>& in = inputs(data_set::normal);
   std::vector<float> out(in.size(), 1.0f);
   const std::size_t share = in.size() / static_cast<std::size_t>(threads);
   for (auto _ : state) {
@@ -62,22 +84,20 @@ void memcpy_elements(benchmark::State& state) {
   set_elements(state);
 }
 
-fpemu::rounding mode_of(const char* mode) {
-  using fpemu::round_mode;
-  const round_mode m = std::strcmp(mode, "rne") == 0  ? round_mode::nearest_even
-                       : std::strcmp(mode, "rz") == 0 ? round_mode::toward_zero
-                                                      : round_mode::stochastic;
-  return fpemu::rounding{m, fpemu::overflow_policy::ieee, 16};
+// "sr16" is stochastic rounding with 16 random bits; every other name is parse_round_mode's.
+fpemu::rounding mode_of(const std::string& mode) {
+  fpemu::rounding r;
+  r.mode = mode == "sr16" ? fpemu::round_mode::stochastic : *fpemu::parse_round_mode(mode);
+  r.sr_bits = 16;
+  return r;
 }
 
 template <class Code>
-void encode_into(benchmark::State& state, const char* spec, const char* mode) {
-  fpemu::set_array_threads(static_cast<int>(state.range(0)));
-  const fpemu::format f = *fpemu::parse_format(spec);
-  const std::vector<float>& in = normal_inputs();
+void encode_into(benchmark::State& state, const fpemu::format& f, const fpemu::rounding& r, data_set d) {
+  const std::vector<float>& in = inputs(d);
   std::vector<Code> out(in.size(), 1);
   for (auto _ : state) {
-    auto flags = fpemu::round_array(f, in, std::span<Code>(out), mode_of(mode), fpemu::sr_stream{1, 0, 0});
+    auto flags = fpemu::round_array(f, in, std::span<Code>(out), r, fpemu::sr_stream{1, 0, 0});
     if (!flags) state.SkipWithError(flags.message().c_str());
     benchmark::DoNotOptimize(flags);
     benchmark::DoNotOptimize(out.data());
@@ -86,25 +106,25 @@ void encode_into(benchmark::State& state, const char* spec, const char* mode) {
   set_elements(state);
 }
 
-void encode(benchmark::State& state, const char* spec, const char* mode) {
-  if (fpemu::width(*fpemu::parse_format(spec)) <= 8) return encode_into<std::uint8_t>(state, spec, mode);
-  encode_into<std::uint16_t>(state, spec, mode);
-}
-
-void encode_u32(benchmark::State& state, const char* spec, const char* mode) {
-  encode_into<std::uint32_t>(state, spec, mode);
-}
-
-void in_place(benchmark::State& state, const char* spec, const char* mode) {
+void encode(benchmark::State& state, const std::string& spec, const std::string& mode, data_set d) {
   fpemu::set_array_threads(static_cast<int>(state.range(0)));
   const fpemu::format f = *fpemu::parse_format(spec);
-  const std::vector<float>& in = normal_inputs();
+  if (fpemu::width(f) <= 8) return encode_into<std::uint8_t>(state, f, mode_of(mode), d);
+  encode_into<std::uint16_t>(state, f, mode_of(mode), d);
+}
+
+void in_place(benchmark::State& state, const std::string& spec, const std::string& mode, data_set d) {
+  fpemu::set_array_threads(static_cast<int>(state.range(0)));
+  const fpemu::format f = *fpemu::parse_format(spec);
+  const fpemu::rounding r = mode_of(mode);
+  const std::vector<float>& in = inputs(d);
   std::vector<float> x(in.size());
   for (auto _ : state) {
     state.PauseTiming();
     std::memcpy(x.data(), in.data(), in.size() * sizeof(float));
     state.ResumeTiming();
-    auto flags = fpemu::round_in_place(f, x, mode_of(mode), fpemu::sr_stream{1, 0, 0});
+    auto flags = fpemu::round_in_place(f, x, r, fpemu::sr_stream{1, 0, 0});
+    if (!flags) state.SkipWithError(flags.message().c_str());
     benchmark::DoNotOptimize(flags);
     benchmark::DoNotOptimize(x.data());
     benchmark::ClobberMemory();
@@ -112,10 +132,10 @@ void in_place(benchmark::State& state, const char* spec, const char* mode) {
   set_elements(state);
 }
 
-void decode(benchmark::State& state, const char* spec) {
+void decode(benchmark::State& state, const std::string& spec, data_set d) {
   fpemu::set_array_threads(static_cast<int>(state.range(0)));
   const fpemu::format f = *fpemu::parse_format(spec);
-  const std::vector<float>& in = normal_inputs();
+  const std::vector<float>& in = inputs(d);
   std::vector<std::uint32_t> codes(in.size());
   (void)fpemu::round_array(f, in, codes);
   std::vector<float> out(in.size());
@@ -128,33 +148,67 @@ void decode(benchmark::State& state, const char* spec) {
   set_elements(state);
 }
 
+constexpr const char* kFormats[] = {"bf16", "fp16", "e4m3fn", "e5m2", "e3m2fn", "e2m3fn", "e2m1fn"};
+constexpr const char* kModes[] = {"rne", "rz", "ru", "rd", "rto", "sr16", "sr-exact"};
+
+void register_all() {
+  auto per_thread = [](benchmark::internal::Benchmark* b) {
+    b->ArgName("threads")->Arg(1)->Arg(2)->Unit(benchmark::kMillisecond)->UseRealTime();
+  };
+  per_thread(benchmark::RegisterBenchmark("memcpy", memcpy_elements));
+  for (const data_set d : {data_set::normal, data_set::wide}) {
+    const std::string data = kDataNames[static_cast<int>(d)];
+    for (const std::string fmt : kFormats) {
+      for (const std::string mode : kModes) {
+        const std::string name = data + "/" + fmt + "_" + mode;
+        per_thread(benchmark::RegisterBenchmark(("encode/" + name).c_str(), encode, fmt, mode, d));
+        per_thread(benchmark::RegisterBenchmark(("in_place/" + name).c_str(), in_place, fmt, mode, d));
+      }
+      per_thread(benchmark::RegisterBenchmark(("decode/" + data + "/" + fmt).c_str(), decode, fmt, d));
+    }
+  }
+}
+
+std::string cpu_model() {
+  std::ifstream cpuinfo("/proc/cpuinfo");
+  for (std::string line; std::getline(cpuinfo, line);)
+    if (line.rfind("model name", 0) == 0) return line.substr(line.find(':') + 2);
+  return "unknown CPU";
+}
+
 }  // namespace
 
-BENCHMARK(memcpy_elements)->Name("memcpy")->ArgName("threads")->Arg(1)->Arg(2)->Unit(benchmark::kMillisecond)->UseRealTime();
-
-#define FPEMU_ROUND_BENCH(fmt, mode)                                                                          \
-  BENCHMARK_CAPTURE(encode, fmt##_##mode, #fmt, #mode)->ArgName("threads")->Arg(1)->Arg(2)->Unit(benchmark::kMillisecond)->UseRealTime(); \
-  BENCHMARK_CAPTURE(in_place, fmt##_##mode, #fmt, #mode)->ArgName("threads")->Arg(1)->Arg(2)->Unit(benchmark::kMillisecond)->UseRealTime();
-
-FPEMU_ROUND_BENCH(bf16, rne)
-FPEMU_ROUND_BENCH(bf16, rz)
-FPEMU_ROUND_BENCH(bf16, sr16)
-FPEMU_ROUND_BENCH(fp16, rne)
-FPEMU_ROUND_BENCH(fp16, rz)
-FPEMU_ROUND_BENCH(fp16, sr16)
-FPEMU_ROUND_BENCH(e4m3fn, rne)
-FPEMU_ROUND_BENCH(e4m3fn, rz)
-FPEMU_ROUND_BENCH(e4m3fn, sr16)
-FPEMU_ROUND_BENCH(e5m2, rne)
-FPEMU_ROUND_BENCH(e5m2, rz)
-FPEMU_ROUND_BENCH(e5m2, sr16)
-
-#define FPEMU_U32_BENCH(fmt) \
-  BENCHMARK_CAPTURE(encode_u32, fmt##_rne, #fmt, "rne")->ArgName("threads")->Arg(1)->Arg(2)->Unit(benchmark::kMillisecond)->UseRealTime();
-FPEMU_U32_BENCH(bf16)
-FPEMU_U32_BENCH(e4m3fn)
-
-BENCHMARK_CAPTURE(decode, bf16, "bf16")->ArgName("threads")->Arg(1)->Unit(benchmark::kMillisecond)->UseRealTime();
-BENCHMARK_CAPTURE(decode, e4m3fn, "e4m3fn")->ArgName("threads")->Arg(1)->Unit(benchmark::kMillisecond)->UseRealTime();
-
-BENCHMARK_MAIN();
+int main(int argc, char** argv) {
+  const std::vector<std::int64_t> targets = hwy::SupportedAndGeneratedTargets();
+  std::vector<char*> args{argv[0]};
+  for (int i = 1; i < argc; ++i) {
+    const std::string a = argv[i];
+    if (a == "--list-targets") {
+      for (const std::int64_t t : targets) std::printf("%s\n", hwy::TargetName(t));
+      return 0;
+    }
+    if (a.rfind("--target=", 0) == 0) {
+      const std::string want = a.substr(9);
+      std::int64_t chosen = 0;
+      for (const std::int64_t t : targets)
+        if (want == hwy::TargetName(t)) chosen = t;
+      if (chosen == 0) {
+        std::fprintf(stderr, "bench_round: --target=%s: not a target of this CPU and build (--list-targets)\n",
+                     want.c_str());
+        return 2;
+      }
+      hwy::SetSupportedTargetsForTest(chosen);
+      continue;
+    }
+    args.push_back(argv[i]);
+  }
+  int n = static_cast<int>(args.size());
+  benchmark::Initialize(&n, args.data());
+  if (benchmark::ReportUnrecognizedArguments(n, args.data())) return 2;
+  benchmark::AddCustomContext("fpemu_target", fpemu::simd::target_name());
+  benchmark::AddCustomContext("cpu_model", cpu_model());
+  register_all();
+  benchmark::RunSpecifiedBenchmarks();
+  benchmark::Shutdown();
+  return 0;
+}

@@ -64,6 +64,9 @@ std::atomic<int> g_threads{0};
 
 // Arrays shorter than this run on the calling thread: waking the pool costs more than it saves.
 constexpr std::size_t kParallelFrom = std::size_t{1} << 16;
+// Outputs of at least this many floats (16 MiB, more than the caches of the CPUs measured) are
+// written with non-temporal stores where a kernel can.
+constexpr std::size_t kStreamFrom = std::size_t{1} << 22;
 // Elements per piece of work inside a chunk.
 constexpr std::size_t kPiece = 4096;
 
@@ -262,8 +265,9 @@ expected<std::uint8_t> decode_array(const format& f, std::span<const std::uint32
   if (auto e = check_format(f, "format")) return *e;
   if (auto e = check_float_valued(f, "decode_array")) return *e;
   if (auto e = check_sizes({{"codes", codes.size()}, {"out", out.size()}}, 0)) return *e;
+  const bool stream = codes.size() >= kStreamFrom;
   detail::parallel_chunks(codes.size(), threads_for(codes.size()), kPiece, [&](std::size_t b, std::size_t e) {
-    simd::decode_floats(f, codes.data() + b, e - b, out.data() + b);
+    simd::decode_floats(f, codes.data() + b, e - b, out.data() + b, stream);
   });
   return std::uint8_t{0};
 }

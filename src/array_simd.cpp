@@ -16,6 +16,7 @@
 #undef HWY_TARGET_INCLUDE
 #define HWY_TARGET_INCLUDE "src/array_simd.cpp"
 #include <hwy/foreach_target.h>  // IWYU pragma: keep
+#include <hwy/cache_control.h>
 #include <hwy/highway.h>
 
 #ifndef FPEMU_ARRAY_SIMD_SHARED
@@ -234,6 +235,41 @@ HWY_INLINE V RoundShift(D d, V v, V s, M negative, V random, V k, bool k_within_
   }
 }
 
+// The magnitude y (a float or double, >= 0, below 2^23) rounded to an integer by the mode, as
+// unsigned lanes: the scaled path's rule for lanes below the normal range, where y is the lane in
+// units of the subnormal quantum (exact: a power-of-two scaling). Each step is exact, so the
+// result is round_to_quantum's:
+// - Round, Trunc, Ceil and Floor take their direction from the instruction (older targets that
+//   emulate them need the environment to round to nearest: the caller checks);
+// - y - Trunc(y), the fraction, is exact, so comparing it with 1/2 rounds half away;
+// - stochastic with k bits: the core keeps the carry of the top k fraction bits plus the random
+//   bits, fraction_k = floor(frac(y) 2^k), so the result is (floor(y 2^k) + random) >> k, whole
+//   in a lane while y 2^k < 2^31 (the caller checks that frac_bits + k <= 31).
+template <round_mode Mode, class D, class VF, class M, class V = hn::Vec<hn::RebindToUnsigned<D>>>
+HWY_INLINE V ScaledUnits(D d, VF y, M negative, V random, V k, VF two_k) {
+  const hn::RebindToUnsigned<D> du;
+  const hn::RebindToSigned<D> di;
+  auto integer = [&](VF whole) FPEMU_KERNEL_LAMBDA { return hn::BitCast(du, hn::ConvertTo(di, whole)); };
+  const auto fnegative = hn::RebindMask(d, negative);
+  if constexpr (Mode == round_mode::nearest_even) {
+    return integer(hn::Round(y));
+  } else if constexpr (Mode == round_mode::nearest_away) {
+    const VF t = hn::Trunc(y);
+    return hn::Sub(integer(t), hn::VecFromMask(du, hn::RebindMask(du, hn::Ge(hn::Sub(y, t), hn::Set(d, 0.5)))));
+  } else if constexpr (Mode == round_mode::toward_zero) {
+    return integer(hn::Trunc(y));
+  } else if constexpr (Mode == round_mode::toward_positive) {
+    return integer(hn::IfThenElse(fnegative, hn::Trunc(y), hn::Ceil(y)));
+  } else if constexpr (Mode == round_mode::toward_negative) {
+    return integer(hn::IfThenElse(fnegative, hn::Ceil(y), hn::Trunc(y)));
+  } else if constexpr (Mode == round_mode::to_odd) {
+    const VF t = hn::Trunc(y);
+    return hn::Or(integer(t), hn::IfThenElseZero(hn::RebindMask(du, hn::Ne(t, y)), hn::Set(du, 1)));
+  } else {
+    return hn::Add(integer(hn::Trunc(hn::Mul(y, two_k))), random) >> k;
+  }
+}
+
 template <round_mode Mode, class T>
 std::uint8_t EncodeMode(const format& f, const rounding& r, const T* in, std::size_t n, const keystream& ks,
                         code_sink codes, T* values, std::uint8_t* flags) {
@@ -330,6 +366,7 @@ std::uint8_t EncodeMode(const format& f, const rounding& r, const T* in, std::si
   const int frac_bits = static_cast<int>(p.frac_bits), s0_bits = static_cast<int>(p.s0);
   const V smallest_normal = hn::Set(du, p.emin_field << tr::mant);  // 2^emin's input bits
   const V below_low = hn::Set(du, (p.low_field << tr::mant) - 1);
+  const V input_subnormal_top = hn::Set(du, (U{1} << tr::mant) - 1);  // mag - 1 below it: a subnormal input
   // Binary32 bits of the normal result whose format code (sans sign) is 0: code << s0 plus this.
   const V normal_value_base = hn::Set(du, static_cast<U>((p.emin_field - 1) << tr::mant));
   const bool signed_zero = p.negative_zero != 0;
@@ -342,11 +379,10 @@ std::uint8_t EncodeMode(const format& f, const rounding& r, const T* in, std::si
   // With subnormal results possible, a vector whose lanes all lie in the normal range (zero
   // excluded) rounds every lane at the same shift and cannot round any to zero. The others go
   // lane by lane, one of two ways:
-  // - scaled: nearest-even and toward-zero scale a lane below the normal range to units of the
-  //   subnormal quantum (exact: a power of two, upwards) and round that to an integer in the
-  //   vector unit. Round and Trunc take their mode from the instruction, not from the
-  //   floating-point environment, except where older targets emulate them: hence the check.
-  //   Zero and every tiny lane come out as 0 units.
+  // - scaled: a lane below the normal range is scaled to units of the subnormal quantum (exact:
+  //   a power of two, upwards) and rounded to an integer in the vector unit by ScaledUnits, in
+  //   every mode, however far below the smallest subnormal it lies (wide-range data has many
+  //   such lanes). Zero comes out as 0 units.
   // - shifted: the significand with its leading one (none for zero) shifted right by s0 plus
   //   the lane's distance below the normal range, then put above the binade's code; a normal
   //   lane's carry moves it up a binade and a subnormal lane's makes it the smallest normal,
@@ -355,9 +391,13 @@ std::uint8_t EncodeMode(const format& f, const rounding& r, const T* in, std::si
   //   half the shifted-out bits), while the other modes give the core nonzero lanes below it.
   const bool subnormal_results = p.emin_field > p.low_field;
   const int quantum_exponent = emin(f) - f.frac_bits;
-  const bool scaled = (Mode == round_mode::nearest_even || Mode == round_mode::toward_zero) && inf_above_max &&
-                      quantum_exponent <= 0 && quantum_exponent >= std::numeric_limits<T>::min_exponent - 1 &&
-                      rounds_to_nearest();
+  const bool scaled = inf_above_max && quantum_exponent <= 0 &&
+                      quantum_exponent >= std::numeric_limits<T>::min_exponent - 1 &&
+                      (!kStochastic || frac_bits + static_cast<int>(p.k) <= 31) && rounds_to_nearest();
+  // Binary32 subnormal inputs, which DAZ would read as zero: only nearest-even and toward-zero
+  // round them and zero alike, so the other modes leave them to the core on the scaled path.
+  const bool scaled_takes_tiny_inputs = Mode == round_mode::nearest_even || Mode == round_mode::toward_zero;
+  const hn::Vec<decltype(dt)> two_k = hn::Set(dt, static_cast<T>(std::ldexp(1.0, static_cast<int>(p.k))));
   const hn::Vec<decltype(dt)> quantum = hn::Set(dt, p.subnormal_quantum);
   const hn::Vec<decltype(dt)> per_quantum = hn::Set(dt, static_cast<T>(std::ldexp(1.0, -quantum_exponent)));
   const bool clamped_lanes_round_to_zero =
@@ -437,12 +477,13 @@ std::uint8_t EncodeMode(const format& f, const rounding& r, const T* in, std::si
     if (!per_lane) per_lane = ++vectors_with_subnormals * 8 > static_cast<std::size_t>(src - in) / L + 8;
     if (scaled) {
       const V rounded = RoundShift<Mode>(du, mag, s0, negative, random_v, k, k_within_s0);  // the normal lanes
-      const auto scaled_mag = hn::Mul(hn::BitCast(dt, mag), per_quantum);
-      const auto units = Mode == round_mode::nearest_even ? hn::Round(scaled_mag) : hn::Trunc(scaled_mag);
+      const V units = ScaledUnits<Mode>(dt, hn::Mul(hn::BitCast(dt, mag), per_quantum), negative, random_v, k, two_k);
+      code_mag = hn::IfThenElse(below_normal, units, hn::Add(rounded, rebias));
+      if (!covered(scaled_takes_tiny_inputs ? above_max()
+                                            : hn::Or(above_max(), hn::Lt(hn::Sub(mag, one), input_subnormal_top))))
+        return false;
       const hn::RebindToSigned<decltype(dt)> di;
-      code_mag = hn::IfThenElse(below_normal, hn::BitCast(du, hn::ConvertTo(di, units)), hn::Add(rounded, rebias));
-      if (!covered(above_max())) return false;
-      const V subnormal_bits = hn::BitCast(du, hn::Mul(units, quantum));
+      const V subnormal_bits = hn::BitCast(du, hn::Mul(hn::ConvertTo(dt, hn::BitCast(di, units)), quantum));
       if (value_out) value_bits = hn::IfThenElse(below_normal, subnormal_bits, rounded << s0);
       if (HWY_UNLIKELY(!inexact_seen || !underflow_seen)) {
         // Compared as bits, so that a subnormal input zeroed by DAZ still counts as inexact.
@@ -655,7 +696,7 @@ std::uint8_t EncodeDoubles(const format& f, const rounding& r, const double* in,
   return Encode<double>(f, r, in, n, random, codes, nullptr, flags);
 }
 
-void DecodeFloats(const format& f, const std::uint32_t* codes, std::size_t n, float* out) {
+void DecodeFloats(const format& f, const std::uint32_t* codes, std::size_t n, float* out, bool stream) {
   const encode_params<float> p = make_params<float>(f, rounding{});
   const hn::ScalableTag<std::uint32_t> du;
   const hn::ScalableTag<float> df;
@@ -667,41 +708,90 @@ void DecodeFloats(const format& f, const std::uint32_t* codes, std::size_t n, fl
   const V all_bits = hn::Set(du, p.sign | magnitude_mask(f)), fraction = hn::Set(du, frac_mask(f));
   const V s0 = hn::Set(du, p.s0), fb = hn::Set(du, p.frac_bits), rebias = hn::Set(du, p.rebias);
   const auto no_negative_zero = hn::Eq(hn::Set(du, p.negative_zero), zero);
+  // Subnormal codes, f * 2^q for a fraction f < 2^frac_bits, in integers, so that no lane costs
+  // a microcode assist for a subnormal product (several per vector on Intel cores) and FTZ does
+  // not matter. Where every such value is a binary32 subnormal (bf16), its bits are f shifted to
+  // binary32's quantum 2^-149; where every one is binary32-normal (the FP8, FP6, FP4 formats,
+  // fp16), they are those of the exact float f with q added to the exponent field.
+  const int q = emin(f) - f.frac_bits;
+  const bool sub_all_subnormal = q + f.frac_bits - 1 < -126, sub_all_normal = q >= -126;
+  const V sub_shift = hn::Set(du, static_cast<std::uint32_t>(sub_all_subnormal ? q + 149 : 0));
+  const V sub_exponent = hn::Set(du, static_cast<std::uint32_t>(q) << 23);  // modulo 2^32
   const hn::Vec<decltype(df)> quantum = hn::Set(df, p.subnormal_quantum);
+  // Infinity and NaN codes decode to binary32's infinity and quiet NaN of their sign (to_float;
+  // payloads are not kept), the same for every code of a class and sign.
+  const bool ieee = f.encoding == nonfinite::ieee;
+  const V inf_mag = hn::Set(du, ieee ? detail::inf_code(f, false) : 0xffffffffu);
+  const V inf_value[2] = {hn::Set(du, std::bit_cast<std::uint32_t>(to_float(f, detail::inf_code(f, false)))),
+                          hn::Set(du, std::bit_cast<std::uint32_t>(to_float(f, detail::inf_code(f, true))))};
+  const V nan_value[2] = {hn::Set(du, std::bit_cast<std::uint32_t>(to_float(f, detail::nan_code(f, false)))),
+                          hn::Set(du, std::bit_cast<std::uint32_t>(to_float(f, detail::nan_code(f, true))))};
+  const bool has_nan = f.encoding != nonfinite::finite;
   constexpr std::size_t kMax = HWY_MAX_BYTES / sizeof(std::uint32_t);
   HWY_ALIGN std::uint32_t pad[kMax];
   HWY_ALIGN float pad_out[kMax];
 
-  auto one_vector = [&](const std::uint32_t* src, float* dst) FPEMU_KERNEL_LAMBDA {
+  auto one_vector = [&](const std::uint32_t* src, float* dst, bool aligned_stream) FPEMU_KERNEL_LAMBDA {
     const V code = hn::LoadU(du, src);
     const V mag = hn::And(code, mag_mask);
     const auto negative = hn::Ne(hn::And(code, fsign), zero);
     const auto subnormal = hn::Eq(mag >> fb, zero);
-    // NaN and infinity codes, the negative-zero code of formats without -0 (their NaN), and
-    // codes with bits above the format's width.
-    const auto special = hn::Or(hn::Or(hn::Gt(mag, max_mag), hn::Gt(code, all_bits)),
-                                hn::And(no_negative_zero, hn::And(negative, hn::Eq(mag, zero))));
     const V normal_bits = hn::Sub(mag, rebias) << s0;
-    const V sub_bits = hn::BitCast(du, hn::ConvertTo(df, hn::BitCast(di, hn::And(code, fraction))) * quantum);
-    const V value = hn::Or(hn::IfThenElse(subnormal, sub_bits, normal_bits), hn::IfThenElseZero(negative, sign_bit));
-    hn::StoreU(hn::BitCast(df, value), df, dst);
-    if (HWY_UNLIKELY(!hn::AllFalse(du, special))) {
-      for (std::size_t j = 0; j < L; ++j) {
-        const std::uint32_t c = src[j];
-        if ((c & magnitude_mask(f)) > p.max_magnitude || c > (p.sign | magnitude_mask(f)) ||
-            (p.negative_zero == 0 && c == p.sign))
-          dst[j] = to_float(f, c);
+    const V frac = hn::And(code, fraction);
+    V sub_bits;
+    if (sub_all_subnormal) {
+      sub_bits = frac << sub_shift;
+    } else if (sub_all_normal) {
+      const V as_float = hn::BitCast(du, hn::ConvertTo(df, hn::BitCast(di, frac)));
+      sub_bits = hn::IfThenZeroElse(hn::Eq(frac, zero), hn::Add(as_float, sub_exponent));
+    } else {
+      sub_bits = hn::BitCast(du, hn::ConvertTo(df, hn::BitCast(di, frac)) * quantum);
+    }
+    V value = hn::Or(hn::IfThenElse(subnormal, sub_bits, normal_bits), hn::IfThenElseZero(negative, sign_bit));
+    // NaN and infinity codes, and the negative-zero code of formats without -0 (their NaN).
+    const auto above = hn::Gt(mag, max_mag);
+    const auto nan_zero = hn::And(no_negative_zero, hn::And(negative, hn::Eq(mag, zero)));
+    if (HWY_UNLIKELY(!hn::AllFalse(du, hn::Or(above, nan_zero)))) {
+      const auto inf = hn::Eq(mag, inf_mag);
+      value = hn::IfThenElse(inf, hn::IfThenElse(negative, inf_value[1], inf_value[0]), value);
+      if (has_nan) {
+        const auto nan = hn::Or(hn::AndNot(inf, above), nan_zero);
+        value = hn::IfThenElse(nan, hn::IfThenElse(negative, nan_value[1], nan_value[0]), value);
       }
     }
+    // Codes with bits above the format's width: whatever the core makes of them.
+    if (HWY_UNLIKELY(!hn::AllFalse(du, hn::Gt(code, all_bits)))) {
+      HWY_ALIGN std::uint32_t lanes[kMax];
+      hn::Store(value, du, lanes);
+      for (std::size_t j = 0; j < L; ++j)
+        if (src[j] > (p.sign | magnitude_mask(f))) lanes[j] = std::bit_cast<std::uint32_t>(to_float(f, src[j]));
+      value = hn::Load(du, lanes);
+    }
+    if (aligned_stream) {
+      hn::Stream(hn::BitCast(df, value), df, dst);
+    } else {
+      hn::StoreU(hn::BitCast(df, value), df, dst);
+    }
+  };
+  // Fewer than L codes at i, through zero-padded lanes.
+  auto part = [&](std::size_t i, std::size_t count) FPEMU_KERNEL_LAMBDA {
+    std::fill(pad, pad + kMax, 0u);
+    std::copy(codes + i, codes + i + count, pad);
+    one_vector(pad, pad_out, false);
+    std::copy(pad_out, pad_out + count, out + i);
   };
   std::size_t i = 0;
-  for (; i + L <= n; i += L) one_vector(codes + i, out + i);
-  if (i < n) {
-    std::fill(pad, pad + kMax, 0u);
-    std::copy(codes + i, codes + n, pad);
-    one_vector(pad, pad_out);
-    std::copy(pad_out, pad_out + (n - i), out + i);
+  if (stream) {  // non-temporal stores from the first vector-aligned output on
+    const std::size_t misaligned = reinterpret_cast<std::uintptr_t>(out) % (L * sizeof(float)) / sizeof(float);
+    if (misaligned != 0 && reinterpret_cast<std::uintptr_t>(out) % sizeof(float) == 0) {
+      i = std::min(n, L - misaligned);
+      part(0, i);
+    }
+    stream = reinterpret_cast<std::uintptr_t>(out + i) % (L * sizeof(float)) == 0;
   }
+  for (; i + L <= n; i += L) one_vector(codes + i, out + i, stream);
+  if (stream) hwy::FlushStream();
+  if (i < n) part(i, n - i);
 }
 
 const char* TargetName() { return hwy::TargetName(HWY_TARGET); }
@@ -741,8 +831,8 @@ std::uint8_t encode_doubles(const format& f, const rounding& r, const double* in
   return HWY_DYNAMIC_DISPATCH(EncodeDoubles)(f, r, in, n, random, codes, flags);
 }
 
-void decode_floats(const format& f, const std::uint32_t* codes, std::size_t n, float* out) {
-  HWY_DYNAMIC_DISPATCH(DecodeFloats)(f, codes, n, out);
+void decode_floats(const format& f, const std::uint32_t* codes, std::size_t n, float* out, bool stream) {
+  HWY_DYNAMIC_DISPATCH(DecodeFloats)(f, codes, n, out, stream);
 }
 
 void fill_keystream(std::uint64_t seed, std::uint32_t stream, std::uint64_t first, std::size_t n, int width,

@@ -60,8 +60,10 @@ std::uint8_t encode_floats(const format& f, const rounding& r, const float* in, 
 std::uint8_t encode_doubles(const format& f, const rounding& r, const double* in, std::size_t n,
                             const keystream& random, code_sink codes, std::uint8_t* flags);
 
-// codes -> binary32 values, for formats with values_are_floats(f).
-void decode_floats(const format& f, const std::uint32_t* codes, std::size_t n, float* out);
+// codes -> binary32 values, for formats with values_are_floats(f). `stream`: with non-temporal
+// stores, which write the output past the caches without reading it first (for outputs larger
+// than the caches, which nothing reads soon: a third less memory traffic).
+void decode_floats(const format& f, const std::uint32_t* codes, std::size_t n, float* out, bool stream = false);
 
 // out[i] = keystream_bits(seed, stream, first + i, width) for i in [0, n); width 16 or 32.
 void fill_keystream(std::uint64_t seed, std::uint32_t stream, std::uint64_t first, std::size_t n, int width,

@@ -727,6 +727,36 @@ TEST_CASE("decode_array to float and double == to_float / to_double for every co
   set_array_threads(0);
 }
 
+TEST_CASE("decode_array into a large, misaligned float output (non-temporal stores) == to_float, every target") {
+  set_array_threads(1);
+  tally ty;
+  std::uint64_t cases = 0;
+  for (const char* spec : {"bf16", "fp16", "e4m3fn", "e4m3fnuz", "e2m1fn"}) {
+    const format f = fmt(spec);
+    CAPTURE(spec);
+    // Every code, again and again, past the size from which decode_array streams its stores,
+    // written one float past a vector boundary so that the head goes the unaligned way.
+    const std::size_t n = (std::size_t{1} << 22) + 7;
+    std::vector<std::uint32_t> codes(n);
+    const std::uint32_t all = std::uint32_t{1} << width(f);
+    for (std::size_t i = 0; i < n; ++i) codes[i] = static_cast<std::uint32_t>((i * 7919) % all);
+    for_each_target([&](const std::string& target) {
+      std::vector<float> buffer(n + 1, -1.0f);
+      const std::span<float> out(buffer.data() + 1, n);
+      REQUIRE(decode_array(f, codes, out).has_value());
+      for (std::size_t i = 0; i < n; ++i) {
+        if (bits_of(out[i]) != bits_of(to_float(f, codes[i])))
+          ty.bad("decode_array(float) " + std::string(spec) + " on " + target + ": code " + hex(codes[i]) +
+                 " at " + std::to_string(i));
+      }
+      cases += n;
+    });
+  }
+  MESSAGE(cases << " streamed decodes checked, " << ty.mismatches << " mismatches");
+  CHECK(ty.mismatches == 0);
+  set_array_threads(0);
+}
+
 TEST_CASE("convert_array == convert() for every source code (NaNs, signaling ones included), every mode, policy, "
           "sr_bits and target") {
   set_array_threads(1);
