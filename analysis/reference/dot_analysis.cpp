@@ -5,7 +5,9 @@
 #include <bit>
 #include <cmath>
 #include <cstdio>
+#include <iterator>
 #include <limits>
+#include <numeric>
 #include <optional>
 #include <thread>
 #include <vector>
@@ -59,23 +61,105 @@ bounds::coefficient chunk_bound(const accumulator_model& m, std::uint64_t len, c
   return bounds::coefficient{0.0, true, "exact partial sums", "0"};
 }
 
+// The block of a chain that holds position q < K: [lo, hi), blocks of block_size within chunks
+// of promote_every products (or of all K).
+std::pair<std::size_t, std::size_t> block_around(const dot_problem& p, std::size_t K, std::size_t q) {
+  const auto bs = static_cast<std::size_t>(p.model.block.block_size);
+  const std::size_t chunk = p.model.promote_every > 0 ? static_cast<std::size_t>(p.model.promote_every) : K;
+  const std::size_t c0 = q / chunk * chunk, lo = c0 + (q - c0) / bs * bs;
+  return {lo, std::min({K, c0 + chunk, lo + bs})};
+}
+
+// The premise of the block [lo, hi) of a chain (a and b its codes from lo on), C ignored
+// (conservative: a larger C only adds a term at or above its lead); the message names the block.
+std::string block_premise_at(const dot_problem& p, const std::uint32_t* a, const std::uint32_t* b, std::size_t lo,
+                             std::size_t hi) {
+  const block_fma_model& m = p.model.block;
+  std::string why = block_premise(m, p.a_format, a, p.b_format, b, static_cast<int>(hi - lo), m.acc, 0);
+  return why.empty() ? why : "in the block from product " + std::to_string(lo) + ": " + why;
+}
+
 // The premise of every block of one output's chain: a_row and b_col in the order of K the chain
-// takes, C ignored (conservative: a larger C only adds a term at or above its lead).
+// takes.
 std::string blocks_premise(const dot_problem& p, std::span<const std::uint32_t> a_row,
                            std::span<const std::uint32_t> b_col) {
-  const block_fma_model& m = p.model.block;
   const std::size_t K = a_row.size();
-  const auto bs = static_cast<std::size_t>(m.block_size);
-  const std::size_t chunk = p.model.promote_every > 0 ? static_cast<std::size_t>(p.model.promote_every) : K;
-  for (std::size_t c0 = 0; c0 < K; c0 += chunk) {
-    const std::size_t c1 = std::min(K, c0 + chunk);
-    for (std::size_t lo = c0; lo < c1; lo += bs) {
-      const int n = static_cast<int>(std::min(c1, lo + bs) - lo);
-      std::string why = block_premise(m, p.a_format, &a_row[lo], p.b_format, &b_col[lo], n, m.acc, 0);
-      if (!why.empty()) return "in the block from product " + std::to_string(lo) + ": " + why;
-    }
+  for (std::size_t q = 0; q < K;) {
+    const auto [lo, hi] = block_around(p, K, q);
+    if (std::string why = block_premise_at(p, &a_row[lo], &b_col[lo], lo, hi); !why.empty()) return why;
+    q = hi;
   }
   return {};
+}
+
+// Whether a block whose inputs are normal, zero or not finite meets block_premise with C = 0:
+// its finite non-zero products are at least their leads, so E belongs to one of them unless
+// min_reference_exp lies above every lead, and a normal product's lead is at least
+// emin(fa) + emin(fb); the two-stage sum also needs E >= emin(acc) (a zero C's exponent).
+bool normal_blocks_meet_premise(const dot_problem& p) {
+  const block_fma_model& m = p.model.block;
+  const int lowest_lead = emin(p.a_format) + emin(p.b_format);
+  return m.min_reference_exp <= lowest_lead &&
+         (m.second_frac_bits == 0 || std::max(m.min_reference_exp, lowest_lead) >= emin(m.acc));
+}
+
+// A block-FMA GEMM's premise, row by row: for row i, "output ij, " and why for the first j
+// whose chain breaks blocks_premise, or "". fast: only the blocks that hold a subnormal input
+// are checked where normal_blocks_meet_premise vouches for the others; else every block.
+std::vector<std::string> rows_premise(const dot_problem& p, const scaled_matrix& a, const scaled_matrix& b,
+                                      std::span<const int> order, int threads, bool fast) {
+  const int M = a.rows, K = a.cols, N = b.cols;
+  const auto uK = static_cast<std::size_t>(K);
+  const auto a_code = [&](int i, std::size_t q) { return a.codes[static_cast<std::size_t>(i) * uK + static_cast<std::size_t>(order[q])]; };
+  const auto b_code = [&](std::size_t q, int j) {
+    return b.codes[static_cast<std::size_t>(order[q]) * static_cast<std::size_t>(N) + static_cast<std::size_t>(j)];
+  };
+  fast = fast && normal_blocks_meet_premise(p);
+  // The chain positions of B's subnormal inputs, column by column, in increasing order.
+  std::vector<std::vector<std::size_t>> b_subnormal(fast ? static_cast<std::size_t>(N) : 0);
+  if (fast)
+    for (std::size_t q = 0; q < uK; ++q)
+      for (int j = 0; j < N; ++j)
+        if (is_subnormal(b.fmt, b_code(q, j))) b_subnormal[static_cast<std::size_t>(j)].push_back(q);
+  std::vector<std::string> premise(static_cast<std::size_t>(M));
+  parallel_rows(M, threads, [&](int r0, int r1) {
+    std::vector<std::uint32_t> a_row(uK), b_col(uK);
+    std::vector<std::size_t> a_subnormal, subnormal;
+    for (int i = r0; i < r1; ++i) {
+      if (fast) {
+        a_subnormal.clear();
+        for (std::size_t q = 0; q < uK; ++q)
+          if (is_subnormal(a.fmt, a_code(i, q))) a_subnormal.push_back(q);
+      } else {
+        for (std::size_t q = 0; q < uK; ++q) a_row[q] = a_code(i, q);
+      }
+      std::string& why = premise[static_cast<std::size_t>(i)];
+      for (int j = 0; j < N && why.empty() && !interrupted(); ++j) {
+        if (!fast) {
+          for (std::size_t q = 0; q < uK; ++q) b_col[q] = b_code(q, j);
+          why = blocks_premise(p, a_row, b_col);
+        } else {
+          const std::vector<std::size_t>& bs = b_subnormal[static_cast<std::size_t>(j)];
+          subnormal.clear();
+          std::merge(a_subnormal.begin(), a_subnormal.end(), bs.begin(), bs.end(), std::back_inserter(subnormal));
+          std::size_t done = 0;  // blocks below this position are checked
+          for (const std::size_t q : subnormal) {
+            if (q < done) continue;
+            const auto [lo, hi] = block_around(p, uK, q);
+            for (std::size_t t = lo; t < hi; ++t) {
+              a_row[t] = a_code(i, t);
+              b_col[t] = b_code(t, j);
+            }
+            why = block_premise_at(p, &a_row[lo], &b_col[lo], lo, hi);
+            if (!why.empty()) break;
+            done = hi;
+          }
+        }
+        if (!why.empty()) why = "output " + std::to_string(static_cast<std::size_t>(i) * N + j) + ", " + why;
+      }
+    }
+  });
+  return premise;
 }
 
 }  // namespace
@@ -356,12 +440,10 @@ namespace {
 // x_ij = sum_k at_ik bt_jk + beta c_ij (at: A's rows with alpha and scales applied, bt: B's
 // columns, both exact), d_ij's relative error against it into r.relative, and r.error_norm,
 // r.exact_norm and r.normwise. Returns ||S||_F rounded up (S_ij = sum_k |at_ik bt_jk| +
-// |beta c_ij|), the bound's base. each_output(i, j, a_row, b_col), when given, runs first for each
-// output (with two scratch rows of K codes); rows_done as in analyse_gemm.
+// |beta c_ij|), the bound's base; rows_done as in analyse_gemm.
 double exact_outputs(
     const std::vector<unpacked>& at, const std::vector<unpacked>& bt, int M, int N, int K,
     std::span<const std::uint32_t> c, const gemm_options& o, std::span<const std::uint32_t> d, int threads,
-    const std::function<void(int, int, std::vector<std::uint32_t>&, std::vector<std::uint32_t>&)>& each_output,
     const std::function<void(int, int)>& rows_done, gemm_report& r) {
   const std::size_t MN = static_cast<std::size_t>(M) * N;
   const unpacked ub = unpack(o.beta);
@@ -370,10 +452,8 @@ double exact_outputs(
   const fixed_vectors fixed_a(at, M, K), fixed_b(bt, N, K);  // the fast exact products (fixed_dot.hpp)
   parallel_rows(M, threads, [&](int r0, int r1) {
     exact_accumulator x, s;
-    std::vector<std::uint32_t> a_row(static_cast<std::size_t>(K)), b_col(static_cast<std::size_t>(K));
     for (int i = r0; i < r1; ++i) {
       for (int j = 0; j < N && !interrupted(); ++j) {
-        if (each_output) each_output(i, j, a_row, b_col);
         x.clear();
         s.clear();
         if (const std::optional<fixed_dot_result> f = fixed_dot(fixed_a, i, fixed_b, j)) {
@@ -432,7 +512,9 @@ gemm_report analyse_gemm(const scaled_matrix& a, const scaled_matrix& b, std::sp
   // The flags of every output, for the bound's validity.
   std::string broken;
   bool scale_rounded = false;
-  const expected<std::vector<gemm_element>> elements = gemm_elements(a, b, c, o);
+  // gemm_elements_for_bound is gemm_elements with the flags flags_break_model reads, faster.
+  const expected<std::vector<gemm_element>> elements =
+      o.fast_kernels ? gemm_elements_for_bound(a, b, c, o) : gemm_elements(a, b, c, o);
   if (!elements) {
     broken = elements.message();
   } else {
@@ -480,18 +562,15 @@ gemm_report analyse_gemm(const scaled_matrix& a, const scaled_matrix& b, std::sp
   p.scaled_epilogue = o.alpha != 1.0 || o.beta != 0.0 || (in_mma && p.scale_kind == scaling::nvfp4);
   const bool block_model = p.model.kind == accumulator_kind::block_fma;
 
-  std::vector<std::string> premise(static_cast<std::size_t>(M));  // per row, the first broken premise
-  const auto check_premise = [&](int i, int j, std::vector<std::uint32_t>& a_row, std::vector<std::uint32_t>& b_col) {
-    if (!block_model || !premise[static_cast<std::size_t>(i)].empty()) return;
-    for (int q = 0; q < K; ++q) {
-      const int k = o.k_order.empty() ? q : o.k_order[static_cast<std::size_t>(q)];
-      a_row[static_cast<std::size_t>(q)] = a.codes[static_cast<std::size_t>(i) * K + k];
-      b_col[static_cast<std::size_t>(q)] = b.codes[static_cast<std::size_t>(k) * N + j];
-    }
-    if (std::string why = blocks_premise(p, a_row, b_col); !why.empty())
-      premise[static_cast<std::size_t>(i)] = "output " + std::to_string(static_cast<std::size_t>(i) * N + j) + ", " + why;
-  };
-  const double s_norm = exact_outputs(at, bt, M, N, K, c, o, d, threads, check_premise, rows_done, r);
+  // The first broken premise, row by row.
+  std::vector<int> order = o.k_order;
+  if (order.empty()) {
+    order.resize(static_cast<std::size_t>(K));
+    std::iota(order.begin(), order.end(), 0);
+  }
+  const std::vector<std::string> premise =
+      block_model ? rows_premise(p, a, b, order, threads, o.fast_kernels) : std::vector<std::string>{};
+  const double s_norm = exact_outputs(at, bt, M, N, K, c, o, d, threads, rows_done, r);
   for (const std::string& why : premise)
     if (broken.empty() && !why.empty()) broken = why;
   const bounds::coefficient coef = accumulation_bound(p, scale_rounded);
@@ -515,7 +594,7 @@ gemm_report compare_with_original(std::span<const float> a, std::span<const floa
     for (int j = 0; j < N; ++j)
       bt[static_cast<std::size_t>(j) * K + k] = unpack(b[static_cast<std::size_t>(k) * N + j]);
   gemm_report r;
-  exact_outputs(at, bt, M, N, K, c, o, d, threads, {}, rows_done, r);
+  exact_outputs(at, bt, M, N, K, c, o, d, threads, rows_done, r);
   bounds::invalidate(r.normwise_bound, "no bound against the unquantised inputs");
   r.normwise_bound_relative = std::numeric_limits<double>::infinity();
   return r;

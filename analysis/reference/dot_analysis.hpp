@@ -110,7 +110,10 @@ struct gemm_report {
 };
 
 // `d` is what gemm(a, b, c, o) returned. `rows_done(i, M)`, when given, is called from the
-// calling thread as its rows complete (the other threads' rows run alongside).
+// calling thread as its rows complete (the other threads' rows run alongside). With
+// o.fast_kernels the flags come from gemm_elements_for_bound and the premise is checked only in
+// the blocks that hold a subnormal input (where no other block can break it); without, from
+// gemm_elements and in every block: the same report, bit for bit (tests/test_gemm_report.cpp).
 gemm_report analyse_gemm(const scaled_matrix& a, const scaled_matrix& b, std::span<const std::uint32_t> c,
                          const gemm_options& o, std::span<const std::uint32_t> d,
                          const std::function<void(int, int)>& rows_done = {});

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <bit>
 #include <cassert>
+#include <climits>
 #include <cmath>
 #include <limits>
 #include <numeric>
@@ -12,6 +13,7 @@
 #include <thread>
 
 #include "analysis/reference/gemm_kernels.hpp"
+#include "analysis/reference/measured_error.hpp"
 #include "analysis/reference/parallel_rows.hpp"
 #include "fpemu/array.hpp"
 #include "fpemu/convert.hpp"
@@ -459,6 +461,22 @@ expected<plan> make_plan(const scaled_matrix& a, const scaled_matrix& b, std::sp
 }
 
 
+// The format of the block scales a block-scaled MMA applies (e8m0fnu when neither operand has any).
+format block_scale_format(const scaled_matrix& a, const scaled_matrix& b) {
+  const scaled_matrix& s = a.scale_kind != scaling::none ? a : b;
+  return s.scale_kind == scaling::none ? formats::e8m0fnu : s.scale_format;
+}
+
+// The code of element (r, c)'s block scale in fmt: 1 for an operand without scales.
+std::uint32_t block_scale_code(const scaled_matrix& m, const format& fmt, int r, int c, bool along_k_is_cols) {
+  return m.scale_kind == scaling::none ? one_scale(fmt) : m.scales[scale_index(m, r, c, along_k_is_cols)];
+}
+
+// The group scale s_a s_b of output (i, j) from K index k on, rounded into fp32 (exact in double).
+rounded group_scale(const scaled_matrix& a, const scaled_matrix& b, int i, int k, int j) {
+  return from(formats::fp32, scale_of(a, i, k, true) * scale_of(b, k, j, false));
+}
+
 gemm_element reference_element(const plan& p, dot_accumulator& acc, const scaled_matrix& a, const scaled_matrix& b,
                                std::span<const std::uint32_t> c, const gemm_options& o, int i, int j) {
   const std::size_t ij = static_cast<std::size_t>(i) * p.N + j;
@@ -468,15 +486,11 @@ gemm_element reference_element(const plan& p, dot_accumulator& acc, const scaled
   for (std::size_t q = 0; q < p.order.size(); ++q) {
     const int k = p.order[q];
     if (p.block_scaled && q % static_cast<std::size_t>(p.model.block.scale_block) == 0) {
-      const scaled_matrix& s = a.scale_kind != scaling::none ? a : b;
-      const format fmt = s.scale_kind == scaling::none ? formats::e8m0fnu : s.scale_format;
-      auto code = [&](const scaled_matrix& m, int r, int c, bool cols) {
-        return m.scale_kind == scaling::none ? one_scale(fmt) : m.scales[scale_index(m, r, c, cols)];
-      };
-      acc.set_block_scales(fmt, code(a, i, k, true), code(b, k, j, false));
+      const format fmt = block_scale_format(a, b);
+      acc.set_block_scales(fmt, block_scale_code(a, fmt, i, k, true), block_scale_code(b, fmt, k, j, false));
     }
     if (p.group && q % static_cast<std::size_t>(p.group) == 0) {
-      const rounded s = from(formats::fp32, scale_of(a, i, k, true) * scale_of(b, k, j, false));
+      const rounded s = group_scale(a, b, i, k, j);
       e.scale_flags |= s.flags;
       acc.set_group_scale(formats::fp32, s.code);
     }
@@ -625,6 +639,195 @@ expected<std::vector<gemm_element>> gemm_elements(const scaled_matrix& a, const 
     for (int i = r0; i < r1; ++i)
       for (int j = 0; j < p.N && !interrupted(); ++j)
         d[static_cast<std::size_t>(i) * p.N + j] = reference_element(p, acc, a, b, c, o, i, j);
+  });
+  return d;
+}
+
+namespace {
+
+// What cannot_break_model needs of a value: finite, its magnitude, and the exponent of its last
+// bit (INT_MAX for zero).
+struct value_bounds {
+  bool finite = true;
+  double magnitude = 0;
+  int lsb = INT_MAX;
+};
+
+int add_lsb(int x, int y) { return x == INT_MAX || y == INT_MAX ? INT_MAX : x + y; }
+
+value_bounds bounds_of(const unpacked& u) {
+  if (u.cls == value_class::nan || u.cls == value_class::infinite) return {false, 0, INT_MAX};
+  if (u.cls == value_class::zero || u.sig == 0) return {};
+  const auto sig = static_cast<std::uint64_t>(u.sig);  // formats of at most 32 bits
+  return {true, std::ldexp(static_cast<double>(sig), u.exp), u.exp + std::countr_zero(sig)};
+}
+
+value_bounds bounds_of(double x) {
+  if (!std::isfinite(x)) return {false, 0, INT_MAX};
+  if (x == 0) return {};
+  int e = 0;
+  const auto m = static_cast<std::uint64_t>(std::ldexp(std::fabs(std::frexp(x, &e)), 53));
+  return {true, std::fabs(x), e - 53 + std::countr_zero(m)};
+}
+
+// bounds_of every code of a format, tabulated for formats of at most 16 bits.
+class bounds_table {
+ public:
+  explicit bounds_table(const format& f) : f_(f) {
+    if (width(f) <= 16)
+      for (std::uint32_t code = 0; code <= code_mask(f); ++code) table_.push_back(bounds_of(decode(f, code)));
+  }
+  value_bounds operator()(std::uint32_t code) const {
+    return table_.empty() ? bounds_of(decode(f_, code)) : table_[code & code_mask(f_)];
+  }
+
+ private:
+  format f_;
+  std::vector<value_bounds> table_;
+};
+
+// One operand vector (a row of A or a column of B) as cannot_break_model sees it: every code and
+// block scale finite, top >= max_k max(|v_k|, 2^emin, 1) s_k, and lsb <= the exponent of the last
+// bit of every non-zero v_k s_k (s_k the block scale a block-scaled MMA applies, else 1).
+struct operand_bounds {
+  bool finite = true;
+  double top = 0;
+  int lsb = INT_MAX;
+  void add(const value_bounds& v, const format& f, const value_bounds& scale) {
+    finite = finite && v.finite && scale.finite;
+    top = std::max(top, std::max({v.magnitude, min_normal(f), 1.0}) * scale.magnitude);
+    lsb = std::min(lsb, add_lsb(v.lsb, scale.lsb));
+  }
+};
+
+// The bounds of A's rows (along_k_is_cols) or B's columns.
+std::vector<operand_bounds> operand_bounds_of(const plan& p, const scaled_matrix& m, const format& scale_fmt,
+                                              bool along_k_is_cols) {
+  const bounds_table table(m.fmt);
+  const value_bounds one{true, 1.0, 0};
+  std::vector<operand_bounds> v(static_cast<std::size_t>(along_k_is_cols ? m.rows : m.cols));
+  for (int r = 0; r < m.rows; ++r)
+    for (int c = 0; c < m.cols; ++c) {
+      const value_bounds scale = p.block_scaled
+                                     ? bounds_of(detail::read_scale(scale_fmt, block_scale_code(m, scale_fmt, r, c, along_k_is_cols)))
+                                     : one;
+      v[static_cast<std::size_t>(along_k_is_cols ? r : c)].add(table(m.codes[static_cast<std::size_t>(r) * m.cols + c]),
+                                                               m.fmt, scale);
+    }
+  return v;
+}
+
+// Whether output (i, j)'s chain can raise none of model_breaking_flags, from its operands' bounds
+// a and b, the largest group scale s_max and the lowest last bit s_lsb of the group scales (1 and
+// 0 without), and its C code c (read only when beta != 0). The argument:
+//  - Every code and scale is finite, so an infinity or a NaN can only come from an overflow, and
+//    an invalid operation only from an infinity: ruling out overflow rules out invalid.
+//  - Magnitudes. P = a.top b.top bounds every product |a_k b_k s_k| and 2^lead of every term of a
+//    block (a subnormal product's lead is that of 2^emin(fa) 2^emin(fb); an exactly summed group's
+//    lead is its scales' s_a s_b <= P). A rounding into a format of precision p multiplies a
+//    magnitude by at most rho = 1 + 2^(1-p). A block of n terms adds at most n P to |C|; its
+//    alignments, requantisations and F2 floor lose or gain at most n + 8 times 2^(E - F_min),
+//    F_min = min(F, F2), with 2^E <= |C| + n P + Q, Q = max(2^min_reference_exp, 2^emin(acc),
+//    2^emin(fp32)) (C's lead, a zero C's in the two-stage sum). With r roundings on any path
+//    through a block (1; the pairwise tree's depth + 2, and 2 for converting the operands), a
+//    bound V on |C| becomes g (V + c), g = rho^r (1 + (n + 8) 2^-F_min), c = n P + (n + 8)
+//    2^-F_min Q, and after B blocks V <= B c g^B. A format accumulator is blocks of one product
+//    without alignment; the exact one a single block without rounding. Promotion folds q partials,
+//    each at most V s_max, with one rounding each: R <= q V s_max rho^q. The epilogue rounds
+//    |alpha| R + |beta c|. Roundings are monotone and every format's largest finite value is
+//    one of its values, so when each bound (doubled, to cover the error of computing it in double)
+//    is at most the largest finite value of the format rounded into, nothing overflows.
+//  - Last bits. Every product and every exactly summed group is an integer multiple of 2^G,
+//    G = a.lsb + b.lsb. Aligning to 2^(E-F), requantising and the F2 floor either leave a term as
+//    it is or make it a multiple of a coarser power of two, and an inexact rounding into a format
+//    gives a multiple of an ulp coarser than 2^G: every value of the chain is 0 or at least 2^G
+//    in magnitude, so with G >= emin(acc) no rounding is tiny (nor flushed). The same for the
+//    promoted register (G + s_lsb against emin(promoted)) and the epilogue (alpha's last bit plus
+//    the register's, and beta's plus c's, against emin(out)).
+bool cannot_break_model(const plan& p, const gemm_options& o, const operand_bounds& a, const operand_bounds& b,
+                        double s_max, int s_lsb, std::uint32_t c) {
+  const accumulator_model& m = p.model;
+  if (!a.finite || !b.finite || !std::isfinite(s_max)) return false;
+  const bool block = m.kind == accumulator_kind::block_fma;
+  const format& acc = block ? m.block.acc : m.acc;
+  const int chunk = m.promote_every > 0 ? std::min(m.promote_every, p.K) : p.K;
+  int n = 1, r = 1;
+  double slop = 0;  // (n + 8) 2^-F_min
+  if (m.kind == accumulator_kind::exact) {
+    n = chunk;
+    r = 0;
+  } else if (block) {
+    n = std::min(m.block.block_size, chunk);
+    if (m.block.sum == block_sum::aligned) {
+      const int f_min = m.block.second_frac_bits > 0 ? std::min(m.block.frac_bits, m.block.second_frac_bits)
+                                                     : m.block.frac_bits;
+      slop = (n + 8) * std::ldexp(1.0, -f_min);
+    } else if (m.block.sum == block_sum::pairwise) {
+      r = std::bit_width(static_cast<unsigned>(n - 1)) + 4;
+    }
+  }
+  const double P = a.top * b.top;
+  const double Q = std::max({std::ldexp(1.0, std::max(m.block.min_reference_exp, -1100)), min_normal(acc),
+                             min_normal(formats::fp32)});
+  const double g = std::pow(1 + std::ldexp(1.0, 1 - precision(acc)), r) * (1 + slop);
+  const double blocks = std::ceil(static_cast<double>(chunk) / n);
+  double V = 2 * blocks * (n * P + slop * Q) * std::pow(g, blocks);
+  int grain = add_lsb(a.lsb, b.lsb);
+  if (!(V <= max_finite(acc)) || (grain != INT_MAX && grain < emin(acc))) return false;
+  if (m.promote_every > 0) {
+    const double q = std::ceil(static_cast<double>(p.K) / chunk);
+    V = 2 * q * V * s_max * std::pow(1 + std::ldexp(1.0, 1 - precision(m.promoted)), q);
+    grain = add_lsb(grain, s_lsb);
+    if (!(V <= max_finite(m.promoted)) || (grain != INT_MAX && grain < emin(m.promoted))) return false;
+  }
+  const value_bounds alpha = bounds_of(p.alpha), beta = bounds_of(o.beta);
+  const value_bounds cv = o.beta != 0 ? bounds_of(decode(o.out, c)) : value_bounds{};
+  if (!alpha.finite || !beta.finite || !cv.finite) return false;
+  const double d = 2 * (alpha.magnitude * V + beta.magnitude * cv.magnitude);
+  const int d_grain = std::min(add_lsb(alpha.lsb, grain), add_lsb(beta.lsb, cv.lsb));
+  return d <= max_finite(o.out) && (d_grain == INT_MAX || d_grain >= emin(o.out));
+}
+
+}  // namespace
+
+expected<std::vector<gemm_element>> gemm_elements_for_bound(const scaled_matrix& a, const scaled_matrix& b,
+                                                            std::span<const std::uint32_t> c, const gemm_options& o) {
+  const expected<plan> planned = make_plan(a, b, c, o);
+  if (!planned) return error{planned.message()};
+  const plan& p = *planned;
+  const expected<std::vector<std::uint32_t>> codes = gemm(a, b, c, o);
+  if (!codes) return error{codes.message()};
+  const format scale_fmt = block_scale_format(a, b);
+  const std::vector<operand_bounds> rows = operand_bounds_of(p, a, scale_fmt, true);
+  const std::vector<operand_bounds> cols = operand_bounds_of(p, b, scale_fmt, false);
+  std::vector<gemm_element> d(static_cast<std::size_t>(p.M) * p.N);
+  const int threads = o.threads > 0 ? o.threads : static_cast<int>(std::thread::hardware_concurrency());
+  parallel_rows(p.M, threads, [&](int r0, int r1) {
+    dot_accumulator acc(p.model, a.fmt, b.fmt);
+    for (int i = r0; i < r1; ++i)
+      for (int j = 0; j < p.N && !interrupted(); ++j) {
+        const std::size_t ij = static_cast<std::size_t>(i) * p.N + j;
+        gemm_element e{(*codes)[ij], 0, 0};
+        double s_max = 1;
+        int s_lsb = 0;
+        if (p.group) {
+          s_max = 0;
+          s_lsb = INT_MAX;
+          for (int k = 0; k < p.K; k += p.group) {  // a group scaling keeps K in its natural order
+            const rounded s = group_scale(a, b, i, k, j);
+            e.scale_flags |= s.flags;
+            const value_bounds v = bounds_of(decode(formats::fp32, s.code));
+            s_max = v.finite ? std::max(s_max, v.magnitude) : std::numeric_limits<double>::infinity();
+            s_lsb = std::min(s_lsb, v.lsb);
+          }
+        }
+        if (!cannot_break_model(p, o, rows[static_cast<std::size_t>(i)], cols[static_cast<std::size_t>(j)], s_max,
+                                s_lsb, c.empty() ? 0 : c[ij])) {
+          e = reference_element(p, acc, a, b, c, o, i, j);
+          e.flags &= model_breaking_flags;
+        }
+        d[ij] = e;
+      }
   });
   return d;
 }

@@ -139,7 +139,8 @@ struct gemm_options {
   std::vector<int> k_order;    // empty: 0..K-1
   int threads = 0;             // 0: std::thread::hardware_concurrency()
   sr_stream sr{};
-  bool fast_kernels = true;    // false: always the reference loop (the fast kernels' oracle)
+  bool fast_kernels = true;    // false: always the reference loop (the fast kernels' oracle);
+                               // analyse_gemm then takes its slow path too
 };
 
 // D (M x N codes of options.out). A is M x K, B is K x N; C (M x N codes of options.out) may be
@@ -158,6 +159,15 @@ struct gemm_element {
 // no flags); the codes equal gemm()'s.
 expected<std::vector<gemm_element>> gemm_elements(const scaled_matrix& a, const scaled_matrix& b,
                                                   std::span<const std::uint32_t> c, const gemm_options& options);
+
+// gemm_elements with each output's flags reduced to model_breaking_flags (measured_error.hpp),
+// equal to gemm_elements(...)[ij] with flags & model_breaking_flags, at about gemm()'s speed: the
+// codes are gemm()'s, scale_flags are computed as the reference loop computes them, and the
+// reference loop runs only for the outputs whose operands do not rule those flags out (bounds on
+// their magnitudes and on their last bits, gemm.cpp: cannot_break_model).
+expected<std::vector<gemm_element>> gemm_elements_for_bound(const scaled_matrix& a, const scaled_matrix& b,
+                                                            std::span<const std::uint32_t> c,
+                                                            const gemm_options& options);
 
 // A dot product is a 1 x K by K x 1 GEMM.
 expected<std::uint32_t> dot(const scaled_matrix& a, const scaled_matrix& b, const gemm_options& options);

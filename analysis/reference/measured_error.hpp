@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "fpemu/exact_accumulator.hpp"
+#include "fpemu/status.hpp"
 #include "fpemu/unpacked.hpp"
 
 namespace fpemu::analysis {
@@ -28,6 +29,8 @@ double upper_double(const exact_accumulator& acc);
 // Why IEEE flags raised by a computation void the standard model fl(x op y) = (x op y)(1 + d)
 // behind every bound, or "" when they do not (only inexact raised).
 std::string flags_break_model(std::uint8_t flags);
+// The flags flags_break_model reads.
+inline constexpr std::uint8_t model_breaking_flags = flag::invalid | flag::overflow | flag::underflow;
 
 // The q-quantile (0 < q <= 1) of errors v by the nearest rank, the ceil(q n)-th smallest, NaN
 // ranking above every number (a diverged run's error); 0 for none. Reports give the median and a

@@ -1,0 +1,186 @@
+// analyse_gemm's fast path (gemm_options::fast_kernels: gemm_elements_for_bound for the flags,
+// the premise checked only in blocks with subnormal inputs) against its slow path (the reference
+// loop for every output, every block checked), report for report, bit for bit.
+#include <doctest/doctest.h>
+
+#include <bit>
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "analysis/reference/dot_analysis.hpp"
+#include "analysis/reference/gemm.hpp"
+#include "analysis/reference/measured_error.hpp"
+#include "fpemu/convert.hpp"
+#include "fpemu/presets.hpp"
+#include "fpemu/spec.hpp"
+
+using namespace fpemu;
+using namespace fpemu::analysis;
+
+namespace {
+
+bool same_bits(double x, double y) { return std::bit_cast<std::uint64_t>(x) == std::bit_cast<std::uint64_t>(y); }
+
+void check_same(const gemm_report& fast, const gemm_report& slow) {
+  REQUIRE(fast.relative.size() == slow.relative.size());
+  for (std::size_t i = 0; i < slow.relative.size(); ++i) {
+    CAPTURE(i);
+    CHECK(same_bits(fast.relative[i], slow.relative[i]));
+  }
+  CHECK(same_bits(fast.normwise, slow.normwise));
+  CHECK(same_bits(fast.error_norm, slow.error_norm));
+  CHECK(same_bits(fast.exact_norm, slow.exact_norm));
+  CHECK(fast.normwise_bound.valid == slow.normwise_bound.valid);
+  CHECK(same_bits(fast.normwise_bound.coefficient, slow.normwise_bound.coefficient));
+  CHECK(same_bits(fast.normwise_bound.absolute, slow.normwise_bound.absolute));
+  CHECK(fast.normwise_bound.name == slow.normwise_bound.name);
+  CHECK(fast.normwise_bound.condition == slow.normwise_bound.condition);
+  CHECK(same_bits(fast.normwise_bound_relative, slow.normwise_bound_relative));
+}
+
+// Codes of m overwritten, each with probability `rate`, by a special: NaN, infinity (or the
+// format's saturation of it; neither when finite_only), the largest finite value, a subnormal, or 2^-70 or 2^60 (products
+// that underflow or overflow an accumulator).
+void spoil(scaled_matrix& m, double rate, bool finite_only, std::mt19937_64& rng) {
+  std::uniform_real_distribution<double> u(0, 1);
+  std::uniform_int_distribution<int> pick(finite_only ? 2 : 0, 5);
+  const format f = m.fmt;
+  for (std::uint32_t& c : m.codes) {
+    if (u(rng) >= rate) continue;
+    const std::uint32_t sign = rng() % 2 ? sign_mask(f) : 0;
+    switch (pick(rng)) {
+      case 0: c = from(f, std::numeric_limits<double>::quiet_NaN()).code; break;
+      case 1: c = from(f, std::numeric_limits<double>::infinity()).code | sign; break;
+      case 2: c = max_finite_magnitude(f) | sign; break;
+      case 3: c = f.subnormals ? (1 + static_cast<std::uint32_t>(rng() % ((1u << f.frac_bits) - 1))) | sign : c; break;
+      case 4: c = from(f, 0x1p-70).code | sign; break;
+      default: c = from(f, 0x1p60, rounding{round_mode::nearest_even, overflow_policy::saturate}).code | sign;
+    }
+  }
+}
+
+struct setup {
+  const char* acc;  // a preset, or a format accumulator over inputs `in`
+  scaling s;
+  const char* in = "bf16";
+  const char* out = nullptr;  // D's format, when not the preset's or the accumulator's
+  bool fp16_acc = false;      // the preset's fp16-accumulator variant
+};
+
+}  // namespace
+
+TEST_CASE("analyse_gemm's fast path == its slow path on random shapes, models and special operands") {
+  std::mt19937_64 rng(2024);
+  const setup setups[] = {
+      {"h100-e4m3", scaling::none},        {"h100-e4m3-deepseek", scaling::tile_1x128},
+      {"h100-e4m3-fastaccum", scaling::per_tensor}, {"h100-fp16", scaling::none},
+      {"b200-mxf8f6f4", scaling::mx32},    {"b200-mxf4", scaling::mx32},
+      {"b200-mxf4nvf4", scaling::nvfp4},   {"b200-e5m2", scaling::none},
+      {"mi300x-fp16", scaling::none},      {"mi300x-e4m3fnuz", scaling::none},
+      {"mi250-bf16", scaling::none},       {"mi100-fp16", scaling::block_128},
+      {"fp32", scaling::none, "bf16"},     {"fp16", scaling::none, "fp16"},
+      {"exact", scaling::none, "e5m2"},    {"fp16", scaling::none, "fp16", "fp32"},
+      {"mi300x-bf16", scaling::none},      {"h100-fp16", scaling::none, "", "fp16", true},
+  };
+  std::uniform_real_distribution<double> u(0, 1);
+  int broken = 0, valid = 0;
+  for (const setup& t : setups) {
+    for (int trial = 0; trial < 12; ++trial) {
+      CAPTURE(std::string(t.acc));
+      CAPTURE(trial);
+      const expected<accumulator_choice> acc = parse_accumulator(t.acc);
+      REQUIRE(acc.has_value());
+      const tensor_core_preset* preset = acc->preset ? &*acc->preset : nullptr;
+      const format fa = preset ? preset->a : parse_format(t.in).value();
+      const format fb = preset ? preset->b : fa;
+      gemm_options o;
+      o.acc = acc->model;
+      if (preset) {
+        o.out = preset->output;
+        o.out_rounding = preset->output_rounding;
+      } else if (acc->model.kind == accumulator_kind::format) {
+        o.out = acc->model.acc;
+      }
+      if (t.out) o.out = parse_format(t.out).value();
+      if (t.fp16_acc) o.acc.block = preset->fp16_accumulator.value();
+      const int M = 1 + static_cast<int>(rng() % 5), N = 1 + static_cast<int>(rng() % 6);
+      const int K = 32 * (1 + static_cast<int>(rng() % 8)) - (t.s == scaling::none ? static_cast<int>(rng() % 7) : 0);
+      const bool plain = trial % 3 == 0;  // N(0, 1) data only; the others spoil some codes, finite
+                                        // ones only in one trial of three
+      const double sigma = plain ? 1.0 : std::ldexp(1.0, static_cast<int>(rng() % 91) - 70);
+      std::normal_distribution<float> normal(0.0f, static_cast<float>(sigma));
+      std::vector<float> xa(static_cast<std::size_t>(M) * K), xb(static_cast<std::size_t>(K) * N);
+      for (float& x : xa) x = normal(rng);
+      for (float& x : xb) x = normal(rng);
+      auto a = quantise(xa, M, K, fa, t.s, true);
+      auto b = quantise(xb, K, N, fb, t.s, false);
+      REQUIRE(a.has_value());
+      REQUIRE(b.has_value());
+      if (!plain) {
+        spoil(*a, 0.03, trial % 3 == 1, rng);
+        spoil(*b, 0.03, trial % 3 == 1, rng);
+      }
+      std::vector<std::uint32_t> c;
+      if (trial % 4 == 3) {
+        o.alpha = 0.75;
+        o.beta = -1.5;
+        for (int i = 0; i < M * N; ++i) c.push_back(from(o.out, u(rng) < 0.05 ? 0x1p-140 : normal(rng)).code);
+      }
+      const auto d = gemm(*a, *b, c, o);
+      REQUIRE_MESSAGE(d.has_value(), d.message());
+      std::vector<std::uint32_t> dd = *d;
+      if (trial == 5) dd[rng() % dd.size()] ^= 1;  // not gemm()'s: both paths must say so
+      gemm_options slow = o;
+      slow.fast_kernels = false;
+      const gemm_report rf = analyse_gemm(*a, *b, c, o, dd), rs = analyse_gemm(*a, *b, c, slow, dd);
+      INFO(rs.normwise_bound.condition);
+      check_same(rf, rs);
+      (rs.normwise_bound.valid ? valid : broken) += 1;
+
+      // The elements themselves: gemm_elements' with the flags that break a model.
+      const auto ef = gemm_elements_for_bound(*a, *b, c, o), es = gemm_elements(*a, *b, c, o);
+      REQUIRE(ef.has_value());
+      REQUIRE(es.has_value());
+      for (std::size_t ij = 0; ij < es->size(); ++ij) {
+        CAPTURE(ij);
+        CHECK((*ef)[ij].code == (*es)[ij].code);
+        CHECK((*ef)[ij].scale_flags == (*es)[ij].scale_flags);
+        CHECK((*ef)[ij].flags == ((*es)[ij].flags & model_breaking_flags));
+      }
+    }
+  }
+  // Both outcomes were exercised.
+  CHECK(valid > 20);
+  CHECK(broken > 20);
+}
+
+TEST_CASE("analyse_gemm's fast path finds a broken premise in a block of normal inputs") {
+  // h100-fp16's fp16 accumulator clamps E at 2^-21: a first block of products +-2^-24, which
+  // cancel exactly (no flag), has no term at E, and its inputs are all normal.
+  const tensor_core_preset p = find_preset("h100-fp16").value();
+  gemm_options o;
+  o.acc = p.model;
+  o.acc.block = p.fp16_accumulator.value();
+  o.out = formats::fp16;
+  scaled_matrix a, b;
+  a.rows = 1;
+  a.cols = b.rows = 32;
+  b.cols = 2;
+  a.fmt = b.fmt = formats::fp16;
+  for (int k = 0; k < 32; ++k) {
+    a.codes.push_back(from(formats::fp16, k < 16 ? (k % 2 ? -0x1p-12 : 0x1p-12) : 1.0 + k).code);
+    for (int j = 0; j < 2; ++j) b.codes.push_back(from(formats::fp16, k < 16 ? 0x1p-12 : 0.5).code);
+  }
+  const auto d = gemm(a, b, {}, o);
+  REQUIRE(d.has_value());
+  gemm_options slow = o;
+  slow.fast_kernels = false;
+  const gemm_report rf = analyse_gemm(a, b, {}, o, *d), rs = analyse_gemm(a, b, {}, slow, *d);
+  check_same(rf, rs);
+  CHECK(!rs.normwise_bound.valid);
+  CHECK(rs.normwise_bound.condition.find("belongs to no term") != std::string::npos);
+}
