@@ -19,6 +19,8 @@
 #include <hwy/cache_control.h>
 #include <hwy/highway.h>
 
+#include "fpemu/detail/philox-inl.h"
+
 #ifndef FPEMU_ARRAY_SIMD_SHARED
 #define FPEMU_ARRAY_SIMD_SHARED
 namespace fpemu::simd {
@@ -74,7 +76,10 @@ encode_params<T> make_params(const format& f, const rounding& r) {
   p.sign = sign_mask(f);
   p.sign_position = static_cast<U>(f.exp_bits + f.frac_bits);
   p.negative_zero = has_negative_zero(f) ? sign_mask(f) : 0;
-  const int k = std::clamp(r.sr_bits, 1, 32);
+  // sr-exact reads 64 random bits, of which a lane rounded at a shift s <= 32 needs the top s
+  // (round_to_quantum: rem + (R >> (64 - s)) carries exactly when rem 2^(64-s) + R does): the
+  // high word, read as k = 32 bits (FillKeystream's width 64).
+  const int k = r.mode == round_mode::stochastic_exact ? 32 : std::clamp(r.sr_bits, 1, 32);
   p.k = static_cast<U>(k);
   p.k_mask = static_cast<U>((std::uint64_t{1} << k) - 1);
   p.subnormal_quantum = static_cast<T>(std::ldexp(1.0, emin(f) - f.frac_bits));
@@ -122,32 +127,6 @@ namespace hn = hwy::HWY_NAMESPACE;
 #define FPEMU_KERNEL_LAMBDA __attribute__((always_inline)) HWY_ATTR
 #endif
 
-// Philox-4x32-10 on 32-bit lanes: lane b of the words is block `first_block + b`. The high
-// half of a 32x32 product comes from two even-lane 64-bit multiplies.
-#if HWY_TARGET != HWY_SCALAR
-template <class D, class V = hn::Vec<D>>
-HWY_INLINE void Philox(D d, V& c0, V& c1, V& c2, V& c3, std::uint64_t seed) {
-  const hn::Repartition<std::uint64_t, D> d64;
-  const V m0 = hn::Set(d, 0xD2511F53u), m1 = hn::Set(d, 0xCD9E8D57u);
-  auto mul_hi = [&](V a, V m) FPEMU_KERNEL_LAMBDA {
-    const auto even = hn::MulEven(a, m);
-    const auto odd = hn::MulEven(hn::BitCast(d, hn::ShiftRight<32>(hn::BitCast(d64, a))), m);
-    return hn::OddEven(hn::BitCast(d, odd), hn::BitCast(d, hn::ShiftRight<32>(even)));
-  };
-  std::uint32_t k0 = static_cast<std::uint32_t>(seed), k1 = static_cast<std::uint32_t>(seed >> 32);
-  for (int round = 0; round < 10; ++round) {
-    const V hi0 = mul_hi(c0, m0), lo0 = c0 * m0;
-    const V hi1 = mul_hi(c2, m1), lo1 = c2 * m1;
-    c0 = hn::Xor3(hi1, c1, hn::Set(d, k0));
-    c1 = lo1;
-    c2 = hn::Xor3(hi0, c3, hn::Set(d, k1));
-    c3 = lo0;
-    k0 += 0x9E3779B9u;
-    k1 += 0xBB67AE85u;
-  }
-}
-#endif
-
 void FillKeystream(std::uint64_t seed, std::uint32_t stream, std::uint64_t first, std::size_t n, int width,
                    std::uint32_t* out) {
   const hn::ScalableTag<std::uint32_t> d;
@@ -180,16 +159,17 @@ void FillKeystream(std::uint64_t seed, std::uint32_t stream, std::uint64_t first
 #endif
     }
     for (int piece = 0; piece < pieces; ++piece) {
-      const std::uint32_t* w = words[piece * width / 32];
+      // width 64: the high word of the piece (see make_params)
+      const std::uint32_t* w = words[width == 64 ? 2 * piece + 1 : piece * width / 32];
       const int shift = (piece * width) % 32;
       const std::uint64_t l0 = static_cast<std::uint64_t>(piece) * 16;
       if (offset == 0 && count == per_group) {  // the whole group: element l goes to out[done + l]
-        for (int b = 0; b < 16; ++b) out[done + l0 + b] = width == 32 ? w[b] : (w[b] >> shift) & 0xffffu;
+        for (int b = 0; b < 16; ++b) out[done + l0 + b] = width >= 32 ? w[b] : (w[b] >> shift) & 0xffffu;
         continue;
       }
       for (int b = 0; b < 16; ++b) {
         const std::uint64_t l = l0 + b;
-        if (l >= offset && l < offset + count) out[done + (l - offset)] = width == 32 ? w[b] : (w[b] >> shift) & 0xffffu;
+        if (l >= offset && l < offset + count) out[done + (l - offset)] = width >= 32 ? w[b] : (w[b] >> shift) & 0xffffu;
       }
     }
     done += count;
@@ -275,7 +255,7 @@ std::uint8_t EncodeMode(const format& f, const rounding& r, const T* in, std::si
                         code_sink codes, T* values, std::uint8_t* flags) {
   using tr = input_traits<T>;
   using U = typename tr::U;
-  constexpr bool kStochastic = Mode == round_mode::stochastic;
+  constexpr bool kStochastic = Mode == round_mode::stochastic || Mode == round_mode::stochastic_exact;
   const encode_params<T> p = make_params<T>(f, r);
   const hn::ScalableTag<U> du;
   const hn::Rebind<T, decltype(du)> dt;
@@ -533,6 +513,7 @@ std::uint8_t EncodeMode(const format& f, const rounding& r, const T* in, std::si
     return true;
   };
 
+  std::size_t at = 0;  // the index of the element in src[0] (sr-exact's fallback draws its 64 bits)
   // One vector: src/rnd in, outputs at the given pointers (each may be null).
   auto one_vector = [&](const T* src, const std::uint32_t* rnd, code_sink code_out, T* value_out,
                         std::uint8_t* flag_out) FPEMU_KERNEL_LAMBDA {
@@ -609,7 +590,9 @@ std::uint8_t EncodeMode(const format& f, const rounding& r, const T* in, std::si
     hn::Store(hn::VecFromMask(du, special), du, s_lanes);
     for (std::size_t j = 0; j < L; ++j) {
       if (s_lanes[j] != 0) {
-        const std::uint64_t bits_j = kStochastic ? rnd[j] : 0;
+        const std::uint64_t bits_j = Mode == round_mode::stochastic_exact
+                                         ? keystream_bits(ks.seed, ks.stream, ks.first_index + at + j, 64)
+                                         : kStochastic ? rnd[j] : 0;
         rounded res;
         if constexpr (sizeof(U) == 4) {
           res = round_float(f, src[j], r, bits_j);
@@ -640,6 +623,7 @@ std::uint8_t EncodeMode(const format& f, const rounding& r, const T* in, std::si
       const std::uint32_t* rnd = kStochastic ? random + (i - chunk_begin) : nullptr;
       const code_sink c = codes.at(i);
       T* v = values ? values + i : nullptr;
+      at = i;
       if (flags == nullptr && fast_vector(in + i, rnd, c, v)) continue;
       one_vector(in + i, rnd, c, v, flags ? flags + i : nullptr);
     }
@@ -649,6 +633,7 @@ std::uint8_t EncodeMode(const format& f, const rounding& r, const T* in, std::si
     std::fill(pad_in, pad_in + kMax, T{0});
     std::copy(in + i, in + n, pad_in);
     if constexpr (kStochastic) FillKeystream(ks.seed, ks.stream, ks.first_index + i, rest, width, pad_random);
+    at = i;
     one_vector(pad_in, pad_random, pad_sink, pad_values, pad_flags);
     for (std::size_t j = 0; codes.data && j < rest; ++j) put_code(codes, i + j, pad_codes[j]);
     if (values) std::copy(pad_values, pad_values + rest, values + i);
@@ -681,7 +666,8 @@ std::uint8_t Encode(const format& f, const rounding& r, const T* in, std::size_t
     case round_mode::to_odd: return EncodeMode<round_mode::to_odd>(f, r, in, n, random, codes, values, flags);
     case round_mode::stochastic:
       return EncodeMode<round_mode::stochastic>(f, r, in, n, random, codes, values, flags);
-    case round_mode::stochastic_exact: break;  // can_encode() excludes it
+    case round_mode::stochastic_exact:
+      return EncodeMode<round_mode::stochastic_exact>(f, r, in, n, random, codes, values, flags);
   }
   return 0;
 }
@@ -811,7 +797,7 @@ HWY_EXPORT(TargetName);
 bool can_encode(const format& f, const rounding& r, bool from_double) {
   const int mant = from_double ? 52 : 23;
   return f.is_signed && f.has_zero && f.subnormals && f.frac_bits >= 1 && f.frac_bits < mant &&
-         r.mode != round_mode::stochastic_exact;
+         (r.mode != round_mode::stochastic_exact || !from_double);
 }
 
 // Normal values normal in binary32 too (the decoder moves their fields into place), subnormal

@@ -20,7 +20,8 @@ namespace fpemu::simd {
 
 // Whether the kernels round binary32 (from_double false) or binary64 values into f by r: signed
 // formats with zero and gradual underflow, with fewer fraction bits than the input type, in
-// every mode but stochastic_exact (which reads 64 random bits; the scalar loop does it).
+// every mode; stochastic_exact from binary32 only (a binary64 lane may need all 64 random bits,
+// the scalar loop does it).
 bool can_encode(const format& f, const rounding& r, bool from_double);
 // Whether every value of f is a binary32 value, so that codes can be decoded to floats (and
 // floats rounded in place).
@@ -65,7 +66,8 @@ std::uint8_t encode_doubles(const format& f, const rounding& r, const double* in
 // than the caches, which nothing reads soon: a third less memory traffic).
 void decode_floats(const format& f, const std::uint32_t* codes, std::size_t n, float* out, bool stream = false);
 
-// out[i] = keystream_bits(seed, stream, first + i, width) for i in [0, n); width 16 or 32.
+// out[i] = keystream_bits(seed, stream, first + i, width) for i in [0, n), width 16 or 32; width
+// 64 gives the high 32 of each element's 64 bits (what sr-exact reads for shifts up to 32).
 void fill_keystream(std::uint64_t seed, std::uint32_t stream, std::uint64_t first, std::size_t n, int width,
                     std::uint32_t* out);
 

@@ -1,18 +1,24 @@
 // Optimizers under precision policies (analysis/training/optimizer.hpp): the golden sums of the
 // issue (1e-3 added 1000 times to 1.0), decoupled weight decay under Kahan and SR against the naive
 // order, the Zamirai formulation against optimi's bit for bit, optimi's memory table (Warner 2023),
-// mixed precision's model copy, trajectories against a binary64 implementation, and error paths.
+// mixed precision's model copy, trajectories against a binary64 implementation, error paths, and
+// the vector step (kernels.hpp) and stored_tensor's fast stores against the scalar reference.
 #include <doctest/doctest.h>
+#include <hwy/targets.h>
 
 #include <algorithm>
+#include <bit>
 #include <cmath>
 #include <cstdint>
+#include <limits>
 #include <string>
 #include <vector>
 
+#include "analysis/training/kernels.hpp"
 #include "analysis/training/optimizer.hpp"
 #include "fpemu/random.hpp"
 #include "fpemu/round_float.hpp"
+#include "fpemu/spec.hpp"
 
 using namespace fpemu;
 using namespace fpemu::training;
@@ -276,4 +282,179 @@ TEST_CASE("bad hyper-parameters and policies are errors naming the value") {
   CHECK(parse_policy("e5m10-sr8-ops")->sr_bits == 8);
   CHECK(parse_policy("fp16-kahan")->rule == update_rule::kahan);
   CHECK(!parse_optimizer("adagrad").has_value());
+}
+
+namespace {
+
+// Runs fn() with the vector kernels (the training room's and the array functions') dispatched to
+// each Highway target the CPU has in turn.
+template <class Fn>
+void for_each_target(Fn fn) {
+  hwy::SetSupportedTargetsForTest(0);
+  const std::vector<std::int64_t> targets = hwy::SupportedAndGeneratedTargets();
+  for (const std::int64_t t : targets) {
+    hwy::SetSupportedTargetsForTest(t);
+    REQUIRE(std::string(kernels::target_name()) == hwy::TargetName(t));
+    fn(hwy::TargetName(t));
+  }
+  hwy::SetSupportedTargetsForTest(0);
+}
+
+// Values that exercise every path of the roundings: ordinary numbers over many binades, signed
+// zeros, binary32 and bf16/fp16 subnormals, values near and beyond the 16-bit formats' overflow
+// thresholds, and, where `specials`, infinities and NaNs of both signs.
+std::vector<float> awkward(std::size_t n, std::uint32_t stream, bool specials) {
+  std::vector<float> v(n);
+  for (std::size_t i = 0; i < n; ++i) {
+    const std::uint64_t r = random_bits(21, stream, i);
+    const float sign = (r >> 63) != 0 ? -1.0f : 1.0f;
+    const float unit = static_cast<float>(r & 0xffffff) * 0x1p-24f + 0.5f;
+    switch ((r >> 32) % 16) {
+      case 0: v[i] = sign * 0.0f; break;
+      case 1: v[i] = std::bit_cast<float>(static_cast<std::uint32_t>(r) & 0x807fffffu); break;  // binary32 subnormal
+      case 2: v[i] = sign * unit * 0x1p-130f; break;     // bf16 subnormal range
+      case 3: v[i] = sign * unit * 0x1p-20f; break;      // fp16 subnormal range
+      case 4: v[i] = sign * unit * 0x1p127f; break;      // bf16's top binade and its overflow
+      case 5: v[i] = sign * unit * 65536.0f; break;      // fp16's overflow threshold
+      case 6:
+        if (specials) {
+          v[i] = (r >> 40) % 2 != 0 ? sign * std::numeric_limits<float>::infinity() : sign * std::nanf("");
+          break;
+        }
+        [[fallthrough]];
+      default: v[i] = sign * unit * std::ldexp(1.0f, static_cast<int>((r >> 40) % 24) - 16); break;
+    }
+  }
+  return v;
+}
+
+// What element i of s holds: its code, or for wide formats the binary32 bits it keeps (code()
+// would round them again and hide a NaN's payload).
+std::uint32_t held_bits(const stored_tensor& s, std::size_t i) {
+  return width(s.fmt()) > 16 ? std::bit_cast<std::uint32_t>(s.get(i)) : s.code(i);
+}
+
+// What every tensor the optimizer holds holds, in one list, and whether each is a NaN.
+struct held {
+  std::vector<std::uint32_t> bits;
+  std::vector<bool> nan;
+};
+held all_held(const optimizer& o) {
+  held h;
+  for (std::size_t t = 0; t < o.tensors(); ++t) {
+    const auto add = [&](const stored_tensor* s) {
+      if (s == nullptr) return;
+      for (std::size_t i = 0; i < s->size(); ++i) {
+        h.bits.push_back(held_bits(*s, i));
+        h.nan.push_back(std::isnan(s->get(i)));
+      }
+    };
+    add(&o.weights(t));
+    add(&o.updated_weights(t));
+    add(o.compensation(t));
+    for (int k = 0; k < 2; ++k) add(o.state(t, k));
+  }
+  return h;
+}
+
+}  // namespace
+
+TEST_CASE("stored_tensor::store rounds as the core does on every path") {
+  for_each_target([](const std::string& target) {
+    for (const format& f : {formats::bf16, formats::fp16, formats::fp32}) {
+      for (const std::size_t n : {std::size_t{1}, std::size_t{63}, std::size_t{64}, std::size_t{1000}, std::size_t{70001}}) {
+        const std::vector<float> in = awkward(n, 3, true);
+        for (const rounding r : {rounding{}, rounding{round_mode::stochastic, overflow_policy::ieee, 16},
+                                 rounding{round_mode::stochastic, overflow_policy::ieee, 5},
+                                 rounding{round_mode::stochastic, overflow_policy::ieee, 32}}) {
+          const sr_stream sr{9, 4, (std::uint64_t{1} << 32) - 100};  // crosses a carry of the block counter
+          stored_tensor s(f, n + 3);
+          const std::uint8_t flags = s.store(3, in, r, sr);
+          std::uint8_t expected_flags = 0;
+          for (std::size_t i = 0; i < n; ++i) {
+            const std::uint64_t random = is_stochastic(r.mode) ? random_bits(sr.seed, sr.stream, sr.first_index + 3 + i) : 0;
+            const rounded want = round_float(f, in[i], r, random);
+            expected_flags |= want.flags;
+            REQUIRE_MESSAGE(held_bits(s, 3 + i) == want.code,
+                            target << " " << fpemu::to_string(f) << " n " << n << " i " << i << " x " << in[i]);
+          }
+          CHECK(flags == expected_flags);
+        }
+      }
+    }
+  });
+}
+
+TEST_CASE("the vector step gives the reference's bits") {
+  struct setting {
+    optimizer_kind kind;
+    hyperparameters h;
+  };
+  std::vector<setting> settings;
+  hyperparameters h;
+  h.lr = 0.05;
+  settings.push_back({optimizer_kind::sgd, h});  // no momentum, no state
+  h.momentum = 0.9;
+  h.weight_decay = 0.01;
+  settings.push_back({optimizer_kind::sgd, h});  // momentum and L2
+  h.nesterov = true;
+  settings.push_back({optimizer_kind::sgd, h});
+  h.nesterov = false;
+  h.dampening = 0.25;
+  settings.push_back({optimizer_kind::sgd, h});
+  h = {};
+  h.weight_decay = 0.01;
+  settings.push_back({optimizer_kind::adam, h});  // L2
+  settings.push_back({optimizer_kind::adamw, h});  // decoupled decay
+  h.weight_decay = 0;
+  settings.push_back({optimizer_kind::adamw, h});
+  h = {};
+  h.beta2 = 0.99;
+  h.lr = 1e-4;
+  h.weight_decay = 0.1;
+  settings.push_back({optimizer_kind::lion, h});
+  h.weight_decay = 0;
+  settings.push_back({optimizer_kind::lion, h});
+
+  const char* policies[] = {"bf16-kahan", "bf16-zamirai", "bf16", "bf16-sr", "bf16-sr7", "bf16-sr32", "fp32",
+                            "fp16-kahan", "fp16-sr"};
+  // Lengths around whole vectors and the step's chunks; two tensors so the SR streams differ.
+  const std::vector<std::size_t> sizes{1, 17, 4099};
+  for_each_target([&](const std::string& target) {
+    for (const char* name : policies) {
+      const precision_policy p = policy(name);
+      for (const setting& s : settings) {
+        std::vector<std::vector<float>> init;
+        for (std::size_t t = 0; t < sizes.size(); ++t) init.push_back(awkward(sizes[t], 10 + static_cast<std::uint32_t>(t), false));
+        optimizer fast = make(s.kind, s.h, p, init, 5);
+        optimizer reference = make(s.kind, s.h, p, init, 5);
+        reference.use_reference(true);
+        for (int step = 0; step < 4; ++step) {
+          std::vector<stored_tensor> grads;
+          for (std::size_t t = 0; t < sizes.size(); ++t) {
+            grads.emplace_back(p.grads, sizes[t]);
+            // NaN and infinite gradients on one step only, so that most elements stay finite
+            grads.back().store(0, awkward(sizes[t], 100 + 10 * static_cast<std::uint32_t>(step) + static_cast<std::uint32_t>(t), step == 2));
+          }
+          fast.step(grads);
+          reference.step(grads);
+          // Identical bits, except that where two NaNs meet in one operation (an infinity minus an
+          // infinity, then a NaN gradient) IEEE 754 leaves open which one the result carries, and
+          // the scalar reference gets whichever operand the compiler put first: there a NaN is
+          // matched by a NaN of either sign. NaN is absorbing in each element of every tensor, so
+          // that sign never reaches a number.
+          const held a = all_held(fast), b = all_held(reference);
+          REQUIRE(a.bits.size() == b.bits.size());
+          std::size_t differ = 0, first = 0;
+          for (std::size_t i = 0; i < a.bits.size(); ++i) {
+            if (a.bits[i] != b.bits[i] && !(a.nan[i] && b.nan[i]) && differ++ == 0) first = i;
+          }
+          REQUIRE_MESSAGE(differ == 0, target << " " << std::string(name) << " " << to_string(s.kind) << " step "
+                                              << step + 1 << ": " << differ << " codes differ, first at " << first
+                                              << " (" << (differ ? a.bits[first] : 0) << " vs "
+                                              << (differ ? b.bits[first] : 0) << ")");
+        }
+      }
+    }
+  });
 }

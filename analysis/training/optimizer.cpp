@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <string>
 
+#include "analysis/training/kernels.hpp"
 #include "analysis/training/optimizer_coefficients.hpp"
 #include "fpemu/round_float.hpp"
 #include "fpemu/spec.hpp"
@@ -278,10 +279,79 @@ void optimizer::step(std::span<const stored_tensor> grads) {
 }
 
 void optimizer::step_tensor(std::size_t t, const stored_tensor& grad) {
+  const bool naive_decay = decoupled(kind_) && hyper_.weight_decay != 0 && policy_.decay == decay_order::separate;
   if (policy_.math == update_math::per_op)
     step_tensor_with<true>(t, grad);
-  else
+  else if (reference_ || !master_.empty() || naive_decay)
     step_tensor_with<false>(t, grad);
+  else
+    step_tensor_vector(t, grad);
+}
+
+// step_tensor_with<false> with the element-wise math in vectors (kernels::fused_step, the same
+// binary32 operations in the same order) over larger chunks, and every rounding into storage
+// done by stored_tensor::store as there. The weights that the compensation needs, which the
+// reference gets from round_to_values, are the stored weights loaded back: the same
+// nearest-even values. No master copy, no separate decay (step_tensor sends those to the
+// reference).
+void optimizer::step_tensor_vector(std::size_t t, const stored_tensor& grad) {
+  constexpr std::size_t vchunk = 1024;  // elements per chunk, a multiple of kernels::pad
+  static_assert(vchunk % kernels::pad == 0);
+  stored_tensor& theta_store = weights_[t];
+  const std::size_t n = theta_store.size();
+  assert(grad.size() == n);
+  const coefficients c = coefficients_for(kind_, hyper_, steps_);
+  const rounding nearest{};
+  const rounding stochastic{round_mode::stochastic, overflow_policy::ieee, policy_.sr_bits};
+  const sr_stream sr{seed_, static_cast<std::uint32_t>(t), static_cast<std::uint64_t>(steps_ - 1) * n};
+  auto& states = states_[t];
+  const bool compensated = !comp_.empty();
+
+  // Eight buffers of a chunk each (n rounded up to whole vectors when shorter), zeroed once so
+  // that the padding lanes compute on numbers; their results are never stored.
+  const std::size_t cap = std::min(vchunk, (n + kernels::pad - 1) / kernels::pad * kernels::pad);
+  std::vector<float> buffers(8 * cap);
+  float* const theta = buffers.data();
+  float* const g = theta + cap;
+  float* const s0 = g + cap;
+  float* const s1 = s0 + cap;
+  float* const comp = s1 + cap;
+  float* const inc = comp + cap;
+  float* const out = inc + cap;
+  float* const stored = out + cap;
+  const kernels::step_arrays arrays{theta, g, s0, s1, comp, inc, out};
+  for (std::size_t first = 0; first < n; first += vchunk) {
+    const std::size_t m = std::min(vchunk, n - first);
+    const auto part = [m](float* a) { return std::span<float>(a, m); };
+    theta_store.load(first, part(theta));
+    grad.load(first, part(g));
+    if (!states.empty()) states[0].load(first, part(s0));
+    if (states.size() > 1) states[1].load(first, part(s1));
+    if (compensated) comp_[t].load(first, part(comp));
+
+    // The next chunk's tensors are asked for one at a time between the passes over this one, so
+    // that memory works while the vectors do (loads of cold data stall otherwise: the passes
+    // run one after the other, and a burst of prefetches for all of them at once stalls too).
+    const std::size_t next = first + vchunk;
+    theta_store.prefetch(next, vchunk);
+    kernels::fused_step(kind_, c, policy_.rule, m, arrays);
+    grad.prefetch(next, vchunk);
+    if (policy_.rule == update_rule::stochastic) {
+      theta_store.store(first, part(out), stochastic, sr);
+    } else {
+      theta_store.store(first, part(out), nearest);
+    }
+    if (compensated) {
+      comp_[t].prefetch(next, vchunk);
+      theta_store.load(first, part(stored));
+      kernels::compensation(policy_.rule, m, inc, theta, stored, comp);
+      comp_[t].store(first, part(comp), nearest);
+    }
+    if (!states.empty()) states[0].prefetch(next, vchunk);
+    if (!states.empty()) states[0].store(first, part(s0), nearest);
+    if (states.size() > 1) states[1].prefetch(next, vchunk);
+    if (states.size() > 1) states[1].store(first, part(s1), nearest);
+  }
 }
 
 template <bool PerOp>

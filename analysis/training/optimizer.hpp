@@ -123,18 +123,24 @@ class optimizer {
   void set_lr(double lr) { hyper_.lr = lr; }
   // Bytes held by the optimizer's tensors (weights, master, states, compensation).
   std::size_t bytes() const;
+  // Fused math without master weights and with the decay in the update runs the vector kernels
+  // (kernels.hpp); true sends every step through the scalar reference instead. The results are
+  // the same bits either way (tests/test_optimizer.cpp): for tests and benchmarks.
+  void use_reference(bool on) { reference_ = on; }
 
  private:
   optimizer() = default;
   void step_tensor(std::size_t t, const stored_tensor& grad);
   template <bool PerOp>
   void step_tensor_with(std::size_t t, const stored_tensor& grad);
+  void step_tensor_vector(std::size_t t, const stored_tensor& grad);
 
   optimizer_kind kind_ = optimizer_kind::sgd;
   hyperparameters hyper_;
   precision_policy policy_;
   std::uint64_t seed_ = 0;
   long steps_ = 0;
+  bool reference_ = false;
   std::vector<stored_tensor> weights_, master_, comp_;
   std::vector<std::vector<stored_tensor>> states_;  // per tensor: momentum / (m, v) / lion's m
 };

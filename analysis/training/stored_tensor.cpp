@@ -8,6 +8,8 @@
 #include <string>
 #include <type_traits>
 
+#include "analysis/training/kernels.hpp"
+#include "fpemu/array.hpp"
 #include "fpemu/convert.hpp"
 #include "fpemu/random.hpp"
 #include "fpemu/round_float.hpp"
@@ -34,12 +36,70 @@ template <class Write>
 std::uint8_t store_each(const format& f, std::span<const float> in, const rounding& r, sr_stream sr,
                         std::size_t first, Write write) {
   std::uint8_t flags = 0;
+  if (r.mode == round_mode::stochastic) {
+    // Stochastic rounding reads at most 32 random bits, the low word of random_bits: the vector
+    // kernels make those words a piece at a time, then the core rounds each element (for bf16
+    // with the format a constant, which lets the compiler fold round_float's field arithmetic).
+    constexpr std::size_t piece = 256;
+    std::uint32_t words[piece];
+    const auto round_piece = [&](const format& g, std::size_t b, std::size_t m) {
+      for (std::size_t i = 0; i < m; ++i) {
+        const auto res = round_float(g, in[b + i], r, words[i]);
+        write(b + i, res.code);
+        flags |= res.flags;
+      }
+    };
+    for (std::size_t b = 0; b < in.size(); b += piece) {
+      const std::size_t m = std::min(piece, in.size() - b);
+      kernels::random_words(sr.seed, sr.stream, sr.first_index + first + b, m, words);
+      if (f == formats::bf16) {
+        round_piece(formats::bf16, b, m);
+      } else {
+        round_piece(f, b, m);
+      }
+    }
+    return flags;
+  }
   const bool stochastic = is_stochastic(r.mode);
   for (std::size_t i = 0; i < in.size(); ++i) {
     const auto res =
         round_float(f, in[i], r, stochastic ? random_bits(sr.seed, sr.stream, sr.first_index + first + i) : 0);
     write(i, res.code);
     flags |= res.flags;
+  }
+  return flags;
+}
+
+// Nearest-even into fp32: every binary32 value but a NaN is an fp32 value, which the core returns
+// unchanged with no flags, so the values are copied; a block holding an infinity or a NaN (the
+// core canonicalises NaNs and signals the signalling ones) goes to round_float.
+std::uint8_t store_fp32(const float* __restrict in, float* __restrict out, std::size_t n) {
+  std::uint32_t special = 0;
+  for (std::size_t i = 0; i < n; ++i) {
+    const std::uint32_t bits = std::bit_cast<std::uint32_t>(in[i]);
+    special |= static_cast<std::uint32_t>((bits & 0x7f800000u) == 0x7f800000u);
+    out[i] = in[i];
+  }
+  if (special == 0) return 0;
+  std::uint8_t flags = 0;
+  for (std::size_t i = 0; i < n; ++i) {
+    const auto res = round_float(formats::fp32, in[i]);
+    out[i] = std::bit_cast<float>(res.code);
+    flags |= res.flags;
+  }
+  return flags;
+}
+
+// Nearest-even into 16-bit codes through the array functions' vector kernels (array.hpp; equal
+// to the core bit for bit, flags included), which beat round_nearest_block from a few vectors
+// on. Pieces stay below the length at which they would start threads: a store may run on a
+// worker already.
+constexpr std::size_t kArrayFrom = 64, kArrayPiece = std::size_t{1} << 15;
+std::uint8_t store_codes_nearest(const format& f, std::span<const float> in, std::uint16_t* out) {
+  std::uint8_t flags = 0;
+  for (std::size_t b = 0; b < in.size(); b += kArrayPiece) {
+    const std::size_t m = std::min(kArrayPiece, in.size() - b);
+    flags |= *round_array(f, in.subspan(b, m), std::span<std::uint16_t>(out + b, m));
   }
   return flags;
 }
@@ -144,11 +204,13 @@ std::uint8_t stored_tensor::store(std::size_t first, std::span<const float> in, 
   const bool nearest = r.mode == round_mode::nearest_even && r.overflow == overflow_policy::ieee;
   if (width(fmt_) > 16) {
     float* out = wide_.data() + first;
+    if (nearest && fmt_ == formats::fp32) return store_fp32(in.data(), out, in.size());
     if (nearest) return round_nearest_block(fmt_, in.data(), out, in.size());
     return store_each(fmt_, in, r, sr, first,
                       [&](std::size_t i, std::uint32_t code) { out[i] = code_to_float(fmt_, code); });
   }
   std::uint16_t* out = narrow_.data() + first;
+  if (nearest && in.size() >= kArrayFrom) return store_codes_nearest(fmt_, in, out);
   if (nearest) return round_nearest_block(fmt_, in.data(), out, in.size());
   return store_each(fmt_, in, r, sr, first,
                     [&](std::size_t i, std::uint32_t code) { out[i] = static_cast<std::uint16_t>(code); });
@@ -166,6 +228,15 @@ void round_to_values(const format& f, std::span<const float> in, std::span<float
 void stored_tensor::fill_zero() {
   std::fill(narrow_.begin(), narrow_.end(), std::uint16_t{0});
   std::fill(wide_.begin(), wide_.end(), 0.0f);
+}
+
+void stored_tensor::prefetch(std::size_t first, std::size_t n) const {
+  if (first >= size_) return;
+  n = std::min(n, size_ - first);
+  const std::size_t bytes = width(fmt_) > 16 ? 4 : 2;
+  const char* p = width(fmt_) > 16 ? reinterpret_cast<const char*>(wide_.data() + first)
+                                   : reinterpret_cast<const char*>(narrow_.data() + first);
+  for (std::size_t b = 0; b < n * bytes; b += 64) __builtin_prefetch(p + b, 0, 3);
 }
 
 std::uint32_t stored_tensor::code(std::size_t i) const {

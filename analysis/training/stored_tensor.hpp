@@ -2,9 +2,10 @@
 //
 // Formats of at most 16 bits keep their codes in 2 bytes per element; wider ones (fp32, tf32,
 // e8m13) keep their values as binary32. Only formats whose every value is a binary32 value are
-// accepted, so load() is exact and store() makes the tensor's only rounding: one call of the
-// core (round_float) per element, with stochastic rounding keyed by (seed, stream, index) as
-// everywhere else in fpemu.
+// accepted, so load() is exact and store() makes the tensor's only rounding: the core's
+// (round_float) for every element, or for nearest-even into 16-bit codes the array functions'
+// vector kernels, equal to it bit for bit; stochastic rounding keyed by (seed, stream, index) as
+// everywhere else in fpemu. tests/test_optimizer.cpp checks store() against round_float.
 #pragma once
 
 #include <cstddef>
@@ -50,6 +51,9 @@ class stored_tensor {
   void fill_zero();
 
   std::uint32_t code(std::size_t i) const;  // the element's code (binary32 bits when wide)
+
+  // Asks the caches for elements [first, first + n) ahead of a load() (a hint; no effect on values).
+  void prefetch(std::size_t first, std::size_t n) const;
 
  private:
   format fmt_ = formats::fp32;

@@ -163,7 +163,7 @@ def csv_and_json_write_the_same_table():
 # ---- Progress -------------------------------------------------------------------------------------
 
 # Long enough (about a second here) to pass the progress line's first 0.2 s.
-LONG_GEMM = ["gemm", "--m", "64", "--n", "64", "--k", "512", "--samples", "4"]
+LONG_GEMM = ["gemm", "--m", "128", "--n", "128", "--k", "2048", "--samples", "4"]
 
 
 @test

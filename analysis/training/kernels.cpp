@@ -1,0 +1,175 @@
+// See kernels.hpp. This file is compiled once per SIMD target (hwy/foreach_target.h re-includes
+// it); the part under HWY_ONCE is the dispatcher.
+#include "analysis/training/kernels.hpp"
+
+#include <algorithm>
+
+#include "fpemu/random.hpp"
+
+#undef HWY_TARGET_INCLUDE
+#define HWY_TARGET_INCLUDE "analysis/training/kernels.cpp"
+#include <hwy/foreach_target.h>  // IWYU pragma: keep
+#include <hwy/highway.h>
+
+#include "fpemu/detail/philox-inl.h"
+
+HWY_BEFORE_NAMESPACE();
+namespace fpemu::training::kernels::HWY_NAMESPACE {
+namespace hn = hwy::HWY_NAMESPACE;
+
+using DF = hn::ScalableTag<float>;
+using VF = hn::Vec<DF>;
+
+// One step over [0, n) in whole vectors. Kind and rule are template arguments so that each loop
+// body is straight-line code; the flags that stay fixed for a step (momentum, the first step,
+// nesterov, decay, L2) are tested per vector, always the same way, which the branch predictor
+// makes free. Each line names the reference line it is (optimizer.cpp, increments() with the
+// identity rounding of update_math::fused, and step_tensor_with<false>).
+template <optimizer_kind K, update_rule R>
+void StepAs(const coefficients& c, std::size_t n, const step_arrays& a) {
+  const DF d;
+  const std::size_t L = hn::Lanes(d);
+  const VF zero = hn::Zero(d), one = hn::Set(d, 1.0f), minus_one = hn::Set(d, -1.0f);
+  const VF l2 = hn::Set(d, c.l2), lr_neg = hn::Set(d, c.lr_neg), momentum = hn::Set(d, c.momentum);
+  const VF one_minus_dampening = hn::Set(d, c.one_minus_dampening);
+  const VF beta1 = hn::Set(d, c.beta1), one_minus_beta1 = hn::Set(d, c.one_minus_beta1);
+  const VF beta2 = hn::Set(d, c.beta2), one_minus_beta2 = hn::Set(d, c.one_minus_beta2);
+  const VF step_neg = hn::Set(d, c.step_neg), bias2_sqrt = hn::Set(d, c.bias2_sqrt), eps = hn::Set(d, c.eps);
+  const VF decay = hn::Set(d, c.decay), lr_wd = hn::Set(d, c.lr_wd);
+  const bool has_l2 = c.l2 != 0, has_momentum = c.momentum != 0, has_decay = c.has_decay;
+  for (std::size_t i = 0; i < n; i += L) {
+    const VF theta = hn::LoadU(d, a.theta + i);
+    VF g = hn::LoadU(d, a.grad + i);
+    if (has_l2) g = hn::Add(g, hn::Mul(l2, theta));  // grad.add(param, alpha=wd)
+    VF inc;
+    if constexpr (K == optimizer_kind::sgd) {
+      VF dir = g;
+      if (has_momentum) {
+        // buf = clone(d) on the first step, else buf.mul_(momentum).add_(d, alpha=1-dampening)
+        const VF buf = c.first_step
+                           ? dir
+                           : hn::Add(hn::Mul(hn::LoadU(d, a.state0 + i), momentum), hn::Mul(one_minus_dampening, dir));
+        hn::StoreU(buf, d, a.state0 + i);
+        dir = c.nesterov ? hn::Add(dir, hn::Mul(momentum, buf)) : buf;
+      }
+      inc = hn::Mul(lr_neg, dir);  // param.add_(d, alpha=-lr)
+    } else if constexpr (K == optimizer_kind::adam || K == optimizer_kind::adamw) {
+      const VF m = hn::Add(hn::Mul(hn::LoadU(d, a.state0 + i), beta1), hn::Mul(one_minus_beta1, g));
+      const VF v = hn::Add(hn::Mul(hn::LoadU(d, a.state1 + i), beta2), hn::Mul(hn::Mul(one_minus_beta2, g), g));
+      hn::StoreU(m, d, a.state0 + i);
+      hn::StoreU(v, d, a.state1 + i);
+      const VF denom = hn::Add(hn::Div(hn::Sqrt(v), bias2_sqrt), eps);
+      inc = hn::Div(hn::Mul(step_neg, m), denom);  // (value*t1)/t2
+    } else {  // lion
+      const VF m = hn::LoadU(d, a.state0 + i);
+      const VF update = hn::Add(hn::Mul(m, beta1), hn::Mul(one_minus_beta1, g));
+      // sign(update), 0 for zeros and NaN as the reference's two comparisons give
+      const VF sign = hn::IfThenElse(hn::Gt(update, zero), one, hn::IfThenElse(hn::Lt(update, zero), minus_one, zero));
+      inc = hn::Mul(lr_neg, sign);
+      hn::StoreU(hn::Add(hn::Mul(m, beta2), hn::Mul(one_minus_beta2, g)), d, a.state0 + i);
+    }
+    VF out;
+    if constexpr (R == update_rule::nearest) {
+      out = hn::Add(has_decay ? hn::Mul(theta, decay) : theta, inc);
+    } else {
+      const VF step = has_decay ? hn::Sub(inc, hn::Mul(lr_wd, theta)) : inc;
+      if constexpr (R == update_rule::kahan) {
+        const VF u = hn::Add(hn::LoadU(d, a.comp + i), step);
+        hn::StoreU(u, d, a.inc + i);
+        out = hn::Add(theta, u);
+      } else if constexpr (R == update_rule::kahan_zamirai) {
+        const VF y = hn::Sub(step, hn::LoadU(d, a.comp + i));
+        hn::StoreU(y, d, a.inc + i);
+        out = hn::Add(theta, y);
+      } else {
+        out = hn::Add(theta, step);
+      }
+    }
+    hn::StoreU(out, d, a.out + i);
+  }
+}
+
+template <optimizer_kind K>
+void StepKind(const coefficients& c, update_rule rule, std::size_t n, const step_arrays& a) {
+  switch (rule) {
+    case update_rule::nearest: return StepAs<K, update_rule::nearest>(c, n, a);
+    case update_rule::kahan: return StepAs<K, update_rule::kahan>(c, n, a);
+    case update_rule::kahan_zamirai: return StepAs<K, update_rule::kahan_zamirai>(c, n, a);
+    case update_rule::stochastic: return StepAs<K, update_rule::stochastic>(c, n, a);
+  }
+}
+
+void FusedStep(optimizer_kind k, const coefficients& c, update_rule rule, std::size_t n, const step_arrays& a) {
+  switch (k) {
+    case optimizer_kind::sgd: return StepKind<optimizer_kind::sgd>(c, rule, n, a);
+    case optimizer_kind::adam: return StepKind<optimizer_kind::adam>(c, rule, n, a);
+    case optimizer_kind::adamw: return StepKind<optimizer_kind::adamw>(c, rule, n, a);
+    case optimizer_kind::lion: return StepKind<optimizer_kind::lion>(c, rule, n, a);
+  }
+}
+
+void Compensation(update_rule rule, std::size_t n, const float* inc, const float* theta, const float* stored,
+                  float* comp) {
+  const DF d;
+  const std::size_t L = hn::Lanes(d);
+  if (rule == update_rule::kahan) {
+    for (std::size_t i = 0; i < n; i += L)  // k = u + (theta - theta')
+      hn::StoreU(hn::Add(hn::LoadU(d, inc + i), hn::Sub(hn::LoadU(d, theta + i), hn::LoadU(d, stored + i))), d, comp + i);
+  } else {
+    for (std::size_t i = 0; i < n; i += L)  // c = (s - theta) - y
+      hn::StoreU(hn::Sub(hn::Sub(hn::LoadU(d, stored + i), hn::LoadU(d, theta + i)), hn::LoadU(d, inc + i)), d, comp + i);
+  }
+}
+
+// random_bits' low word for blocks first .. first + n - 1 (lane b computing block first + b,
+// src/philox-inl.h). Vectors whose block counters would carry into the high word, and the tail,
+// take the scalar function.
+void RandomWords(std::uint64_t seed, std::uint32_t stream, std::uint64_t first, std::size_t n, std::uint32_t* out) {
+  std::size_t i = 0;
+#if HWY_TARGET != HWY_SCALAR
+  const hn::ScalableTag<std::uint32_t> d;
+  using V = hn::Vec<decltype(d)>;
+  const std::size_t L = hn::Lanes(d);
+  for (; i + L <= n; i += L) {
+    const std::uint64_t block = first + i;
+    if (static_cast<std::uint32_t>(block) > 0xffffffffu - (L - 1)) break;
+    V c0 = hn::Add(hn::Iota(d, 0), hn::Set(d, static_cast<std::uint32_t>(block)));
+    V c1 = hn::Set(d, static_cast<std::uint32_t>(block >> 32));
+    V c2 = hn::Set(d, stream), c3 = hn::Zero(d);
+    simd::HWY_NAMESPACE::Philox(d, c0, c1, c2, c3, seed);
+    hn::StoreU(c0, d, out + i);
+  }
+#endif
+  for (; i < n; ++i) out[i] = static_cast<std::uint32_t>(random_bits(seed, stream, first + i));
+}
+
+const char* TargetName() { return hwy::TargetName(HWY_TARGET); }
+
+}  // namespace fpemu::training::kernels::HWY_NAMESPACE
+HWY_AFTER_NAMESPACE();
+
+#if HWY_ONCE
+namespace fpemu::training::kernels {
+
+HWY_EXPORT(FusedStep);
+HWY_EXPORT(Compensation);
+HWY_EXPORT(RandomWords);
+HWY_EXPORT(TargetName);
+
+void fused_step(optimizer_kind k, const coefficients& c, update_rule rule, std::size_t n, const step_arrays& a) {
+  HWY_DYNAMIC_DISPATCH(FusedStep)(k, c, rule, n, a);
+}
+
+void compensation(update_rule rule, std::size_t n, const float* inc, const float* theta, const float* stored,
+                  float* comp) {
+  HWY_DYNAMIC_DISPATCH(Compensation)(rule, n, inc, theta, stored, comp);
+}
+
+void random_words(std::uint64_t seed, std::uint32_t stream, std::uint64_t first, std::size_t n, std::uint32_t* out) {
+  HWY_DYNAMIC_DISPATCH(RandomWords)(seed, stream, first, n, out);
+}
+
+const char* target_name() { return HWY_DYNAMIC_DISPATCH(TargetName)(); }
+
+}  // namespace fpemu::training::kernels
+#endif  // HWY_ONCE

@@ -1,0 +1,54 @@
+// Vector kernels of the training room, compiled for every Highway target and dispatched at run
+// time to the best one the CPU has: the element-wise binary32 math of the fused optimizer step,
+// and the Philox words of stochastically rounded stores.
+//
+// Neither makes a rounding decision into a storage format (stored_tensor does those). The step
+// is the scalar reference's update_math::fused arithmetic (optimizer.cpp: increments() and
+// step_tensor_with<false>) lane by lane: every operation is one IEEE binary32 add, sub, mul, div
+// or sqrt, rounded to nearest-even by the hardware exactly as the scalar instruction rounds it,
+// in the same order, and never contracted into an FMA (each is its own Highway call, and the
+// file is compiled with -ffp-contract=off). tests/test_optimizer.cpp compares the fast step with
+// the reference bit for bit on every target.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+#include "analysis/training/optimizer.hpp"
+#include "analysis/training/optimizer_coefficients.hpp"
+
+namespace fpemu::training::kernels {
+
+// The step runs whole vectors: its arrays hold n elements and have room for n rounded up to a
+// multiple of `pad` (the widest vector Highway has, 2048 bits). Lanes past n compute on whatever
+// the arrays hold there and must not be stored.
+inline constexpr std::size_t pad = 64;
+
+struct step_arrays {
+  const float* theta = nullptr;  // the weights the update acts on
+  const float* grad = nullptr;
+  float* state0 = nullptr;       // states in and out (sgd's momentum / Adam's m / Lion's m);
+  float* state1 = nullptr;       // null when the optimizer keeps none
+  const float* comp = nullptr;   // kahan: k; kahan_zamirai: c
+  float* inc = nullptr;          // out, kahan: u = k + increment; kahan_zamirai: y = increment - c
+  float* out = nullptr;          // out: the new weights before they are rounded into storage
+};
+
+// One fused step (decoupled decay, when c.has_decay, folded into the update as in_update does).
+// `rule` picks the form of `out` (and `inc`); stochastic's `out` is nearest's without the decay
+// factor, theta + (inc - lr*wd*theta), as the reference writes it.
+void fused_step(optimizer_kind k, const coefficients& c, update_rule rule, std::size_t n, const step_arrays& a);
+
+// The compensation from the stored weights: kahan k = u + (theta - stored), kahan_zamirai
+// c = (stored - theta) - y (`inc` holds u or y). Same padding as fused_step.
+void compensation(update_rule rule, std::size_t n, const float* inc, const float* theta, const float* stored,
+                  float* comp);
+
+// out[i] = the low 32 bits of random_bits(seed, stream, first + i) (random.hpp), index wrapping
+// modulo 2^64: the bits a stochastic rounding with at most 32 random bits reads. Any n.
+void random_words(std::uint64_t seed, std::uint32_t stream, std::uint64_t first, std::size_t n, std::uint32_t* out);
+
+// For tests: the name of the target the kernels dispatch to now.
+const char* target_name();
+
+}  // namespace fpemu::training::kernels
