@@ -85,22 +85,36 @@ std::uint8_t for_each_piece(std::size_t n, Piece piece) {
   return all.load();
 }
 
-simd::keystream keystream_at(const sr_stream& sr, std::size_t i) { return {sr.seed, sr.stream, sr.first_index + i}; }
+// Where stochastic rounding's random bits come from: the keystream of `sr`, or, where `given` is
+// set (round_array_given_bits), given[i] for element i.
+struct random_source {
+  sr_stream sr;
+  const std::uint32_t* given = nullptr;
+  random_source(sr_stream s) : sr(s) {}
+  random_source(std::span<const std::uint32_t> bits) : given(bits.data()) {}
+};
+
+simd::keystream keystream_at(const random_source& src, std::size_t i) {
+  return {src.sr.seed, src.sr.stream, src.sr.first_index + i, src.given ? src.given + i : nullptr};
+}
 
 // Runs `one(i, random)` for every element through the scalar core, and returns the union of
 // the flags; `flags`, when not empty, receives each element's.
 template <class One>
-std::uint8_t for_each_element(std::size_t n, const rounding& r, const sr_stream& sr, std::span<std::uint8_t> flags,
+std::uint8_t for_each_element(std::size_t n, const rounding& r, const random_source& src, std::span<std::uint8_t> flags,
                               One one) {
   const int width = array_random_width(r);
-  const bool buffered = r.mode == round_mode::stochastic;
+  const sr_stream& sr = src.sr;
+  const bool buffered = r.mode == round_mode::stochastic && src.given == nullptr;
   return for_each_piece(n, [&](std::size_t b, std::size_t e) {
     std::vector<std::uint32_t> random(buffered ? e - b : 0);
     if (buffered) simd::fill_keystream(sr.seed, sr.stream, sr.first_index + b, e - b, width, random.data());
     std::uint8_t all = 0;
     for (std::size_t i = b; i < e; ++i) {
       std::uint64_t bits = 0;
-      if (buffered) {
+      if (src.given) {
+        bits = src.given[i];
+      } else if (buffered) {
         bits = random[i - b];
       } else if (r.mode == round_mode::stochastic_exact) {
         bits = keystream_bits(sr.seed, sr.stream, sr.first_index + i, width);
@@ -115,7 +129,7 @@ std::uint8_t for_each_element(std::size_t n, const rounding& r, const sr_stream&
 
 template <class T, class Code>
 expected<std::uint8_t> round_span(const format& f, std::span<const T> in, std::span<Code> out, const rounding& r,
-                                  sr_stream sr, std::span<std::uint8_t> flags) {
+                                  const random_source& sr, std::span<std::uint8_t> flags) {
   if (auto e = check_format(f, "format")) return *e;
   if (width(f) > static_cast<int>(8 * sizeof(Code)))
     return error{"format " + to_string(f) + " has " + std::to_string(width(f)) + "-bit codes; 'out' holds " +
@@ -139,6 +153,16 @@ expected<std::uint8_t> round_span(const format& f, std::span<const T> in, std::s
     out[i] = static_cast<Code>(res.code);
     return res.flags;
   });
+}
+
+template <class Code>
+expected<std::uint8_t> round_given(const format& f, std::span<const float> in, std::span<Code> out, const rounding& r,
+                                   std::span<const std::uint32_t> random, std::span<std::uint8_t> flags) {
+  if (r.mode != round_mode::stochastic)
+    return error{"round_array_given_bits: random bits are read by mode sr (1..32 bits) only, not by " +
+                 std::string(to_string(r.mode))};
+  if (auto e = check_sizes({{"in", in.size()}, {"random", random.size()}}, 0)) return *e;
+  return round_span(f, in, out, r, random_source(random), flags);
 }
 
 std::optional<error> check_float_valued(const format& f, std::string_view what) {
@@ -178,6 +202,24 @@ expected<std::uint8_t> round_array(const format& f, std::span<const double> in, 
 expected<std::uint8_t> round_array(const format& f, std::span<const float> in, std::span<std::uint8_t> out,
                                    const rounding& r, sr_stream sr, std::span<std::uint8_t> flags) {
   return round_span(f, in, out, r, sr, flags);
+}
+
+expected<std::uint8_t> round_array_given_bits(const format& f, std::span<const float> in, std::span<std::uint32_t> out,
+                                              const rounding& r, std::span<const std::uint32_t> random,
+                                              std::span<std::uint8_t> flags) {
+  return round_given(f, in, out, r, random, flags);
+}
+
+expected<std::uint8_t> round_array_given_bits(const format& f, std::span<const float> in, std::span<std::uint16_t> out,
+                                              const rounding& r, std::span<const std::uint32_t> random,
+                                              std::span<std::uint8_t> flags) {
+  return round_given(f, in, out, r, random, flags);
+}
+
+expected<std::uint8_t> round_array_given_bits(const format& f, std::span<const float> in, std::span<std::uint8_t> out,
+                                              const rounding& r, std::span<const std::uint32_t> random,
+                                              std::span<std::uint8_t> flags) {
+  return round_given(f, in, out, r, random, flags);
 }
 
 expected<std::uint8_t> convert_array(const format& to, const format& from_format, std::span<const std::uint32_t> in,

@@ -301,8 +301,8 @@ std::uint8_t EncodeMode(const format& f, const rounding& r, const T* in, std::si
   HWY_ALIGN std::uint8_t pad_flags[kMax];
 
   // The k random bits of each lane (zero outside the stochastic mode); the keystream's words
-  // are as wide as k or wider (array_random_width).
-  const bool k_is_width = static_cast<int>(p.k) == array_random_width(r);
+  // are as wide as k or wider (array_random_width), given words are whole 32-bit words.
+  const bool k_is_width = static_cast<int>(p.k) == array_random_width(r) && ks.given == nullptr;
   auto random_of = [&](const std::uint32_t* rnd) FPEMU_KERNEL_LAMBDA {
     if constexpr (!kStochastic) {
       (void)rnd;
@@ -618,9 +618,9 @@ std::uint8_t EncodeMode(const format& f, const rounding& r, const T* in, std::si
   std::size_t i = 0;
   while (i + L <= n) {
     const std::size_t chunk_end = std::min(n, i + kRandomChunk) / L * L;
-    if constexpr (kStochastic) FillKeystream(ks.seed, ks.stream, ks.first_index + i, chunk_end - i, width, random);
+    if (kStochastic && !ks.given) FillKeystream(ks.seed, ks.stream, ks.first_index + i, chunk_end - i, width, random);
     for (const std::size_t chunk_begin = i; i < chunk_end; i += L) {
-      const std::uint32_t* rnd = kStochastic ? random + (i - chunk_begin) : nullptr;
+      const std::uint32_t* rnd = !kStochastic ? nullptr : ks.given ? ks.given + i : random + (i - chunk_begin);
       const code_sink c = codes.at(i);
       T* v = values ? values + i : nullptr;
       at = i;
@@ -632,7 +632,11 @@ std::uint8_t EncodeMode(const format& f, const rounding& r, const T* in, std::si
     const std::size_t rest = n - i;
     std::fill(pad_in, pad_in + kMax, T{0});
     std::copy(in + i, in + n, pad_in);
-    if constexpr (kStochastic) FillKeystream(ks.seed, ks.stream, ks.first_index + i, rest, width, pad_random);
+    if (kStochastic && ks.given) {
+      std::copy(ks.given + i, ks.given + n, pad_random);
+    } else if (kStochastic) {
+      FillKeystream(ks.seed, ks.stream, ks.first_index + i, rest, width, pad_random);
+    }
     at = i;
     one_vector(pad_in, pad_random, pad_sink, pad_values, pad_flags);
     for (std::size_t j = 0; codes.data && j < rest; ++j) put_code(codes, i + j, pad_codes[j]);

@@ -34,6 +34,7 @@ struct keystream {
   std::uint64_t seed = 0;
   std::uint32_t stream = 0;
   std::uint64_t first_index = 0;
+  const std::uint32_t* given = nullptr;  // when set, element i reads given[i] instead (mode sr only)
 };
 
 // Where codes go: one code per element in 1, 2 or 4 bytes (the caller checks that the format's

@@ -727,6 +727,56 @@ TEST_CASE("decode_array to float and double == to_float / to_double for every co
   set_array_threads(0);
 }
 
+TEST_CASE("round_array_given_bits == the core with the same random words, every sr width, code width and target") {
+  set_array_threads(1);
+  tally ty;
+  std::uint64_t cases = 0;
+  std::mt19937_64 rng(11);
+  for (const char* spec : {"bf16", "fp16", "e4m3fn", "e5m2", "e3m2fn", "e2m1fn", "e4m3fnuz"}) {
+    const format f = fmt(spec);
+    CAPTURE(spec);
+    const std::vector<float> xs = inputs_for<float>(f, codes_of(f, rng), rng, 2000);
+    std::vector<std::uint32_t> words(xs.size());
+    for (std::uint32_t& w : words) w = static_cast<std::uint32_t>(rng());
+    for (const int k : {1, 5, 16, 31, 32}) {
+      const rounding r{round_mode::stochastic, overflow_policy::ieee, k};
+      std::vector<std::uint32_t> want(xs.size());
+      std::vector<std::uint8_t> want_flags(xs.size());
+      for (std::size_t i = 0; i < xs.size(); ++i) {
+        const rounded res = from(f, xs[i], r, words[i]);
+        want[i] = res.code;
+        want_flags[i] = res.flags;
+      }
+      for_each_target([&](const std::string& target) {
+        std::vector<std::uint32_t> out32(xs.size());
+        std::vector<std::uint16_t> out16(xs.size());
+        std::vector<std::uint8_t> out8(width(f) <= 8 ? xs.size() : 0), flags(xs.size());
+        REQUIRE(round_array_given_bits(f, xs, std::span<std::uint32_t>(out32), r, words, flags).has_value());
+        REQUIRE(round_array_given_bits(f, xs, std::span<std::uint16_t>(out16), r, words).has_value());
+        if (!out8.empty()) REQUIRE(round_array_given_bits(f, xs, std::span<std::uint8_t>(out8), r, words).has_value());
+        for (std::size_t i = 0; i < xs.size(); ++i) {
+          if (out32[i] != want[i] || flags[i] != want_flags[i] || out16[i] != want[i] ||
+              (!out8.empty() && out8[i] != want[i]))
+            ty.bad(std::string(spec) + " sr" + std::to_string(k) + " on " + target + ": input " + show(xs[i]) +
+                   " word " + hex(words[i]) + ": core " + hex(want[i]) + ", array " + hex(out32[i]));
+        }
+        cases += xs.size();
+      });
+    }
+  }
+  MESSAGE(cases << " given-bits roundings checked, " << ty.mismatches << " mismatches");
+  CHECK(ty.mismatches == 0);
+  const std::vector<float> x(4, 1.0f);
+  std::vector<std::uint16_t> out(4);
+  const std::vector<std::uint32_t> three(3), four(4);
+  CHECK_FALSE(round_array_given_bits(fmt("bf16"), x, std::span<std::uint16_t>(out), rounding{}, four).has_value());
+  CHECK_FALSE(round_array_given_bits(fmt("bf16"), x, std::span<std::uint16_t>(out),
+                                     rounding{round_mode::stochastic_exact}, four).has_value());
+  CHECK_FALSE(round_array_given_bits(fmt("bf16"), x, std::span<std::uint16_t>(out),
+                                     rounding{round_mode::stochastic}, three).has_value());
+  set_array_threads(0);
+}
+
 TEST_CASE("decode_array into a large, misaligned float output (non-temporal stores) == to_float, every target") {
   set_array_threads(1);
   tally ty;

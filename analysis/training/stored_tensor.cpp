@@ -104,6 +104,23 @@ std::uint8_t store_codes_nearest(const format& f, std::span<const float> in, std
   return flags;
 }
 
+// Stochastic rounding into 16-bit codes through the array kernels, with the words random_bits
+// gives (one Philox block per element, as the fused CUDA optimizer draws them), made a piece at a
+// time by the vector Philox.
+std::uint8_t store_codes_stochastic(const format& f, std::span<const float> in, const rounding& r, sr_stream sr,
+                                    std::size_t first, std::uint16_t* out) {
+  constexpr std::size_t piece = 4096;
+  std::uint32_t words[piece];
+  std::uint8_t flags = 0;
+  for (std::size_t b = 0; b < in.size(); b += piece) {
+    const std::size_t m = std::min(piece, in.size() - b);
+    kernels::random_words(sr.seed, sr.stream, sr.first_index + first + b, m, words);
+    flags |= *round_array_given_bits(f, in.subspan(b, m), std::span<std::uint16_t>(out + b, m), r,
+                                     std::span<const std::uint32_t>(words, m));
+  }
+  return flags;
+}
+
 // Nearest-even, the common case of every store: round_float's short path written without
 // branches so that the compiler vectorises it, then round_float itself for the elements outside
 // the short path's exponent range (zeros, subnormals, values near overflow, inf, NaN). Out is
@@ -211,6 +228,8 @@ std::uint8_t stored_tensor::store(std::size_t first, std::span<const float> in, 
   }
   std::uint16_t* out = narrow_.data() + first;
   if (nearest && in.size() >= kArrayFrom) return store_codes_nearest(fmt_, in, out);
+  if (r.mode == round_mode::stochastic && in.size() >= kArrayFrom)
+    return store_codes_stochastic(fmt_, in, r, sr, first, out);
   if (nearest) return round_nearest_block(fmt_, in.data(), out, in.size());
   return store_each(fmt_, in, r, sr, first,
                     [&](std::size_t i, std::uint32_t code) { out[i] = static_cast<std::uint16_t>(code); });
