@@ -164,7 +164,11 @@ void FillKeystream(std::uint64_t seed, std::uint32_t stream, std::uint64_t first
       const int shift = (piece * width) % 32;
       const std::uint64_t l0 = static_cast<std::uint64_t>(piece) * 16;
       if (offset == 0 && count == per_group) {  // the whole group: element l goes to out[done + l]
-        for (int b = 0; b < 16; ++b) out[done + l0 + b] = width >= 32 ? w[b] : (w[b] >> shift) & 0xffffu;
+        for (std::size_t b = 0; b < 16; b += L) {  // L divides 16
+          auto v = hn::Load(d, w + b);
+          if (width == 16) v = hn::And(hn::ShiftRightSame(v, shift), hn::Set(d, 0xffffu));
+          hn::StoreU(v, d, out + done + l0 + b);
+        }
         continue;
       }
       for (int b = 0; b < 16; ++b) {
