@@ -12,6 +12,7 @@
 //                                           restored outside the timed region every iteration)
 //   decode/<data>/<fmt>/threads:T           uint32 codes -> floats
 //   memcpy/threads:T                        the same bytes copied, T threads each copying a share
+//   encode_first/bf16_rne/n:N/threads:T     encode of the first N elements: where threads start to pay
 //
 // Modes: rne rz ru rd rto, sr16 (16 random bits) and sr-exact. items_per_second is elements per
 // second everywhere; scripts/bench_report.py turns a JSON run into ratios against memcpy and
@@ -148,6 +149,21 @@ void decode(benchmark::State& state, const std::string& spec, data_set d) {
   set_elements(state);
 }
 
+// round_array on the first n elements (bf16, rne, N(0,1) data): where the thread pool starts to pay.
+void encode_first(benchmark::State& state) {
+  const auto n = static_cast<std::size_t>(state.range(0));
+  fpemu::set_array_threads(static_cast<int>(state.range(1)));
+  const fpemu::format f = *fpemu::parse_format("bf16");
+  const std::span<const float> in = std::span<const float>(inputs(data_set::normal)).first(n);
+  std::vector<std::uint16_t> out(n);
+  for (auto _ : state) {
+    auto flags = fpemu::round_array(f, in, std::span<std::uint16_t>(out));
+    benchmark::DoNotOptimize(flags);
+    benchmark::ClobberMemory();
+  }
+  state.SetItemsProcessed(static_cast<std::int64_t>(state.iterations()) * static_cast<std::int64_t>(n));
+}
+
 constexpr const char* kFormats[] = {"bf16", "fp16", "e4m3fn", "e5m2", "e3m2fn", "e2m3fn", "e2m1fn"};
 constexpr const char* kModes[] = {"rne", "rz", "ru", "rd", "rto", "sr16", "sr-exact"};
 
@@ -156,6 +172,10 @@ void register_all() {
     b->ArgName("threads")->Arg(1)->Arg(2)->Unit(benchmark::kMillisecond)->UseRealTime();
   };
   per_thread(benchmark::RegisterBenchmark("memcpy", memcpy_elements));
+  benchmark::RegisterBenchmark("encode_first/bf16_rne", encode_first)
+      ->ArgNames({"n", "threads"})
+      ->ArgsProduct({{1 << 14, 1 << 15, 1 << 16, 1 << 17, 1 << 18, 1 << 19, 1 << 20}, {1, 2}})
+      ->UseRealTime();
   for (const data_set d : {data_set::normal, data_set::wide}) {
     const std::string data = kDataNames[static_cast<int>(d)];
     for (const std::string fmt : kFormats) {

@@ -147,6 +147,13 @@ def array_rows(rnd, target, lines, failed):
                  rnd[f"decode/{data}/{fmt}/threads:2"] / rnd[f"decode/{data}/{fmt}/threads:1"], TARGET_THREADS)
             for fmt in FORMATS) + " |")
         lines.append("")
+    sizes = sorted({int(k.split("/n:")[1].split("/")[0]) for k in rnd if k.startswith("encode_first/")})
+    lines += ["Where the thread pool pays: round_array to bf16 (rne, normal data) on the first n elements, "
+              "two threads against one (no target; the pool starts at the size array.cpp states):", "",
+              "| n | " + " | ".join(f"2^{n.bit_length() - 1}" for n in sizes) + " |", "|---" * (len(sizes) + 1) + "|",
+              "| two threads / one | " + " | ".join(
+                  f"{rnd[f'encode_first/bf16_rne/n:{n}/threads:2'] / rnd[f'encode_first/bf16_rne/n:{n}/threads:1']:.2f}"
+                  for n in sizes) + " |", ""]
 
 
 def gemm_rows(gemm, lines, row):

@@ -491,7 +491,25 @@ std::uint8_t EncodeMode(const format& f, const rounding& r, const T* in, std::si
     const V shift = hn::Add(s0, extra);
     const V rounded = RoundShift<Mode>(du, v, shift, negative, random_v, k, k_within_s0);
     code_mag = hn::Add(hn::ShiftLeftSame(hn::Sub(above, emin_field), frac_bits), rounded);
-    if (!inf_above_max) {
+    if constexpr (Mode == round_mode::stochastic_exact) {
+      // Lanes more than 31 bits below the quantum, whose shift the clamp cut: their magnitude
+      // rounds to 0 or the smallest subnormal, up when rem + (R >> (64 - S)) carries at S bits,
+      // that is when ~R < v 2^(64-S) as 64-bit numbers. Its high word decides unless ~R's high
+      // word equals v >> (S - 32); those lanes (2^-32 of them) go to the core with all 64 bits,
+      // as do binary32 subnormal inputs (no implicit bit).
+      const V true_extra = hn::Sub(above, field);
+      const auto far = hn::Gt(true_extra, max_extra);
+      auto out = hn::Or(inf_above_max ? above_max() : hn::AndNot(is_zero, hn::Or(bad_input(), above_max())),
+                        hn::Lt(hn::Sub(mag, one), input_subnormal_top));
+      if (!hn::AllFalse(du, far)) {
+        const V beyond = hn::Min(hn::Sub(hn::Sub(true_extra, max_extra), one), hn::Set(du, U{31}));  // S - 32
+        const V x_hi = v >> beyond;
+        const V not_r = hn::Not(random_v);
+        code_mag = hn::IfThenElse(far, hn::IfThenElseZero(hn::Lt(not_r, x_hi), one), code_mag);
+        out = hn::Or(out, hn::AndNot(is_zero, hn::And(far, hn::Eq(not_r, x_hi))));
+      }
+      if (!covered(out)) return false;
+    } else if (!inf_above_max) {
       if (!covered(hn::AndNot(is_zero, hn::Or(bad_input(), above_max())))) return false;
     } else if (clamped_lanes_round_to_zero) {
       if (!covered(above_max())) return false;

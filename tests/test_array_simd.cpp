@@ -777,6 +777,59 @@ TEST_CASE("round_array_given_bits == the core with the same random words, every 
   set_array_threads(0);
 }
 
+TEST_CASE("sr-exact on lanes more than 31 bits below the quantum == the core, where the high random word decides "
+          "and where it does not, every target") {
+  // Such a lane rounds up when ~R < v 2^(64-S) (R the element's 64 random bits, v its 24-bit
+  // significand, S its shift); the kernels compare the high words. Inputs are made from the
+  // keystream so that v >> (S - 32) lands on, just above and just below ~R's high word.
+  set_array_threads(1);
+  tally ty;
+  std::uint64_t cases = 0, decided_up = 0;
+  const sr_stream sr{7, 3, 1000};
+  const rounding r{round_mode::stochastic_exact};
+  for (const char* spec : {"e4m3fn", "e5m2", "e2m1fn", "fp16"}) {
+    const format f = fmt(spec);
+    CAPTURE(spec);
+    const int q = emin(f) - f.frac_bits;  // the quantum's exponent
+    constexpr std::size_t n = 1 << 16;
+    std::vector<float> xs(n);
+    std::mt19937_64 rng(5);
+    for (std::size_t i = 0; i < n; ++i) {
+      const std::uint64_t bits = keystream_bits(sr.seed, sr.stream, sr.first_index + i, 64);
+      const std::uint32_t not_hi = ~static_cast<std::uint32_t>(bits >> 32);
+      const int S = 32 + static_cast<int>(i % 3);  // 32, 33, 34
+      std::uint32_t v = static_cast<std::uint32_t>(rng() % (1u << 23)) | (1u << 23);
+      const std::int64_t target = static_cast<std::int64_t>(not_hi) + static_cast<std::int64_t>(i / 3 % 3) - 1;
+      if (target >= (std::int64_t{1} << (23 - (S - 32))) && target < (std::int64_t{1} << (24 - (S - 32))))
+        v = (static_cast<std::uint32_t>(target) << (S - 32)) | static_cast<std::uint32_t>(rng() & ((1u << (S - 32)) - 1));
+      const float x = std::ldexp(static_cast<float>(v), q - S);
+      xs[i] = rng() & 1 ? -x : x;
+    }
+    std::vector<std::uint32_t> want(n);
+    for (std::size_t i = 0; i < n; ++i) {
+      want[i] = from(f, xs[i], r, keystream_bits(sr.seed, sr.stream, sr.first_index + i, 64)).code;
+      decided_up += (want[i] & magnitude_mask(f)) != 0;
+    }
+    for_each_target([&](const std::string& target) {
+      std::vector<std::uint32_t> out(n);
+      std::vector<float> values(xs);
+      REQUIRE(round_array(f, xs, std::span<std::uint32_t>(out), r, sr).has_value());
+      REQUIRE(round_in_place(f, values, r, sr).has_value());
+      for (std::size_t i = 0; i < n; ++i) {
+        if (out[i] != want[i] || bits_of(values[i]) != bits_of(to_float(f, want[i])))
+          ty.bad(std::string(spec) + " sr-exact on " + target + ": input " + show(xs[i]) + " element " +
+                 std::to_string(i) + ": core " + hex(want[i]) + ", array " + hex(out[i]));
+      }
+      cases += n;
+    });
+  }
+  MESSAGE(cases << " far sr-exact lanes checked (" << decided_up << " of the inputs round up), " << ty.mismatches
+                << " mismatches");
+  CHECK(decided_up > 100);
+  CHECK(ty.mismatches == 0);
+  set_array_threads(0);
+}
+
 TEST_CASE("decode_array into a large, misaligned float output (non-temporal stores) == to_float, every target") {
   set_array_threads(1);
   tally ty;
