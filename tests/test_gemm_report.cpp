@@ -1,6 +1,7 @@
 // analyse_gemm's fast path (gemm_options::fast_kernels: gemm_elements_for_bound for the flags,
-// the premise checked only in blocks with subnormal inputs) against its slow path (the reference
-// loop for every output, every block checked), report for report, bit for bit.
+// the premise checked only in blocks with subnormal inputs that their leads cannot settle)
+// against its slow path (the reference loop for every output, every block checked), report for
+// report, bit for bit; and the double kernel of its exact products against exact_accumulator.
 #include <doctest/doctest.h>
 
 #include <bit>
@@ -12,9 +13,11 @@
 #include <vector>
 
 #include "analysis/reference/dot_analysis.hpp"
+#include "analysis/reference/double_dot.hpp"
 #include "analysis/reference/gemm.hpp"
 #include "analysis/reference/measured_error.hpp"
 #include "fpemu/convert.hpp"
+#include "fpemu/exact_accumulator.hpp"
 #include "fpemu/presets.hpp"
 #include "fpemu/spec.hpp"
 
@@ -183,4 +186,60 @@ TEST_CASE("analyse_gemm's fast path finds a broken premise in a block of normal 
   check_same(rf, rs);
   CHECK(!rs.normwise_bound.valid);
   CHECK(rs.normwise_bound.condition.find("belongs to no term") != std::string::npos);
+}
+
+TEST_CASE("double_gemm's sums equal exact_accumulator's where double_dot_exact holds, at the edge of 53 bits") {
+  // Vectors of m 2^low, 1 <= m < 2^bits, one m odd and one at least 2^(bits-1), so that the span
+  // of a pair is bits_a + bits_b + bit_length(K) exactly; delta puts it at 52, 53 or 54 bits.
+  // Values mostly near the top and of one sign, so that the sums come close to 2^53 ulps.
+  std::mt19937_64 rng(53);
+  int exact_pairs = 0;
+  for (int trial = 0; trial < 60; ++trial) {
+    CAPTURE(trial);
+    const int K = 1 + static_cast<int>(rng() % 300), n = 1 + static_cast<int>(rng() % 20);
+    const int room = 53 - static_cast<int>(std::bit_width(static_cast<unsigned>(K)));
+    const int delta = static_cast<int>(rng() % 3) - 1;
+    const int bits_a = 1 + static_cast<int>(rng() % static_cast<unsigned>(room + delta - 1));
+    const int bits_b = room + delta - bits_a;
+    const int low_a = static_cast<int>(rng() % 200) - 100, low_b = static_cast<int>(rng() % 200) - 100;
+    const auto make = [&](int bits, int low) {
+      std::vector<double> v(static_cast<std::size_t>(n) * K);
+      const std::uint64_t top = std::uint64_t{1} << bits;
+      for (int j = 0; j < n; ++j) {
+        const bool one_sign = rng() % 2;
+        for (int k = 0; k < K; ++k) {
+          std::uint64_t m = rng() % 4 ? top - 1 - rng() % (top / 8 + 1) : 1 + rng() % (top - 1);
+          if (k == 0) m = top - 1;  // odd and at least 2^(bits-1)
+          const double x = std::ldexp(static_cast<double>(m), low);
+          v[static_cast<std::size_t>(j) * K + k] = one_sign || rng() % 2 ? x : -x;
+        }
+      }
+      return double_vectors(std::move(v), std::vector<char>(static_cast<std::size_t>(n), 1), n, K);
+    };
+    const double_vectors a = make(bits_a, low_a), b = make(bits_b, low_b);
+    const double_panels panels(b);
+    std::vector<double> sum(static_cast<std::size_t>(n) * n), mag(sum.size());
+    double_gemm(a, 0, n, panels, sum, mag);
+    for (int i = 0; i < n; ++i)
+      for (int j = 0; j < n; ++j) {
+        CAPTURE(i);
+        CAPTURE(j);
+        const bool exact = double_dot_exact(a, i, b, j);
+        CHECK(exact == (delta <= 0));
+        if (!exact) continue;
+        ++exact_pairs;
+        exact_accumulator x, s;
+        for (int k = 0; k < K; ++k) {
+          const double p = a.vector(i)[k], q = b.vector(j)[k];
+          x.add_product(unpack(p), unpack(q));
+          s.add_product(unpack(std::fabs(p)), unpack(std::fabs(q)));
+        }
+        const std::size_t ij = static_cast<std::size_t>(i) * n + j;
+        x.subtract(unpack(sum[ij]));
+        s.subtract(unpack(mag[ij]));
+        CHECK(x.is_zero());
+        CHECK(s.is_zero());
+      }
+  }
+  CHECK(exact_pairs > 1000);
 }

@@ -7,11 +7,13 @@
 #include <cstdio>
 #include <iterator>
 #include <limits>
+#include <mutex>
 #include <numeric>
 #include <optional>
 #include <thread>
 #include <vector>
 
+#include "analysis/reference/double_dot.hpp"
 #include "analysis/reference/fixed_dot.hpp"
 #include "analysis/reference/measured_error.hpp"
 #include "analysis/reference/parallel_rows.hpp"
@@ -103,9 +105,50 @@ bool normal_blocks_meet_premise(const dot_problem& p) {
          (m.second_frac_bits == 0 || std::max(m.min_reference_exp, lowest_lead) >= emin(m.acc));
 }
 
+// What the premise check needs of a code, in int16 so that a block's pairs compare in a few
+// vector instructions: its lead (decode()'s exponent + frac_bits, as block_premise takes it) when
+// finite and non-zero, `normal` the same for normal codes only, kNone otherwise. Sums with a kNone
+// lie below kPairFloor, sums of two leads above it (leads within +-kLeadRange).
+constexpr int kLeadRange = 4000;
+constexpr std::int16_t kNone = -16000;
+constexpr int kPairFloor = -10000;
+
+struct code_leads {
+  std::int16_t lead = kNone, normal = kNone;
+  bool subnormal = false;
+};
+
+struct lead_codes {
+  std::vector<code_leads> table;  // per code, for formats of <= 16 bits
+  format f;
+  explicit lead_codes(const format& fmt) : f(fmt) {
+    if (width(f) <= 16)
+      for (std::uint32_t c = 0; c <= code_mask(f); ++c) table.push_back(decoded(c));
+  }
+  code_leads of(std::uint32_t c) const { return table.empty() ? decoded(c) : table[c & code_mask(f)]; }
+  code_leads decoded(std::uint32_t c) const {
+    const unpacked u = decode(f, c);
+    const bool sub = is_subnormal(f, c);
+    if (u.cls != value_class::finite) return {kNone, kNone, sub};
+    const auto l = static_cast<std::int16_t>(u.exp + f.frac_bits);
+    return {l, sub ? kNone : l, sub};
+  }
+};
+
+// Whether lead_codes can stand for f's codes.
+bool leads_fit(const format& f) { return emin(f) - f.frac_bits >= -kLeadRange && emax(f) <= kLeadRange; }
+
 // A block-FMA GEMM's premise, row by row: for row i, "output ij, " and why for the first j
-// whose chain breaks blocks_premise, or "". fast: only the blocks that hold a subnormal input
-// are checked where normal_blocks_meet_premise vouches for the others; else every block.
+// whose chain breaks blocks_premise, or "". Slow: every block checked in full. Fast: where
+// normal_blocks_meet_premise vouches for blocks of normal inputs, only blocks holding a
+// subnormal input, and of those only the ones the following argument cannot settle. In a model
+// that takes subnormal inputs as they are and applies no block scales (the premise then reads
+// only the products' leads, with C = 0), if a pair of normal inputs has a lead L_n at least that
+// of every finite non-zero product of the block, then E = max(min_reference_exp, L_n) = L_n
+// (min_reference_exp <= emin(fa) + emin(fb) <= L_n), a normal product is never below its lead,
+// so E belongs to a term >= 2^E; and E >= emin(acc) for the two-stage sum as for normal blocks.
+// The premise holds. With data N(0, s) nearly every block holds a subnormal input and nearly
+// every such block is settled so, by two int16 maxima over its pairs.
 std::vector<std::string> rows_premise(const dot_problem& p, const scaled_matrix& a, const scaled_matrix& b,
                                       std::span<const int> order, int threads, bool fast) {
   const int M = a.rows, K = a.cols, N = b.cols;
@@ -114,45 +157,68 @@ std::vector<std::string> rows_premise(const dot_problem& p, const scaled_matrix&
   const auto b_code = [&](std::size_t q, int j) {
     return b.codes[static_cast<std::size_t>(order[q]) * static_cast<std::size_t>(N) + static_cast<std::size_t>(j)];
   };
+  const block_fma_model& m = p.model.block;
   fast = fast && normal_blocks_meet_premise(p);
-  // The chain positions of B's subnormal inputs, column by column, in increasing order.
-  std::vector<std::vector<std::size_t>> b_subnormal(fast ? static_cast<std::size_t>(N) : 0);
+  const bool by_leads = fast && m.input_subnormals && m.scale_block == 0 && leads_fit(a.fmt) && leads_fit(b.fmt);
+  // The blocks of the chain, [lo, hi), in order.
+  std::vector<std::pair<std::size_t, std::size_t>> blocks;
+  for (std::size_t q = 0; q < uK; q = blocks.back().second) blocks.push_back(block_around(p, uK, q));
+  const std::size_t nb = blocks.size();
+  // Per column of B in chain order: leads, normal leads, and per block whether it holds a subnormal.
+  std::vector<std::int16_t> b_lead(fast ? static_cast<std::size_t>(N) * uK : 0), b_normal(b_lead.size());
+  std::vector<char> b_sub(fast ? static_cast<std::size_t>(N) * nb : 0);
+  const lead_codes la(a.fmt), lb(b.fmt);
   if (fast)
-    for (std::size_t q = 0; q < uK; ++q)
+    for (std::size_t t = 0; t < nb; ++t)  // block by block, for the cache
       for (int j = 0; j < N; ++j)
-        if (is_subnormal(b.fmt, b_code(q, j))) b_subnormal[static_cast<std::size_t>(j)].push_back(q);
+        for (std::size_t q = blocks[t].first; q < blocks[t].second; ++q) {
+          const auto uj = static_cast<std::size_t>(j);
+          const code_leads x = lb.of(b_code(q, j));
+          b_lead[uj * uK + q] = x.lead;
+          b_normal[uj * uK + q] = x.normal;
+          b_sub[uj * nb + t] |= static_cast<char>(x.subnormal);
+        }
   std::vector<std::string> premise(static_cast<std::size_t>(M));
   parallel_rows(M, threads, [&](int r0, int r1) {
     std::vector<std::uint32_t> a_row(uK), b_col(uK);
-    std::vector<std::size_t> a_subnormal, subnormal;
+    std::vector<std::int16_t> a_lead(uK), a_normal(uK);
+    std::vector<char> a_sub(nb);
     for (int i = r0; i < r1; ++i) {
       if (fast) {
-        a_subnormal.clear();
-        for (std::size_t q = 0; q < uK; ++q)
-          if (is_subnormal(a.fmt, a_code(i, q))) a_subnormal.push_back(q);
-      } else {
-        for (std::size_t q = 0; q < uK; ++q) a_row[q] = a_code(i, q);
+        for (std::size_t t = 0; t < nb; ++t) {
+          a_sub[t] = 0;
+          for (std::size_t q = blocks[t].first; q < blocks[t].second; ++q) {
+            const code_leads x = la.of(a_code(i, q));
+            a_lead[q] = x.lead;
+            a_normal[q] = x.normal;
+            a_sub[t] |= static_cast<char>(x.subnormal);
+          }
+        }
       }
+      for (std::size_t q = 0; q < uK; ++q) a_row[q] = a_code(i, q);
       std::string& why = premise[static_cast<std::size_t>(i)];
       for (int j = 0; j < N && why.empty() && !interrupted(); ++j) {
+        const auto uj = static_cast<std::size_t>(j);
         if (!fast) {
           for (std::size_t q = 0; q < uK; ++q) b_col[q] = b_code(q, j);
           why = blocks_premise(p, a_row, b_col);
         } else {
-          const std::vector<std::size_t>& bs = b_subnormal[static_cast<std::size_t>(j)];
-          subnormal.clear();
-          std::merge(a_subnormal.begin(), a_subnormal.end(), bs.begin(), bs.end(), std::back_inserter(subnormal));
-          std::size_t done = 0;  // blocks below this position are checked
-          for (const std::size_t q : subnormal) {
-            if (q < done) continue;
-            const auto [lo, hi] = block_around(p, uK, q);
-            for (std::size_t t = lo; t < hi; ++t) {
-              a_row[t] = a_code(i, t);
-              b_col[t] = b_code(t, j);
+          const std::int16_t* bl = &b_lead[uj * uK];
+          const std::int16_t* bn = &b_normal[uj * uK];
+          for (std::size_t t = 0; t < nb && why.empty(); ++t) {
+            if (!a_sub[t] && !b_sub[uj * nb + t]) continue;
+            const auto [lo, hi] = blocks[t];
+            if (by_leads) {
+              // In int16 throughout (kNone + kNone fits), so that the loop vectorises.
+              std::int16_t all = kNone + kNone, normal = kNone + kNone;
+              for (std::size_t q = lo; q < hi; ++q) {
+                all = std::max(all, static_cast<std::int16_t>(a_lead[q] + bl[q]));
+                normal = std::max(normal, static_cast<std::int16_t>(a_normal[q] + bn[q]));
+              }
+              if (normal > kPairFloor && normal >= all) continue;
             }
+            for (std::size_t q = lo; q < hi; ++q) b_col[q] = b_code(q, j);
             why = block_premise_at(p, &a_row[lo], &b_col[lo], lo, hi);
-            if (!why.empty()) break;
-            done = hi;
           }
         }
         if (!why.empty()) why = "output " + std::to_string(static_cast<std::size_t>(i) * N + j) + ", " + why;
@@ -436,27 +502,59 @@ dot_report analyse_dot(const dot_problem& p, std::span<const float> xa, std::spa
 
 namespace {
 
+// The operands of exact_outputs: at (A's rows with alpha and scales applied) and bt (B's
+// columns) as doubles (double_dot.hpp; a vector that is not exactly doubles is marked so), and
+// `exact`, which fills at and bt with the exact values, for the outputs the doubles cannot serve.
+struct exact_operands {
+  double_vectors a, b;
+  std::function<void(std::vector<unpacked>& at, std::vector<unpacked>& bt)> exact;
+};
+
+// x * y * z as a double, false when that is not exact.
+bool exact_double_product(double x, double y, double z, double& product) {
+  double xy = 0;
+  return analysis::exact_double_product(x, y, xy) && analysis::exact_double_product(xy, z, product);
+}
+
 // The exact pass of analyse_gemm and compare_with_original: for every output, the exact
-// x_ij = sum_k at_ik bt_jk + beta c_ij (at: A's rows with alpha and scales applied, bt: B's
-// columns, both exact), d_ij's relative error against it into r.relative, and r.error_norm,
-// r.exact_norm and r.normwise. Returns ||S||_F rounded up (S_ij = sum_k |at_ik bt_jk| +
-// |beta c_ij|), the bound's base; rows_done as in analyse_gemm.
-double exact_outputs(
-    const std::vector<unpacked>& at, const std::vector<unpacked>& bt, int M, int N, int K,
-    std::span<const std::uint32_t> c, const gemm_options& o, std::span<const std::uint32_t> d, int threads,
-    const std::function<void(int, int)>& rows_done, gemm_report& r) {
+// x_ij = sum_k at_ik bt_jk + beta c_ij, d_ij's relative error against it into r.relative, and
+// r.error_norm, r.exact_norm and r.normwise. Returns ||S||_F rounded up (S_ij = sum_k |at_ik bt_jk|
+// + |beta c_ij|), the bound's base; rows_done as in analyse_gemm. Each dot product comes from the
+// first of these that serves it, all exact: the double kernel (double_dot.hpp), fixed_dot, the
+// exact_accumulator; the exact values the last two need are made once, when first needed.
+double exact_outputs(const exact_operands& ops, int M, int N, int K, std::span<const std::uint32_t> c,
+                     const gemm_options& o, std::span<const std::uint32_t> d, int threads,
+                     const std::function<void(int, int)>& rows_done, gemm_report& r) {
   const std::size_t MN = static_cast<std::size_t>(M) * N;
   const unpacked ub = unpack(o.beta);
   r.relative.assign(MN, 0.0);
   std::vector<double> err(MN), ex(MN), mag(MN);
-  const fixed_vectors fixed_a(at, M, K), fixed_b(bt, N, K);  // the fast exact products (fixed_dot.hpp)
+  const double_panels panels(ops.b);
+  std::once_flag made;
+  std::vector<unpacked> at, bt;
+  std::optional<fixed_vectors> fixed_a, fixed_b;  // the fast exact products (fixed_dot.hpp)
+  const auto make_exact = [&] {
+    std::call_once(made, [&] {
+      ops.exact(at, bt);
+      fixed_a.emplace(at, M, K);
+      fixed_b.emplace(bt, N, K);
+    });
+  };
+  constexpr int kSlice = 12;  // rows per call of the double kernel (a multiple of its tiles' rows)
   parallel_rows(M, threads, [&](int r0, int r1) {
     exact_accumulator x, s;
+    const std::size_t n = static_cast<std::size_t>(r1 - r0) * N;
+    std::vector<double> dsum(n), dmag(n);
+    double_gemm(ops.a, r0, r1, panels, dsum, dmag);
     for (int i = r0; i < r1; ++i) {
       for (int j = 0; j < N && !interrupted(); ++j) {
         x.clear();
         s.clear();
-        if (const std::optional<fixed_dot_result> f = fixed_dot(fixed_a, i, fixed_b, j)) {
+        const std::size_t ij = static_cast<std::size_t>(i) * N + j, local = ij - static_cast<std::size_t>(r0) * N;
+        if (dsum[local] != 0 && double_dot_exact(ops.a, i, ops.b, j)) {
+          x.add(unpack(dsum[local]));
+          s.add(unpack(dmag[local]));
+        } else if (make_exact(); const std::optional<fixed_dot_result> f = fixed_dot(*fixed_a, i, *fixed_b, j)) {
           x.add(f->sum);
           s.add(f->magnitude);
         } else {
@@ -469,7 +567,6 @@ double exact_outputs(
             s.add_product(pa, pb);
           }
         }
-        const std::size_t ij = static_cast<std::size_t>(i) * N + j;
         if (o.beta != 0) {
           const unpacked cij = decode(o.out, c[ij]);
           x.add_product(ub, cij);
@@ -484,7 +581,7 @@ double exact_outputs(
       }
       if (r0 == 0 && rows_done) rows_done(i + 1, r1);
     }
-  });
+  }, kSlice);
 
   // Norms: the error's and the exact result's to nearest (reports), ||S||_F rounded up (the bound).
   double e2 = 0, x2 = 0, s2 = 0;
@@ -532,20 +629,61 @@ gemm_report analyse_gemm(const scaled_matrix& a, const scaled_matrix& b, std::sp
     }
   }
 
-  // Exact products of the quantised values with their scales (and alpha) applied, B transposed.
-  std::vector<unpacked> at(static_cast<std::size_t>(M) * K), bt(static_cast<std::size_t>(K) * N);
-  const unpacked ua = unpack(o.alpha);
+  // The quantised values with their scales (and alpha) applied, B transposed: doubles from a
+  // table of codes where exact, and the exact values for the outputs the doubles cannot serve.
+  const auto decoder = [](const format& f) {
+    std::vector<double> table;
+    if (width(f) <= 16)
+      for (std::uint32_t code = 0; code <= code_mask(f); ++code) table.push_back(to_double(f, code));
+    return [f, table = std::move(table)](std::uint32_t code) {
+      return table.empty() ? to_double(f, code) : table[code & code_mask(f)];
+    };
+  };
+  const auto a_value = decoder(a.fmt);
+  const auto b_value = decoder(b.fmt);
+  std::vector<double> av(static_cast<std::size_t>(M) * K), bv(static_cast<std::size_t>(K) * N);
+  std::vector<char> a_exact(static_cast<std::size_t>(M), 1), b_exact(static_cast<std::size_t>(N), 1);
+  // Without scales or alpha a code's double is its value, when the format fits a double.
+  const auto in_double = [](const format& f) { return emax(f) <= 1023 && emin(f) - f.frac_bits >= -1074; };
+  const bool a_plain = a.scale_kind == scaling::none && o.alpha == 1.0 && in_double(a.fmt);
+  const bool b_plain = b.scale_kind == scaling::none && in_double(b.fmt);
   for (int i = 0; i < M; ++i)
     for (int k = 0; k < K; ++k) {
       const std::size_t ik = static_cast<std::size_t>(i) * K + k;
-      at[ik] = exact_mul(ua, exact_mul(decode(a.fmt, a.codes[ik]), unpack(scale_of(a, i, k, true))).value).value;
+      if (a_plain)
+        av[ik] = a_value(a.codes[ik]);
+      else if (!exact_double_product(o.alpha, a_value(a.codes[ik]), scale_of(a, i, k, true), av[ik]))
+        a_exact[static_cast<std::size_t>(i)] = 0;
     }
-  for (int k = 0; k < K; ++k)
-    for (int j = 0; j < N; ++j) {
-      const std::size_t kj = static_cast<std::size_t>(k) * N + j;
-      bt[static_cast<std::size_t>(j) * K + k] =
-          exact_mul(decode(b.fmt, b.codes[kj]), unpack(scale_of(b, k, j, false))).value;
-    }
+  constexpr int kTile = 64;  // B is transposed in tiles of K, for the cache
+  for (int k0 = 0; k0 < K; k0 += kTile)
+    for (int j = 0; j < N; ++j)
+      for (int k = k0; k < std::min(K, k0 + kTile); ++k) {
+        const std::uint32_t code = b.codes[static_cast<std::size_t>(k) * N + j];
+        double& x = bv[static_cast<std::size_t>(j) * K + k];
+        if (b_plain)
+          x = b_value(code);
+        else if (!exact_double_product(b_value(code), scale_of(b, k, j, false), x))
+          b_exact[static_cast<std::size_t>(j)] = 0;
+      }
+  const exact_operands ops{
+      double_vectors(std::move(av), std::move(a_exact), M, K), double_vectors(std::move(bv), std::move(b_exact), N, K),
+      [&](std::vector<unpacked>& at, std::vector<unpacked>& bt) {
+        at.resize(static_cast<std::size_t>(M) * K);
+        bt.resize(static_cast<std::size_t>(K) * N);
+        const unpacked ua = unpack(o.alpha);
+        for (int i = 0; i < M; ++i)
+          for (int k = 0; k < K; ++k) {
+            const std::size_t ik = static_cast<std::size_t>(i) * K + k;
+            at[ik] = exact_mul(ua, exact_mul(decode(a.fmt, a.codes[ik]), unpack(scale_of(a, i, k, true))).value).value;
+          }
+        for (int k = 0; k < K; ++k)
+          for (int j = 0; j < N; ++j) {
+            const std::size_t kj = static_cast<std::size_t>(k) * N + j;
+            bt[static_cast<std::size_t>(j) * K + k] =
+                exact_mul(decode(b.fmt, b.codes[kj]), unpack(scale_of(b, k, j, false))).value;
+          }
+      }};
   dot_problem p;
   p.a_format = a.fmt;
   p.b_format = b.fmt;
@@ -570,7 +708,7 @@ gemm_report analyse_gemm(const scaled_matrix& a, const scaled_matrix& b, std::sp
   }
   const std::vector<std::string> premise =
       block_model ? rows_premise(p, a, b, order, threads, o.fast_kernels) : std::vector<std::string>{};
-  const double s_norm = exact_outputs(at, bt, M, N, K, c, o, d, threads, rows_done, r);
+  const double s_norm = exact_outputs(ops, M, N, K, c, o, d, threads, rows_done, r);
   for (const std::string& why : premise)
     if (broken.empty() && !why.empty()) broken = why;
   const bounds::coefficient coef = accumulation_bound(p, scale_rounded);
@@ -587,14 +725,25 @@ gemm_report compare_with_original(std::span<const float> a, std::span<const floa
                                   std::span<const std::uint32_t> c, const gemm_options& o,
                                   std::span<const std::uint32_t> d, const std::function<void(int, int)>& rows_done) {
   const int threads = o.threads > 0 ? o.threads : static_cast<int>(std::thread::hardware_concurrency());
-  const unpacked ua = unpack(o.alpha);
-  std::vector<unpacked> at(static_cast<std::size_t>(M) * K), bt(static_cast<std::size_t>(K) * N);
-  for (std::size_t ik = 0; ik < at.size(); ++ik) at[ik] = exact_mul(ua, unpack(a[ik])).value;
+  std::vector<double> av(static_cast<std::size_t>(M) * K), bv(static_cast<std::size_t>(K) * N);
+  std::vector<char> a_exact(static_cast<std::size_t>(M), 1), b_exact(static_cast<std::size_t>(N), 1);
+  for (std::size_t ik = 0; ik < av.size(); ++ik)
+    if (!exact_double_product(o.alpha, a[ik], av[ik])) a_exact[ik / static_cast<std::size_t>(K)] = 0;
   for (int k = 0; k < K; ++k)
-    for (int j = 0; j < N; ++j)
-      bt[static_cast<std::size_t>(j) * K + k] = unpack(b[static_cast<std::size_t>(k) * N + j]);
+    for (int j = 0; j < N; ++j) bv[static_cast<std::size_t>(j) * K + k] = b[static_cast<std::size_t>(k) * N + j];
+  const exact_operands ops{
+      double_vectors(std::move(av), std::move(a_exact), M, K), double_vectors(std::move(bv), std::move(b_exact), N, K),
+      [&](std::vector<unpacked>& at, std::vector<unpacked>& bt) {
+        const unpacked ua = unpack(o.alpha);
+        at.resize(static_cast<std::size_t>(M) * K);
+        bt.resize(static_cast<std::size_t>(K) * N);
+        for (std::size_t ik = 0; ik < at.size(); ++ik) at[ik] = exact_mul(ua, unpack(a[ik])).value;
+        for (int k = 0; k < K; ++k)
+          for (int j = 0; j < N; ++j)
+            bt[static_cast<std::size_t>(j) * K + k] = unpack(b[static_cast<std::size_t>(k) * N + j]);
+      }};
   gemm_report r;
-  exact_outputs(at, bt, M, N, K, c, o, d, threads, rows_done, r);
+  exact_outputs(ops, M, N, K, c, o, d, threads, rows_done, r);
   bounds::invalidate(r.normwise_bound, "no bound against the unquantised inputs");
   r.normwise_bound_relative = std::numeric_limits<double>::infinity();
   return r;

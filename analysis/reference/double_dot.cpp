@@ -1,0 +1,217 @@
+// Exact dot products in double arithmetic (see double_dot.hpp for why they are exact).
+//
+// The kernel is compiled once per Highway target (hwy/foreach_target.h re-includes this file) and
+// the best one the CPU has is picked at run time, as in gemm_kernels.cpp. A tile of R rows of A
+// (broadcast from their rows) times one panel of B (kPanel columns interleaved by k) keeps 2 R V
+// accumulators, the sums and the magnitude sums, in registers over all of K; the order of the
+// additions is free because every one of them is exact where the result is used.
+#ifndef FPEMU_DOUBLE_DOT_SHARED
+#define FPEMU_DOUBLE_DOT_SHARED
+
+#include "analysis/reference/double_dot.hpp"
+
+#include <algorithm>
+#include <bit>
+#include <cassert>
+#include <climits>
+#include <cmath>
+#include <cstring>
+
+namespace fpemu::analysis {
+namespace double_simd {
+
+// What a tile kernel needs: R rows of a from row i (stride K), one panel, its outputs.
+struct tile_job {
+  const double* a = nullptr;
+  std::size_t lda = 0;
+  const double* panel = nullptr;
+  int K = 0;
+  double* sum = nullptr;
+  double* mag = nullptr;
+  std::size_t ldc = 0;  // stride of sum and mag between rows
+};
+
+}  // namespace double_simd
+}  // namespace fpemu::analysis
+
+#endif  // FPEMU_DOUBLE_DOT_SHARED
+
+#undef HWY_TARGET_INCLUDE
+#define HWY_TARGET_INCLUDE "analysis/reference/double_dot.cpp"
+#include <hwy/foreach_target.h>  // IWYU pragma: keep
+#include <hwy/highway.h>
+
+HWY_BEFORE_NAMESPACE();
+namespace fpemu::analysis::double_simd {
+namespace HWY_NAMESPACE {
+namespace hn = hwy::HWY_NAMESPACE;
+
+using DD = hn::ScalableTag<double>;
+using VD = hn::Vec<DD>;
+
+// Vectors per panel, and rows per tile: 2 R V accumulators about fill the register file (32
+// registers with AVX-512, 16 otherwise) beside the panel's V vectors and their magnitudes.
+constexpr std::size_t kLanes = HWY_MAX_BYTES / sizeof(double) < 16 ? HWY_MAX_BYTES / sizeof(double) : 16;
+constexpr std::size_t kV = static_cast<std::size_t>(double_panels::kPanel) / kLanes;
+constexpr std::size_t kRows = kV <= 2 ? 6 : kV <= 4 ? 2 : 1;
+
+// GCC keeps the arrays of vectors in registers only when every loop over them unrolls completely
+// (gemm_kernels.cpp), hence HWY_UNROLL on each.
+template <std::size_t R>
+HWY_NOINLINE void tile(const tile_job& t) {
+  const DD d;
+  static_assert(kLanes * kV == static_cast<std::size_t>(double_panels::kPanel));
+  assert(hn::Lanes(d) == kLanes);
+  VD s[R][kV], m[R][kV];
+  HWY_UNROLL(8)
+  for (std::size_t r = 0; r < R; ++r)
+    HWY_UNROLL(8)
+    for (std::size_t v = 0; v < kV; ++v) s[r][v] = m[r][v] = hn::Zero(d);
+  const double* HWY_RESTRICT bp = t.panel;
+  for (int k = 0; k < t.K; ++k, bp += double_panels::kPanel) {
+    VD b[kV], bm[kV];
+    HWY_UNROLL(8)
+    for (std::size_t v = 0; v < kV; ++v) {
+      b[v] = hn::LoadU(d, bp + v * kLanes);  // a std::vector, aligned to 16 bytes only
+      bm[v] = hn::Abs(b[v]);
+    }
+    HWY_UNROLL(8)
+    for (std::size_t r = 0; r < R; ++r) {
+      const double x = t.a[r * t.lda + static_cast<std::size_t>(k)];
+      const VD xv = hn::Set(d, x), xm = hn::Set(d, std::fabs(x));
+      HWY_UNROLL(8)
+      for (std::size_t v = 0; v < kV; ++v) {
+        s[r][v] = hn::MulAdd(xv, b[v], s[r][v]);
+        m[r][v] = hn::MulAdd(xm, bm[v], m[r][v]);
+      }
+    }
+  }
+  HWY_UNROLL(8)
+  for (std::size_t r = 0; r < R; ++r)
+    HWY_UNROLL(8)
+    for (std::size_t v = 0; v < kV; ++v) {
+      hn::StoreU(s[r][v], d, t.sum + r * t.ldc + v * kLanes);
+      hn::StoreU(m[r][v], d, t.mag + r * t.ldc + v * kLanes);
+    }
+}
+
+template <std::size_t... R>
+void run_tile(std::size_t rows, const tile_job& t, std::index_sequence<R...>) {
+  ((rows == R + 1 ? tile<R + 1>(t) : void()), ...);
+}
+
+// Rows [r0, r1) of a against every panel, kRows rows at a time, into kPanel-wide scratch rows
+// copied out to the N columns of sum and mag.
+void gemm_rows(const double* a, int K, int r0, int r1, const double* panels, int N, double* sum, double* mag) {
+  HWY_ALIGN double s[kRows * double_panels::kPanel], m[kRows * double_panels::kPanel];
+  const auto W = static_cast<std::size_t>(double_panels::kPanel);
+  for (int j0 = 0; j0 < N; j0 += double_panels::kPanel) {
+    const double* panel = panels + static_cast<std::size_t>(j0) * static_cast<std::size_t>(K);
+    const int cols = std::min(double_panels::kPanel, N - j0);
+    for (int i = r0; i < r1; i += static_cast<int>(kRows)) {
+      const auto rows = static_cast<std::size_t>(std::min(static_cast<int>(kRows), r1 - i));
+      const tile_job t{a + static_cast<std::size_t>(i) * static_cast<std::size_t>(K), static_cast<std::size_t>(K),
+                       panel, K, s, m, W};
+      run_tile(rows, t, std::make_index_sequence<kRows>());
+      for (std::size_t r = 0; r < rows; ++r) {
+        const std::size_t out = (static_cast<std::size_t>(i - r0) + r) * static_cast<std::size_t>(N) +
+                                static_cast<std::size_t>(j0);
+        std::copy_n(s + r * W, cols, sum + out);
+        std::copy_n(m + r * W, cols, mag + out);
+      }
+    }
+  }
+}
+
+}  // namespace HWY_NAMESPACE
+}  // namespace fpemu::analysis::double_simd
+HWY_AFTER_NAMESPACE();
+
+#if HWY_ONCE
+namespace fpemu::analysis {
+namespace double_simd {
+HWY_EXPORT(gemm_rows);
+}  // namespace double_simd
+
+namespace {
+
+struct bits_of {
+  int low = INT_MAX, top = INT_MIN;  // last-bit exponent; |x| < 2^top
+};
+
+// x finite and non-zero. A double is mant 2^(e - 1074), e its biased exponent field (1 for
+// subnormals, with no hidden bit).
+bits_of bits(double x) {
+  const auto u = std::bit_cast<std::uint64_t>(x);
+  const auto field = static_cast<int>((u >> 52) & 0x7ff);
+  const std::uint64_t frac = u & ((std::uint64_t{1} << 52) - 1);
+  const std::uint64_t mant = field == 0 ? frac : frac | std::uint64_t{1} << 52;
+  const int e = (field == 0 ? 1 : field) - 1075;
+  return {e + std::countr_zero(mant), e + static_cast<int>(std::bit_width(mant))};
+}
+
+}  // namespace
+
+double_vectors::double_vectors(std::vector<double> values, std::vector<char> exact, int n, int K)
+    : n_(n), k_(K), values_(std::move(values)), ok_(std::move(exact)), low_(static_cast<std::size_t>(n), INT_MAX),
+      top_(static_cast<std::size_t>(n), INT_MIN) {
+  assert(values_.size() == static_cast<std::size_t>(n) * static_cast<std::size_t>(K));
+  assert(ok_.size() == static_cast<std::size_t>(n));
+  for (int v = 0; v < n; ++v) {
+    const auto uv = static_cast<std::size_t>(v);
+    double* x = &values_[uv * static_cast<std::size_t>(K)];
+    for (int k = 0; k < K; ++k) {
+      if (!std::isfinite(x[k])) {
+        ok_[uv] = 0;
+        x[k] = 0;  // the kernel's sums for this vector are discarded; keep them quiet
+      } else if (x[k] != 0) {
+        const bits_of b = bits(x[k]);
+        low_[uv] = std::min(low_[uv], b.low);
+        top_[uv] = std::max(top_[uv], b.top);
+      }
+    }
+    if (low_[uv] == INT_MAX) ok_[uv] = 0;  // a zero sum: left to exact_accumulator's signed zero
+  }
+}
+
+bool double_dot_exact(const double_vectors& a, int i, const double_vectors& b, int j) {
+  const auto ui = static_cast<std::size_t>(i), uj = static_cast<std::size_t>(j);
+  assert(a.k_ == b.k_);
+  if (!a.ok_[ui] || !b.ok_[uj]) return false;
+  const int e0 = a.low_[ui] + b.low_[uj];
+  const int top = a.top_[ui] + b.top_[uj] + std::bit_width(static_cast<unsigned>(a.k_));
+  return top - e0 <= 53 && e0 >= -1074 && top <= 1024;
+}
+
+bool exact_double_product(double x, double y, double& product) {
+  product = x * y;
+  if (!std::isfinite(product)) return false;
+  if (product == 0) return x == 0 || y == 0;
+  // Above 2^-900 the residual x y - product (a multiple of 2^(lead(x y) - 105) below ulp(product))
+  // is a double, so the fused multiply-add returns it exactly: zero exactly when nothing was lost.
+  return std::fabs(product) >= 0x1p-900 && std::fma(x, y, -product) == 0;
+}
+
+double_panels::double_panels(const double_vectors& b)
+    : n_(b.count()), k_(b.k()),
+      packed_(static_cast<std::size_t>((b.count() + kPanel - 1) / kPanel) * kPanel * static_cast<std::size_t>(b.k())) {
+  for (int j = 0; j < n_; ++j) {
+    const double* v = b.vector(j);
+    double* out = &packed_[static_cast<std::size_t>(j / kPanel) * kPanel * static_cast<std::size_t>(k_) +
+                           static_cast<std::size_t>(j % kPanel)];
+    for (int k = 0; k < k_; ++k) out[static_cast<std::size_t>(k) * kPanel] = v[k];
+  }
+}
+
+void double_gemm(const double_vectors& a, int r0, int r1, const double_panels& b, std::span<double> sum,
+                 std::span<double> mag) {
+  assert(a.k() == b.k());
+  assert(sum.size() >= static_cast<std::size_t>(r1 - r0) * static_cast<std::size_t>(b.count()));
+  assert(mag.size() == sum.size());
+  if (r0 >= r1 || b.count() == 0) return;
+  HWY_DYNAMIC_DISPATCH(double_simd::gemm_rows)(a.vector(0), a.k(), r0, r1, b.panel(0), b.count(), sum.data(),
+                                               mag.data());
+}
+
+}  // namespace fpemu::analysis
+#endif  // HWY_ONCE
