@@ -4,6 +4,7 @@
 #include <doctest/doctest.h>
 #include <hwy/targets.h>
 
+#include <array>
 #include <bit>
 #include <cmath>
 #include <random>
@@ -241,6 +242,54 @@ TEST_CASE("fast GEMM kernels == reference loop across tile edges, K chunks, thre
   for (const std::int64_t target : targets) names += std::string(" ") + hwy::TargetName(target);
   MESSAGE("compared " << compared << " outputs on SIMD targets" << names);
   CHECK(compared > 20000);
+}
+
+TEST_CASE("the wide kernel's float lanes == reference loop where sums overflow fp32 and cancel to zero") {
+  // bf16 data within [2^-50, 2^63): products are normal floats, so the wide kernel runs them in
+  // float lanes, but a block's sum can pass 2^128 (row 0 of A and column 0 of B hold the largest
+  // values, positive), and every third row of A pairs each product with its negation.
+  std::mt19937_64 rng(29);
+  auto bf16_in_range = [&](int rows, int cols, bool big_first_row, bool big_first_col) {
+    scaled_matrix m;
+    m.rows = rows;
+    m.cols = cols;
+    m.fmt = formats::bf16;
+    for (int r = 0; r < rows; ++r)
+      for (int c = 0; c < cols; ++c) {
+        const bool big = (big_first_row && r == 0) || (big_first_col && c == 0);
+        const std::uint32_t exp_field = big ? 188 + static_cast<std::uint32_t>(rng() % 2) : 77 + static_cast<std::uint32_t>(rng() % 113);
+        const std::uint32_t sign = big ? 0 : static_cast<std::uint32_t>(rng() % 2);
+        std::uint32_t code = sign << 15 | exp_field << 7 | static_cast<std::uint32_t>(rng() % 128);
+        if (rng() % 10 == 0) code = 0;
+        if (big_first_row && r % 3 == 2 && c % 2 == 1) code = m.codes.back() ^ 0x8000u;  // A: a_k = -a_(k-1)
+        if (big_first_col && r % 2 == 1) code = m.codes[static_cast<std::size_t>(r - 1) * cols + c];  // B: b_k = b_(k-1)
+        m.codes.push_back(code);
+      }
+    return m;
+  };
+  int compared = 0;
+  for (const char* name : {"h100-bf16", "b200-bf16", "a100-bf16", "rtx6000b-fp16"}) {
+    CAPTURE(name);
+    for (const auto& [M, N, K] : {std::array{7, 33, 257}, std::array{3, 17, 40}, std::array{12, 70, 600}}) {
+      const scaled_matrix a = bf16_in_range(M, K, true, false), b = bf16_in_range(K, N, false, true);
+      const accumulator_model model = preset_model(name);
+      REQUIRE(fast_accumulate(a.fmt, a.codes, b.fmt, b.codes, M, N, K, model, 1).has_value());
+      gemm_options o;
+      o.acc = model;
+      o.fast_kernels = false;
+      const auto ref = run(a, b, o);
+      // Some outputs overflow (the fast path must hand them on), most do not.
+      int infinite = 0;
+      for (std::uint32_t c : ref) infinite += (c & 0x7fffffffu) == 0x7f800000u || (c & 0x7fffffffu) == 0x7f7fffffu;
+      CHECK(infinite > 0);
+      o.fast_kernels = true;
+      for (int threads : {1, 2}) {
+        o.threads = threads;
+        compared += same_outputs(run(a, b, o), ref);
+      }
+    }
+  }
+  CHECK(compared > 5000);
 }
 
 TEST_CASE("promoted GEMMs (plain promotion and group scales folded by fma) == reference loop, bit for bit") {

@@ -658,7 +658,9 @@ struct wide_tile {
           scale[r][v] = pow2(hn::Sub(frac, ref[r][v]));
           sum[r][v] = hn::Trunc(hn::Mul(acc[r][v], scale[r][v]));
         }
-      if (avf != nullptr) {
+      // Blocks of fewer than 8 products stay in double: the per-block conversions cost what the
+      // float lanes save (v100-fp16 and a100-tf32, blocks of 4, ran 3-5% slower in bench_gemm).
+      if (avf != nullptr && s.n >= 8) {
         VF fscale[R][kVectors];
         HWY_UNROLL(8)
         for (std::size_t r = 0; r < R; ++r) {
@@ -736,7 +738,129 @@ void lead_chain(const lead_job<Step>& job) {
                          });
 }
 
-void wide_chain(const wide_job& job) { lead_chain<wide_tile>(job); }
+#if HWY_TARGET <= HWY_AVX3
+// The wide kernel's float-lane case on AVX-512, with no double lanes at all: the same block step
+// as wide_tile, with C kept as a float (it is an fp32-range accumulator value), E in int32 lanes,
+// and the last rounding done by the instruction set's own round-toward-zero:
+//   E = max(floor, lead(C), lead(a_k) + lead(b_k)); a block where E stays below the data's lowest
+//     product lead has no product, and leaves C as it is: with floor <= lead(C) (floor at most the
+//     accumulator's emin) E is C's lead, and trunc(C 2^(F-E)) = C 2^(F-E) (C's fraction fits F bits)
+//   otherwise 2^(F-E) is a normal float (narrow_of), trunc(C 2^(F-E)) an exact int32 below
+//     2^(F+1), and every term one as in wide_tile; S = trunc(C ..) + the int32 partial sums of
+//     narrow_terms terms, added in int32 with an overflow check
+//   C = rz(rz_float(S) 2^(E-F)) & rz_mask: two roundings toward zero onto nested grids (24 bits of
+//     S, then the fp32 grid at S 2^(E-F), subnormal included, then the accumulator's) are one.
+// A lane whose S leaves int32, whose C reaches the accumulator's largest magnitude (an overflow
+// rounds toward zero onto it) or came in as NaN is NaN at the end: the reference redoes it.
+constexpr std::size_t kNarrowRows = 6;
+
+template <std::size_t R>
+struct narrow_tile {
+  static HWY_NOINLINE void run(const wide_step& s, const float* HWY_RESTRICT av, const std::int32_t* HWY_RESTRICT al,
+                               std::size_t lda, const float* HWY_RESTRICT bv, const std::int32_t* HWY_RESTRICT bl,
+                               int kc, double* HWY_RESTRICT c, std::size_t ldc) {
+    const DF df;
+    const DI di;
+    const DD dd;
+    const hn::Rebind<float, DD> dh;
+    constexpr std::size_t L = hn::MaxLanes(DD()), W = hn::MaxLanes(DF());
+    static_assert(W == kVectors * L, "one float vector spans the panel");
+    const VI floor = hn::Set(di, static_cast<std::int32_t>(s.floor)), low = hn::Set(di, static_cast<std::int32_t>(s.narrow_floor));
+    const VI acc_emin = hn::Set(di, static_cast<std::int32_t>(s.acc_emin)), exp_field = hn::Set(di, 0x7f800000),
+             bias = hn::Set(di, 127);
+    const VI scale_top = hn::Set(di, static_cast<std::int32_t>(s.frac_bits) + 127), inverse_top = hn::Set(di, 254 << 23);
+    const VI rz_mask = hn::Set(di, static_cast<std::int32_t>(static_cast<std::uint32_t>(s.rz_mask >> 29)));
+    // Just below the accumulator's largest magnitude (an overflow rounds toward zero onto it).
+    const VI below_top = hn::Sub(hn::And(hn::Set(di, 0x7f7fffff), rz_mask), hn::Set(di, 1)),
+             magnitude = hn::Set(di, 0x7fffffff);
+    VF acc[R];
+    VI bad[R];
+    HWY_UNROLL(8)
+    for (std::size_t r = 0; r < R; ++r) {
+      const VD lo = hn::LoadU(dd, c + r * ldc), hi = hn::LoadU(dd, c + r * ldc + L);
+      acc[r] = hn::Combine(df, hn::DemoteTo(dh, hi), hn::DemoteTo(dh, lo));
+      bad[r] = hn::VecFromMask(di, hn::RebindMask(di, hn::IsNaN(acc[r])));
+    }
+    for (int k0 = 0; k0 < kc; k0 += s.n) {
+      const int k1 = std::min(kc, k0 + s.n);
+      VI ref[R];
+      HWY_UNROLL(8)
+      for (std::size_t r = 0; r < R; ++r) {
+        const VI bits = hn::BitCast(di, acc[r]);
+        const VI lead = hn::Max(acc_emin, hn::Sub(hn::ShiftRight<23>(hn::And(bits, exp_field)), bias));
+        ref[r] = hn::IfThenElse(hn::RebindMask(di, hn::Eq(acc[r], hn::Zero(df))), floor, hn::Max(floor, lead));
+      }
+      for (int k = k0; k < k1; ++k) {
+        const VI lb = hn::Load(di, bl + k * W);
+        HWY_UNROLL(8)
+        for (std::size_t r = 0; r < R; ++r) ref[r] = hn::Max(ref[r], hn::Add(hn::Set(di, al[r * lda + k]), lb));
+      }
+      VF scale[R][kVectors];  // add_terms' shape; only [r][0] is used
+      VI sum[R];
+      HWY_UNROLL(8)
+      for (std::size_t r = 0; r < R; ++r) {
+        scale[r][0] = hn::BitCast(df, hn::ShiftLeft<23>(hn::Sub(scale_top, hn::Max(ref[r], low))));
+        sum[r] = truncate(hn::Mul(acc[r], scale[r][0]));
+      }
+      for (int p0 = k0; p0 < k1; p0 += s.narrow_terms) {
+        VI part[R][kVectors];
+        HWY_UNROLL(8)
+        for (std::size_t r = 0; r < R; ++r) part[r][0] = hn::Zero(di);
+        add_terms<R, 1>(av, lda, bv, W, p0, std::min(k1, p0 + s.narrow_terms), scale, part);
+        HWY_UNROLL(8)
+        for (std::size_t r = 0; r < R; ++r) {
+          const VI t = hn::Add(sum[r], part[r][0]);
+          // Signed overflow: t's sign differs from both addends' (ternary logic 0x42 is (a^c)&(b^c)).
+          bad[r] = hn::Or(bad[r], VI{_mm512_ternarylogic_epi32(sum[r].raw, part[r][0].raw, t.raw, 0x42)});
+          sum[r] = t;
+        }
+      }
+      HWY_UNROLL(8)
+      for (std::size_t r = 0; r < R; ++r) {
+        const VF inverse = hn::BitCast(df, hn::Sub(inverse_top, hn::BitCast(di, scale[r][0])));
+        const __m512 x = _mm512_mul_round_ps(_mm512_cvt_roundepi32_ps(sum[r].raw, _MM_FROUND_TO_ZERO | _MM_FROUND_NO_EXC),
+                                             inverse.raw, _MM_FROUND_TO_ZERO | _MM_FROUND_NO_EXC);
+        const VI rounded = hn::And(hn::BitCast(di, VF{x}), rz_mask);
+        bad[r] = hn::Or(bad[r], hn::VecFromMask(di, hn::Gt(hn::And(rounded, magnitude), below_top)));
+        acc[r] = hn::IfThenElse(hn::RebindMask(df, hn::Lt(ref[r], low)), acc[r], hn::BitCast(df, rounded));
+      }
+    }
+    HWY_UNROLL(8)
+    for (std::size_t r = 0; r < R; ++r) {
+      const VF out = hn::IfThenElse(hn::RebindMask(df, hn::Lt(bad[r], hn::Zero(di))), hn::NaN(df), acc[r]);
+      hn::StoreU(hn::PromoteTo(dd, hn::LowerHalf(dh, out)), dd, c + r * ldc);
+      hn::StoreU(hn::PromoteTo(dd, hn::UpperHalf(dh, out)), dd, c + r * ldc + L);
+    }
+  }
+};
+
+// Runs narrow_tile over a wide_job whose products run in float lanes: B's floats and int32 leads
+// packed into panels, A's leads as int32.
+void narrow_chain(const wide_job& job) {
+  const std::size_t W = hn::Lanes(DF()), size = (job.N + W - 1) / W * W * job.K;
+  const auto bf = hwy::AllocateAligned<float>(size);
+  const auto bl = hwy::AllocateAligned<std::int32_t>(size);
+  pack_rows(job.b_float, job.N, job.K, W, 0.0f, bf.get());
+  const std::vector<std::int32_t> a_lead(job.a_lead, job.a_lead + static_cast<std::size_t>(job.M) * job.K),
+      b_lead(job.b_lead, job.b_lead + static_cast<std::size_t>(job.K) * job.N);
+  pack_rows(b_lead.data(), job.N, job.K, W, kNoTerm, bl.get());
+  static constexpr auto tiles = tile_table<narrow_tile, kNarrowRows>();
+  for_chunks<kNarrowRows>(job.d, job.M, job.N, job.K, job.step.n, W, job.threads,
+                          [&](int rows, int i, int j0, int k0, int kc, double* c, std::size_t ldc) {
+                            const std::size_t at = (j0 / W * job.K + k0) * W, a_at = static_cast<std::size_t>(i) * job.K + k0;
+                            tiles[rows - 1](job.step, job.a_float + a_at, a_lead.data() + a_at, job.K, bf.get() + at,
+                                            bl.get() + at, kc, c, ldc);
+                          });
+}
+#endif
+
+void wide_chain(const wide_job& job) {
+#if HWY_TARGET <= HWY_AVX3
+  if (job.a_float != nullptr && job.step.floor <= job.step.acc_emin && job.step.acc_frac <= job.step.frac_bits)
+    return narrow_chain(job);
+#endif
+  lead_chain<wide_tile>(job);
+}
 
 // ---- Block-FMA chain with exactly summed, scaled groups (Blackwell mxf4, mxf4nvf4) --------------
 
@@ -1489,9 +1613,7 @@ chunk_bounds bounds_of(const wide_operand& o, int rows, int cols, bool k_along_c
 // The wide kernel's products in float lanes (wide_tile), where the data allows: every value a
 // normal float, every product of two a normal float of at most 24 bits, 2^(F - E) a normal float
 // for E from the lowest product lead up (E is at most C's lead, below 2^128, or a product's), and
-// a term below 2^31 (terms = 0 otherwise: products in double). Blocks of fewer than 8 products
-// stay in double too: the per-block conversions cost what the float lanes save (v100-fp16 and
-// a100-tf32, blocks of 4, ran 3-5% slower in float lanes in bench_gemm).
+// a term below 2^31 (terms = 0 otherwise: products in double).
 struct narrow_products {
   int terms = 0;
   double floor = 0.0;
@@ -1518,7 +1640,7 @@ narrow_products narrow_of(const block_fma_model& m, const wide_widths& w, const 
   const range ra = range_of(a), rb = range_of(b);
   const bool fits = ra.low <= ra.high && rb.low <= rb.high && ra.low >= -126 && rb.low >= -126 &&
                     ra.high <= 127 && rb.high <= 127 && ra.low + rb.low >= -126 && ra.high + rb.high + 2 <= 127 &&
-                    m.frac_bits - (ra.lead + rb.lead) <= 126 && w.product <= 24 && w.term <= 30 && m.block_size >= 8;
+                    m.frac_bits - (ra.lead + rb.lead) <= 126 && w.product <= 24 && w.term <= 30;
   if (!fits) return {};
   return {1 << (31 - w.term), ra.lead + rb.lead, std::vector<float>(a.value.begin(), a.value.end()),
           std::vector<float>(b.value.begin(), b.value.end())};
