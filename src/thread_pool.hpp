@@ -9,9 +9,10 @@
 
 namespace fpemu::detail {
 
-// Runs body(begin, end) over [0, n) in at most `threads` chunks, each a multiple of `align`
-// elements long except the last. Returns when every chunk is done. If the pool is busy with
-// another caller's work, the calling thread does all chunks itself.
+// Runs body(begin, end) over [0, n) on at most `threads` threads (the caller's included), in
+// chunks each a multiple of `align` elements long except the last, several per thread. Returns
+// when every chunk is done. If the pool is busy with another caller's work, the calling thread
+// does all chunks itself.
 void parallel_chunks(std::size_t n, int threads, std::size_t align,
                      const std::function<void(std::size_t, std::size_t)>& body);
 
