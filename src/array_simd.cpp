@@ -632,6 +632,12 @@ std::uint8_t EncodeMode(const format& f, const rounding& r, const T* in, std::si
     }
   };
 
+  // Inputs are prefetched this many elements ahead (4 KiB): a vector's rounding takes long
+  // enough that the core's own lookahead keeps too few cache misses in flight to overlap memory
+  // with arithmetic (without it, encode ran at the serial sum of the two: bf16 rne 1.13 against
+  // 2.3 G elements/s with it, memcpy 1.9, one thread of the 2-core Xeon). Non-temporal stores
+  // of the codes were tried too, and were slower.
+  constexpr std::size_t kPrefetchAhead = 4096 / sizeof(T);
   // The random bits are made a thousand elements at a time (4 KiB, in L1), just before they are
   // used, so that Philox's arithmetic overlaps the memory traffic of the rounding.
   constexpr std::size_t kRandomChunk = 1024;
@@ -646,6 +652,7 @@ std::uint8_t EncodeMode(const format& f, const rounding& r, const T* in, std::si
       const code_sink c = codes.at(i);
       T* v = values ? values + i : nullptr;
       at = i;
+      hwy::Prefetch(in + i + kPrefetchAhead);
       if (flags == nullptr && fast_vector(in + i, rnd, c, v)) continue;
       one_vector(in + i, rnd, c, v, flags ? flags + i : nullptr);
     }
@@ -742,6 +749,7 @@ void DecodeFloats(const format& f, const std::uint32_t* codes, std::size_t n, fl
   constexpr std::size_t kMax = HWY_MAX_BYTES / sizeof(std::uint32_t);
   HWY_ALIGN std::uint32_t pad[kMax];
   HWY_ALIGN float pad_out[kMax];
+  constexpr std::size_t kPrefetchAhead = 1024;
 
   auto one_vector = [&](const std::uint32_t* src, float* dst, bool aligned_stream) FPEMU_KERNEL_LAMBDA {
     const V code = hn::LoadU(du, src);
@@ -801,7 +809,10 @@ void DecodeFloats(const format& f, const std::uint32_t* codes, std::size_t n, fl
     }
     stream = reinterpret_cast<std::uintptr_t>(out + i) % (L * sizeof(float)) == 0;
   }
-  for (; i + L <= n; i += L) one_vector(codes + i, out + i, stream);
+  for (; i + L <= n; i += L) {
+    hwy::Prefetch(codes + i + kPrefetchAhead);  // as in EncodeMode
+    one_vector(codes + i, out + i, stream);
+  }
   if (stream) hwy::FlushStream();
   if (i < n) part(i, n - i);
 }
