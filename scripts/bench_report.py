@@ -115,38 +115,33 @@ def array_rows(rnd, target, lines, failed):
               f"{TARGET_STOCHASTIC:g} in {', '.join(STOCHASTIC)}, decode >= {TARGET_DECODE:g}, round in place "
               f"to bf16 (rne) >= {TARGET_BF16_IN_PLACE:g}; two threads >= {TARGET_THREADS:g} x one thread. "
               "\\* marks a miss.", ""]
-    header = "| " + " | ".join(FORMATS) + " |"
-    for data in ("normal", "wide"):
-        lines += [f"{data} data, one thread, x memcpy:", "",
-                  "| kernel, mode " + header, "|---" * (len(FORMATS) + 1) + "|"]
-        for kind in ("encode", "in_place"):
-            for mode in DIRECTED + STOCHASTIC:
-                cells = []
-                for fmt in FORMATS:
-                    name = f"{kind}/{data}/{fmt}_{mode}"
-                    want = TARGET_DIRECTED if mode in DIRECTED else TARGET_STOCHASTIC
-                    if kind == "in_place" and fmt == "bf16" and mode == "rne":
-                        want = TARGET_BF16_IN_PLACE
-                    cells.append(cell(f"{target} {name}", rnd[f"{name}/threads:1"] / memcpy1, want))
-                lines.append(f"| {kind} {mode} | " + " | ".join(cells) + " |")
-        lines.append("| decode | " + " | ".join(
-            cell(f"{target} decode/{data}/{fmt}", rnd[f"decode/{data}/{fmt}/threads:1"] / memcpy1, TARGET_DECODE)
-            for fmt in FORMATS) + " |")
-        lines += ["", f"{data} data, two threads, x one thread:", "",
-                  "| kernel, mode " + header, "|---" * (len(FORMATS) + 1) + "|"]
-        for kind in ("encode", "in_place"):
-            for mode in DIRECTED + STOCHASTIC:
-                cells = []
-                for fmt in FORMATS:
-                    name = f"{kind}/{data}/{fmt}_{mode}"
-                    cells.append(cell(f"{target} {name} 2 threads",
-                                      rnd[f"{name}/threads:2"] / rnd[f"{name}/threads:1"], TARGET_THREADS))
-                lines.append(f"| {kind} {mode} | " + " | ".join(cells) + " |")
-        lines.append("| decode | " + " | ".join(
-            cell(f"{target} decode/{data}/{fmt} 2 threads",
-                 rnd[f"decode/{data}/{fmt}/threads:2"] / rnd[f"decode/{data}/{fmt}/threads:1"], TARGET_THREADS)
-            for fmt in FORMATS) + " |")
+    header = "| kernel, mode | " + " | ".join(FORMATS) + " |"
+
+    def matrix(title, ratio, want, suffix):
+        """One table: a row per kernel and mode and one for decode, a column per format; ratio(name)
+        and want(kind, fmt, mode) of the benchmark name without its thread count."""
+        lines.extend([title, "", header, "|---" * (len(FORMATS) + 1) + "|"])
+        rows = [(kind, mode) for kind in ("encode", "in_place") for mode in DIRECTED + STOCHASTIC] + [("decode", None)]
+        for kind, mode in rows:
+            names = [f"{kind}/{data}/{fmt}_{mode}" if mode else f"decode/{data}/{fmt}" for fmt in FORMATS]
+            cells = [cell(f"{target} {name}{suffix}", ratio(name), want(kind, fmt, mode))
+                     for name, fmt in zip(names, FORMATS)]
+            lines.append(f"| {kind if mode is None else f'{kind} {mode}'} | " + " | ".join(cells) + " |")
         lines.append("")
+
+    def one_thread_target(kind, fmt, mode):
+        if mode is None:
+            return TARGET_DECODE
+        if kind == "in_place" and fmt == "bf16" and mode == "rne":
+            return TARGET_BF16_IN_PLACE
+        return TARGET_DIRECTED if mode in DIRECTED else TARGET_STOCHASTIC
+
+    for data in ("normal", "wide"):
+        matrix(f"{data} data, one thread, x memcpy:", lambda name: rnd[f"{name}/threads:1"] / memcpy1,
+               one_thread_target, "")
+        matrix(f"{data} data, two threads, x one thread:",
+               lambda name: rnd[f"{name}/threads:2"] / rnd[f"{name}/threads:1"], lambda *_: TARGET_THREADS,
+               " 2 threads")
     sizes = sorted({int(k.split("/n:")[1].split("/")[0]) for k in rnd if k.startswith("encode_first/")})
     lines += ["Where the thread pool pays: round_array to bf16 (rne, normal data) on the first n elements, "
               "two threads against one (no target; the pool starts at the size array.cpp states):", "",
