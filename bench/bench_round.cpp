@@ -13,6 +13,10 @@
 //   decode/<data>/<fmt>/threads:T           uint32 codes -> floats
 //   memcpy/threads:T                        the same bytes copied, T threads each copying a share
 //   encode_first/bf16_rne/n:N/threads:T     encode of the first N elements: where threads start to pay
+//   apply/<data>/<fmt>_<mode>/<op>          element-wise add, mul, div, fma, sqrt on uint32 codes
+//                                           (apply, apply_fma, apply_sqrt; the data set rounded to
+//                                           the format, b and c the same codes rotated; sqrt of
+//                                           their magnitudes), one thread
 //
 // Modes: rne rz ru rd rto, sr16 (16 random bits) and sr-exact. items_per_second is elements per
 // second everywhere; scripts/bench_report.py turns a JSON run into ratios against memcpy and
@@ -25,6 +29,7 @@
 #include <benchmark/benchmark.h>
 #include <hwy/targets.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
@@ -164,6 +169,42 @@ void encode_first(benchmark::State& state) {
   state.SetItemsProcessed(static_cast<std::int64_t>(state.iterations()) * static_cast<std::int64_t>(n));
 }
 
+// The data set rounded to f, as uint32 codes, rotated by `shift` elements.
+std::vector<std::uint32_t> codes_of(const fpemu::format& f, data_set d, std::size_t shift) {
+  const std::vector<float>& in = inputs(d);
+  std::vector<std::uint32_t> codes(in.size());
+  (void)fpemu::round_array(f, in, codes);
+  std::rotate(codes.begin(), codes.begin() + static_cast<std::ptrdiff_t>(shift), codes.end());
+  return codes;
+}
+
+void apply_op(benchmark::State& state, const std::string& spec, const std::string& mode, const std::string& op,
+              data_set d) {
+  fpemu::set_array_threads(1);
+  const fpemu::format f = *fpemu::parse_format(spec);
+  const fpemu::rounding r = mode_of(mode);
+  std::vector<std::uint32_t> a = codes_of(f, d, 0);
+  const std::vector<std::uint32_t> b = codes_of(f, d, 1);
+  if (op == "sqrt")  // of magnitudes: negative operands (NaN, invalid) go to the core
+    for (std::uint32_t& x : a) x &= fpemu::magnitude_mask(f);
+  const std::vector<std::uint32_t> c = op == "fma" ? codes_of(f, d, 2) : std::vector<std::uint32_t>(a.size());
+  std::vector<std::uint32_t> out(a.size());
+  const fpemu::sr_stream sr{1, 0, 0};
+  for (auto _ : state) {
+    auto flags = op == "fma"    ? fpemu::apply_fma(f, a, b, c, out, r, sr)
+                 : op == "sqrt" ? fpemu::apply_sqrt(f, a, out, r, sr)
+                                : fpemu::apply(op == "add" ? fpemu::array_op::add
+                                               : op == "mul" ? fpemu::array_op::mul
+                                                             : fpemu::array_op::div,
+                                               f, a, b, out, r, sr);
+    if (!flags) state.SkipWithError(flags.message().c_str());
+    benchmark::DoNotOptimize(flags);
+    benchmark::DoNotOptimize(out.data());
+    benchmark::ClobberMemory();
+  }
+  set_elements(state);
+}
+
 constexpr const char* kFormats[] = {"bf16", "fp16", "e4m3fn", "e5m2", "e3m2fn", "e2m3fn", "e2m1fn"};
 constexpr const char* kModes[] = {"rne", "rz", "ru", "rd", "rto", "sr16", "sr-exact"};
 
@@ -185,6 +226,16 @@ void register_all() {
         per_thread(benchmark::RegisterBenchmark(("in_place/" + name).c_str(), in_place, fmt, mode, d));
       }
       per_thread(benchmark::RegisterBenchmark(("decode/" + data + "/" + fmt).c_str(), decode, fmt, d));
+    }
+    for (const std::string fmt : {"bf16", "fp16", "e4m3fn", "e5m2"}) {
+      for (const std::string mode : {"rne", "rd", "sr16"}) {
+        for (const std::string op : {"add", "mul", "div", "fma", "sqrt"}) {
+          const std::string name = "apply/" + data + "/" + fmt + "_" + mode + "/" + op;
+          benchmark::RegisterBenchmark(name.c_str(), apply_op, fmt, mode, op, d)
+              ->Unit(benchmark::kMillisecond)
+              ->UseRealTime();
+        }
+      }
     }
   }
 }

@@ -3,7 +3,7 @@
 as a ratio against the physical limit measured in the same run (memcpy of the same elements;
 Eigen's FP32 GEMM built for the host CPU), checked against the targets docs/performance.md states.
 
-    python3 scripts/bench_report.py BUILD_DIR [--out FILE] [--repetitions N] [--only gemm|round]
+    python3 scripts/bench_report.py BUILD_DIR [--out FILE] [--repetitions N] [--only gemm|round|ops]
                                     [--targets AVX3,AVX2,SSE4] [--min-time S]
 
 Each benchmark runs N times (default 3) in random interleaving, so a slow spell of the machine
@@ -27,6 +27,10 @@ STOCHASTIC = ("sr16", "sr-exact")
 FORMATS = ("bf16", "fp16", "e4m3fn", "e5m2", "e3m2fn", "e2m3fn", "e2m1fn")
 TARGET_DIRECTED, TARGET_STOCHASTIC, TARGET_DECODE, TARGET_THREADS = 0.8, 0.5, 1.0, 1.7
 TARGET_BF16_IN_PLACE = 1.2  # round in place to bf16, rne: what a peer's one-buffer bf16 path reaches
+# Element-wise arithmetic on uint32 codes, one thread, against memcpy's element rate.
+OP_FORMATS, OP_MODES = ("bf16", "fp16", "e4m3fn", "e5m2"), ("rne", "rd", "sr16")
+OPS = ("add", "mul", "div", "fma", "sqrt")
+TARGET_OPS = 0.5
 
 
 def run(binary, repetitions, extra=()):
@@ -58,7 +62,8 @@ def main():
     ap.add_argument("build_dir")
     ap.add_argument("--out")
     ap.add_argument("--repetitions", type=int, default=3)
-    ap.add_argument("--only", choices=["gemm", "round"], help="run bench_gemm or bench_round alone")
+    ap.add_argument("--only", choices=["gemm", "round", "ops"],
+                    help="run bench_gemm or bench_round alone, or bench_round's element-wise arithmetic alone")
     ap.add_argument("--targets", help="comma-separated SIMD targets for bench_round (default: all but SSSE3, scalar)")
     ap.add_argument("--min-time", type=float, default=0.2, help="bench_round's seconds per benchmark and repetition")
     args = ap.parse_args()
@@ -75,10 +80,14 @@ def main():
         binary = os.path.join(args.build_dir, "bench", "bench_round")
         listed = subprocess.run([binary, "--list-targets"], check=True, capture_output=True, text=True).stdout.split()
         targets = args.targets.split(",") if args.targets else [t for t in listed if t not in ("SSSE3", "SCALAR", "EMU128")]
+        only_ops = ["--benchmark_filter=^(memcpy|apply)/"] if args.only == "ops" else []
         for target in targets:
-            rnd, context = run(binary, args.repetitions, [f"--target={target}", f"--benchmark_min_time={args.min_time}"])
-            array_rows(rnd, context.get("fpemu_target", target), lines, failed)
-    if args.only != "round":
+            rnd, context = run(binary, args.repetitions,
+                               [f"--target={target}", f"--benchmark_min_time={args.min_time}", *only_ops])
+            if args.only != "ops":
+                array_rows(rnd, context.get("fpemu_target", target), lines, failed)
+            op_rows(rnd, context.get("fpemu_target", target), lines, failed)
+    if args.only not in ("round", "ops"):
         gemm_rows(run(os.path.join(args.build_dir, "bench", "bench_gemm"), args.repetitions)[0], lines, row)
     return publish("Benchmark report", datetime.date.today().isoformat(),
                    f"python3 scripts/bench_report.py {' '.join(sys.argv[1:])} ({build_flags(args.build_dir)}), "
@@ -149,6 +158,30 @@ def array_rows(rnd, target, lines, failed):
               "| two threads / one | " + " | ".join(
                   f"{rnd[f'encode_first/bf16_rne/n:{n}/threads:2'] / rnd[f'encode_first/bf16_rne/n:{n}/threads:1']:.2f}"
                   for n in sizes) + " |", ""]
+
+
+def op_rows(rnd, target, lines, failed):
+    """Element-wise arithmetic of one target: per data set, a row per op and mode, formats as
+    columns, one thread against memcpy's element rate. A missed target is marked with *."""
+    memcpy1 = rnd["memcpy/threads:1"]
+    lines += ["", f"### Element-wise arithmetic dispatched to {target}", "",
+              f"apply, apply_fma, apply_sqrt on 2^24 uint32 codes (the data set rounded to the format; sqrt of "
+              f"magnitudes), one thread, elements per second against memcpy of 2^24 floats in the same run "
+              f"({memcpy1 / 1e9:.3f} G/s). Target >= {TARGET_OPS:g}; \\* marks a miss.", ""]
+    for data in ("normal", "wide"):
+        lines += [f"{data} data:", "", "| op, mode | " + " | ".join(OP_FORMATS) + " |",
+                  "|---" * (len(OP_FORMATS) + 1) + "|"]
+        for mode in OP_MODES:
+            for op in OPS:
+                cells = []
+                for fmt in OP_FORMATS:
+                    name = f"apply/{data}/{fmt}_{mode}/{op}"
+                    ratio = rnd[name] / memcpy1
+                    if ratio < TARGET_OPS:
+                        failed.append(f"{target} {name}")
+                    cells.append(f"{ratio:.2f}" + ("" if ratio >= TARGET_OPS else "*"))
+                lines.append(f"| {op} {mode} | " + " | ".join(cells) + " |")
+        lines.append("")
 
 
 def gemm_rows(gemm, lines, row):

@@ -169,6 +169,54 @@ expected<std::uint8_t> round_given(const format& f, std::span<const float> in, s
   return round_span(f, in, out, r, random_source(random), flags);
 }
 
+// Element-wise arithmetic: through the lane kernels where simd::op_lanes covers the op, block
+// by block (the lanes' exact or rounded-to-odd results rounded once into f by the encode
+// kernels, with element i's random bits as everywhere), and the elements they leave to the core
+// (NaN results, zero divisors and the like) by `one(i, random)`, which stores element i's result
+// through the core and returns its flags; every element through `one` where the kernels do not
+// cover the op.
+template <class One>
+std::uint8_t apply_lanes(simd::lane_op op, const format& f, const std::uint32_t* a, const std::uint32_t* b,
+                         const std::uint32_t* c, std::span<std::uint32_t> out, const rounding& r, const sr_stream& sr,
+                         std::span<std::uint8_t> flags, One one) {
+  const simd::op_path path = simd::op_lanes(op, f, r);
+  if (path == simd::op_path::core) return for_each_element(out.size(), r, sr, flags, one);
+  return for_each_piece(out.size(), [&](std::size_t begin, std::size_t end) {
+    // A piece at a time: its results and special indices stay in the caches between the two
+    // passes (blocks of 512 to 4096 elements ran alike).
+    constexpr std::size_t kBlock = kPiece;
+    union {
+      float as_float[kBlock];
+      double as_double[kBlock];
+    } z;
+    std::uint32_t special[kBlock];
+    std::uint8_t all = 0;
+    for (std::size_t i = begin; i < end; i += kBlock) {
+      const std::size_t m = std::min(kBlock, end - i);
+      const std::uint32_t* bi = (b ? b : a) + i;  // (ops without b or c do not read them)
+      const std::uint32_t* ci = (c ? c : a) + i;
+      std::uint8_t* fl = flags.empty() ? nullptr : flags.data() + i;
+      std::size_t specials = 0;
+      if (path == simd::op_path::binary32) {
+        specials = simd::op_floats(op, f, a + i, bi, ci, m, r, z.as_float, special, out.data() + i);
+        all |= simd::encode_floats(f, r, z.as_float, m, keystream_at(sr, i), out.data() + i, nullptr, fl);
+      } else {
+        specials = simd::op_doubles(op, f, a + i, bi, ci, m, r, z.as_double, special, out.data() + i);
+        all |= simd::encode_doubles(f, r, z.as_double, m, keystream_at(sr, i), out.data() + i, fl);
+      }
+      for (std::size_t k = 0; k < specials; ++k) {
+        const std::size_t j = i + special[k];
+        const std::uint64_t random =
+            is_stochastic(r.mode) ? keystream_bits(sr.seed, sr.stream, sr.first_index + j, array_random_width(r)) : 0;
+        const std::uint8_t fj = one(j, random);
+        if (fl) flags[j] = fj;
+        all |= fj;
+      }
+    }
+    return all;
+  });
+}
+
 std::optional<error> check_float_valued(const format& f, std::string_view what) {
   if (simd::values_are_floats(f)) return std::nullopt;
   return error{std::string(what) + ": format " + to_string(f) +
@@ -324,7 +372,11 @@ expected<std::uint8_t> apply(array_op op, const format& f, std::span<const std::
   if (auto e = check_format(f, "format")) return *e;
   if (auto e = check_rounding(f, r)) return *e;
   if (auto e = check_sizes({{"a", a.size()}, {"b", b.size()}, {"out", out.size()}}, flags.size())) return *e;
-  return for_each_element(a.size(), r, sr, flags, [&](std::size_t i, std::uint64_t random) {
+  const simd::lane_op lane = op == array_op::add   ? simd::lane_op::add
+                             : op == array_op::sub ? simd::lane_op::sub
+                             : op == array_op::mul ? simd::lane_op::mul
+                                                   : simd::lane_op::div;
+  return apply_lanes(lane, f, a.data(), b.data(), nullptr, out, r, sr, flags, [&](std::size_t i, std::uint64_t random) {
     rounded res;
     switch (op) {
       case array_op::add: res = add(f, a[i], b[i], r, random); break;
@@ -344,11 +396,12 @@ expected<std::uint8_t> apply_fma(const format& f, std::span<const std::uint32_t>
   if (auto e = check_rounding(f, r)) return *e;
   if (auto e = check_sizes({{"a", a.size()}, {"b", b.size()}, {"c", c.size()}, {"out", out.size()}}, flags.size()))
     return *e;
-  return for_each_element(a.size(), r, sr, flags, [&](std::size_t i, std::uint64_t random) {
-    const rounded res = fma(f, a[i], b[i], c[i], r, random);
-    out[i] = res.code;
-    return res.flags;
-  });
+  return apply_lanes(simd::lane_op::fma, f, a.data(), b.data(), c.data(), out, r, sr, flags,
+                     [&](std::size_t i, std::uint64_t random) {
+                       const rounded res = fma(f, a[i], b[i], c[i], r, random);
+                       out[i] = res.code;
+                       return res.flags;
+                     });
 }
 
 expected<std::uint8_t> apply_sqrt(const format& f, std::span<const std::uint32_t> a, std::span<std::uint32_t> out,
@@ -356,11 +409,12 @@ expected<std::uint8_t> apply_sqrt(const format& f, std::span<const std::uint32_t
   if (auto e = check_format(f, "format")) return *e;
   if (auto e = check_rounding(f, r)) return *e;
   if (auto e = check_sizes({{"a", a.size()}, {"out", out.size()}}, flags.size())) return *e;
-  return for_each_element(a.size(), r, sr, flags, [&](std::size_t i, std::uint64_t random) {
-    const rounded res = sqrt(f, a[i], r, random);
-    out[i] = res.code;
-    return res.flags;
-  });
+  return apply_lanes(simd::lane_op::sqrt, f, a.data(), nullptr, nullptr, out, r, sr, flags,
+                     [&](std::size_t i, std::uint64_t random) {
+                       const rounded res = sqrt(f, a[i], r, random);
+                       out[i] = res.code;
+                       return res.flags;
+                     });
 }
 
 }  // namespace fpemu

@@ -1,6 +1,7 @@
 // See array_simd.hpp. This file is compiled once per SIMD target (hwy/foreach_target.h
 // re-includes it); the part under HWY_ONCE is the dispatcher.
 #include "array_simd.hpp"
+#include "array_params.hpp"
 
 #include <algorithm>
 #include <bit>
@@ -20,87 +21,11 @@
 #include <hwy/highway.h>
 
 #include "fpemu/detail/philox-inl.h"
+#include "decode-inl.h"
 
 #ifndef FPEMU_ARRAY_SIMD_SHARED
 #define FPEMU_ARRAY_SIMD_SHARED
 namespace fpemu::simd {
-
-template <class T>
-struct input_traits;
-template <>
-struct input_traits<float> {
-  using U = std::uint32_t;
-  static constexpr int mant = 23, bias = 127, field_max = 255;
-};
-template <>
-struct input_traits<double> {
-  using U = std::uint64_t;
-  static constexpr int mant = 52, bias = 1023, field_max = 2047;
-};
-
-// Everything a kernel needs to know about the target format, in the input's terms. Exponents
-// are biased binary32/binary64 exponent fields.
-template <class T>
-struct encode_params {
-  using U = typename input_traits<T>::U;
-  U s0;        // fraction bits of the input below the format's quantum (normal results)
-  U frac_bits;
-  U emin_field;  // field of the format's smallest normal binade; lanes below it are subnormal
-  U low_field;   // lanes below it, which would shift by more than W - 1 bits, go to the core
-  U high_field;  // finite lanes above it overflow; inf and NaN go to the core
-  U max_shift_extra;  // low_field's distance below emin_field
-  U rebias;           // (format bias - input bias) << frac_bits, modulo 2^W
-  U max_magnitude, sign, sign_position, negative_zero, k_mask, k;
-  T subnormal_quantum;  // 2^(emin - frac_bits), for values of subnormal results
-  // The core's result for a lane that overflows (detail::overflow_result: it depends on the
-  // sign, the mode and the policy, never on the random bits), by sign: code, value, flags.
-  U overflow_code[2], overflow_value[2];
-  U overflow_flags;
-};
-
-template <class T>
-encode_params<T> make_params(const format& f, const rounding& r) {
-  using tr = input_traits<T>;
-  using U = typename tr::U;
-  constexpr int W = sizeof(U) * 8;
-  encode_params<T> p{};
-  p.s0 = static_cast<U>(tr::mant - f.frac_bits);
-  p.frac_bits = static_cast<U>(f.frac_bits);
-  const long long emin_field = std::max<long long>(0, static_cast<long long>(emin(f)) + tr::bias);
-  p.emin_field = static_cast<U>(emin_field);
-  p.max_shift_extra = static_cast<U>(W - 1) - p.s0;
-  p.low_field = static_cast<U>(std::max<long long>(1, emin_field - static_cast<long long>(p.max_shift_extra)));
-  p.high_field = static_cast<U>(std::min<long long>(tr::field_max - 1, static_cast<long long>(emax(f)) + tr::bias));
-  p.rebias = static_cast<U>(static_cast<U>(static_cast<long long>(f.bias) - tr::bias) << f.frac_bits);
-  p.max_magnitude = max_finite_magnitude(f);
-  p.sign = sign_mask(f);
-  p.sign_position = static_cast<U>(f.exp_bits + f.frac_bits);
-  p.negative_zero = has_negative_zero(f) ? sign_mask(f) : 0;
-  // sr-exact reads 64 random bits, of which a lane rounded at a shift s <= 32 needs the top s
-  // (round_to_quantum: rem + (R >> (64 - s)) carries exactly when rem 2^(64-s) + R does): the
-  // high word, read as k = 32 bits (FillKeystream's width 64).
-  const int k = r.mode == round_mode::stochastic_exact ? 32 : std::clamp(r.sr_bits, 1, 32);
-  p.k = static_cast<U>(k);
-  p.k_mask = static_cast<U>((std::uint64_t{1} << k) - 1);
-  p.subnormal_quantum = static_cast<T>(std::ldexp(1.0, emin(f) - f.frac_bits));
-  for (const bool negative : {false, true}) {
-    const rounded o = detail::overflow_result(f, negative, detail::rule_for(r.mode, negative), r.overflow);
-    p.overflow_code[negative] = o.code;
-    p.overflow_value[negative] = std::bit_cast<U>(static_cast<T>(to_float(f, o.code)));
-    p.overflow_flags = o.flags;
-  }
-  return p;
-}
-
-// Whether the floating-point environment rounds to nearest: on x86 also the SSE unit's control
-// register, which _mm_setcsr sets apart from fesetround (glibc's fegetround reads the x87 one).
-inline bool rounds_to_nearest() {
-#if defined(__x86_64__) || defined(__i386__)
-  if ((__builtin_ia32_stmxcsr() & 0x6000u) != 0) return false;  // MXCSR.RC
-#endif
-  return std::fegetround() == FE_TONEAREST;
-}
-
 // Code j of a sink, one at a time (lanes the core rounds, and the tail).
 inline void put_code(const code_sink& s, std::size_t j, std::uint32_t c) {
   void* at = s.at(j).data;
@@ -120,12 +45,6 @@ HWY_BEFORE_NAMESPACE();
 namespace fpemu::simd::HWY_NAMESPACE {
 namespace hn = hwy::HWY_NAMESPACE;
 
-// The kernels' lambdas are always inlined: out of line (as GCC chose for the stochastic mode's
-// larger body) every call reloads the captured vector constants through the closure, which
-// cost more than the rounding itself.
-#ifndef FPEMU_KERNEL_LAMBDA
-#define FPEMU_KERNEL_LAMBDA __attribute__((always_inline)) HWY_ATTR
-#endif
 
 void FillKeystream(std::uint64_t seed, std::uint32_t stream, std::uint64_t first, std::size_t n, int width,
                    std::uint32_t* out) {
@@ -260,7 +179,7 @@ std::uint8_t EncodeMode(const format& f, const rounding& r, const T* in, std::si
   using tr = input_traits<T>;
   using U = typename tr::U;
   constexpr bool kStochastic = Mode == round_mode::stochastic || Mode == round_mode::stochastic_exact;
-  const encode_params<T> p = make_params<T>(f, r);
+  const encode_params<T>& p = params_for<T>(f, r);
   const hn::ScalableTag<U> du;
   const hn::Rebind<T, decltype(du)> dt;
   const hn::Rebind<std::uint32_t, decltype(du)> d32;
@@ -285,6 +204,10 @@ std::uint8_t EncodeMode(const format& f, const rounding& r, const T* in, std::si
   const V overflow_code_pos = hn::Set(du, p.overflow_code[0]), overflow_code_neg = hn::Set(du, p.overflow_code[1]);
   const V overflow_value_pos = hn::Set(du, p.overflow_value[0]), overflow_value_neg = hn::Set(du, p.overflow_value[1]);
   const V overflow_flags = hn::Set(du, p.overflow_flags), finite_limit = hn::Set(du, tr::field_max);
+  const V infinite_code_pos = hn::Set(du, p.infinite_code[0]), infinite_code_neg = hn::Set(du, p.infinite_code[1]);
+  const V infinite_value_pos = hn::Set(du, p.infinite_value[0]);
+  const V infinite_value_neg = hn::Set(du, p.infinite_value[1]);
+  const V infinite_flags = hn::Set(du, p.infinite_flags), infinity = hn::Set(du, U{tr::field_max} << tr::mant);
   // Lanes that overflow: finite inputs above the format's exponent range, and lanes within it
   // whose rounded magnitude exceeds the largest finite one. Their result is the core's
   // (make_params), the same for every such lane of a sign.
@@ -354,7 +277,7 @@ std::uint8_t EncodeMode(const format& f, const rounding& r, const T* in, std::si
   // Binary32 bits of the normal result whose format code (sans sign) is 0: code << s0 plus this.
   const V normal_value_base = hn::Set(du, static_cast<U>((p.emin_field - 1) << tr::mant));
   const bool signed_zero = p.negative_zero != 0;
-  bool inexact_seen = false, underflow_seen = false, overflow_seen = false;
+  bool inexact_seen = false, underflow_seen = false, overflow_seen = false, infinite_seen = false;
   // Whether inf and NaN inputs, rounded like finite ones, land above the largest finite code
   // (not so for a format whose range reaches past the input's): then the rounded magnitude
   // says whether a lane is covered, given that its input lies in the range the rule covers.
@@ -403,24 +326,34 @@ std::uint8_t EncodeMode(const format& f, const rounding& r, const T* in, std::si
     // Lanes out of the vector rule: outside the input range it covers.
     auto bad_input = [&]() FPEMU_KERNEL_LAMBDA { return hn::Gt(hn::Sub(field, low), range_span); };
     V code_mag, value_bits = zero;
-    // Whether every lane is covered or overflowing (marked in `overflow`), given the lanes
-    // `out` of the rule.
-    auto overflow = hn::Ne(zero, zero);
-    bool any_overflow = false;
+    // Whether every lane is covered, overflowing (marked in `overflow`) or infinite (marked in
+    // `infinite`), given the lanes `out` of the rule.
+    auto overflow = hn::Ne(zero, zero), infinite = overflow;
+    bool any_out = false;
     auto covered = [&](M out) FPEMU_KERNEL_LAMBDA {
       if (HWY_LIKELY(hn::AllFalse(du, out))) return true;
       overflow = overflowing(field, hn::Not(bad_input()), code_mag);
-      any_overflow = true;
-      return hn::AllFalse(du, hn::AndNot(overflow, out));
+      infinite = hn::Eq(mag, infinity);
+      any_out = true;
+      return hn::AllFalse(du, hn::AndNot(hn::Or(overflow, infinite), out));
     };
     auto store = [&](V code, V value) FPEMU_KERNEL_LAMBDA {
-      overflow_seen = overflow_seen || any_overflow;
+      if (any_out) {
+        overflow_seen = overflow_seen || !hn::AllFalse(du, overflow);
+        infinite_seen = infinite_seen || !hn::AllFalse(du, infinite);
+      }
       if (code_out.data) {
-        if (any_overflow) code = put_overflow(overflow, negative, overflow_code_pos, overflow_code_neg, code);
+        if (any_out) {
+          code = put_overflow(overflow, negative, overflow_code_pos, overflow_code_neg, code);
+          code = put_overflow(infinite, negative, infinite_code_pos, infinite_code_neg, code);
+        }
         store_codes(code, code_out.data, code_out.bytes);
       }
       if (value_out) {
-        if (any_overflow) value = put_overflow(overflow, negative, overflow_value_pos, overflow_value_neg, value);
+        if (any_out) {
+          value = put_overflow(overflow, negative, overflow_value_pos, overflow_value_neg, value);
+          value = put_overflow(infinite, negative, infinite_value_pos, infinite_value_neg, value);
+        }
         hn::StoreU(hn::BitCast(dt, value), dt, value_out);
       }
     };
@@ -591,6 +524,11 @@ std::uint8_t EncodeMode(const format& f, const rounding& r, const T* in, std::si
       code = put_overflow(overflow, negative, overflow_code_pos, overflow_code_neg, code);
       value = put_overflow(overflow, negative, overflow_value_pos, overflow_value_neg, value);
       flag_v = hn::IfThenElse(overflow, overflow_flags, flag_v);
+      const auto infinite = hn::Eq(mag, infinity);
+      special = hn::AndNot(infinite, special);
+      code = put_overflow(infinite, negative, infinite_code_pos, infinite_code_neg, code);
+      value = put_overflow(infinite, negative, infinite_value_pos, infinite_value_neg, value);
+      flag_v = hn::IfThenElse(infinite, infinite_flags, flag_v);
     }
     all_flags = hn::Or(all_flags, hn::IfThenZeroElse(special, flag_v));
 
@@ -679,6 +617,7 @@ std::uint8_t EncodeMode(const format& f, const rounding& r, const T* in, std::si
   if (inexact_seen) result |= flag::inexact;
   if (underflow_seen) result |= flag::underflow;
   if (overflow_seen) result |= p.overflow_flags;
+  if (infinite_seen) result |= p.infinite_flags;
   return result;
 }
 
@@ -716,81 +655,21 @@ std::uint8_t EncodeDoubles(const format& f, const rounding& r, const double* in,
 }
 
 void DecodeFloats(const format& f, const std::uint32_t* codes, std::size_t n, float* out, bool stream) {
-  const encode_params<float> p = make_params<float>(f, rounding{});
+  const decode_params& p = decode_params_for(f);
   const hn::ScalableTag<std::uint32_t> du;
   const hn::ScalableTag<float> df;
-  const hn::RebindToSigned<decltype(du)> di;
-  using V = hn::Vec<decltype(du)>;
   const std::size_t L = hn::Lanes(du);
-  const V zero = hn::Zero(du), sign_bit = hn::Set(du, 0x80000000u), fsign = hn::Set(du, p.sign);
-  const V mag_mask = hn::Set(du, magnitude_mask(f)), max_mag = hn::Set(du, p.max_magnitude);
-  const V all_bits = hn::Set(du, p.sign | magnitude_mask(f)), fraction = hn::Set(du, frac_mask(f));
-  const V s0 = hn::Set(du, p.s0), fb = hn::Set(du, p.frac_bits), rebias = hn::Set(du, p.rebias);
-  const auto no_negative_zero = hn::Eq(hn::Set(du, p.negative_zero), zero);
-  // Subnormal codes, f * 2^q for a fraction f < 2^frac_bits, in integers, so that no lane costs
-  // a microcode assist for a subnormal product (several per vector on Intel cores) and FTZ does
-  // not matter. Where every such value is a binary32 subnormal (bf16), its bits are f shifted to
-  // binary32's quantum 2^-149; where every one is binary32-normal (the FP8, FP6, FP4 formats,
-  // fp16), they are those of the exact float f with q added to the exponent field.
-  const int q = emin(f) - f.frac_bits;
-  const bool sub_all_subnormal = q + f.frac_bits - 1 < -126, sub_all_normal = q >= -126;
-  const V sub_shift = hn::Set(du, static_cast<std::uint32_t>(sub_all_subnormal ? q + 149 : 0));
-  const V sub_exponent = hn::Set(du, static_cast<std::uint32_t>(q) << 23);  // modulo 2^32
-  const hn::Vec<decltype(df)> quantum = hn::Set(df, p.subnormal_quantum);
-  // Infinity and NaN codes decode to binary32's infinity and quiet NaN of their sign (to_float;
-  // payloads are not kept), the same for every code of a class and sign.
-  const bool ieee = f.encoding == nonfinite::ieee;
-  const V inf_mag = hn::Set(du, ieee ? detail::inf_code(f, false) : 0xffffffffu);
-  const V inf_value[2] = {hn::Set(du, std::bit_cast<std::uint32_t>(to_float(f, detail::inf_code(f, false)))),
-                          hn::Set(du, std::bit_cast<std::uint32_t>(to_float(f, detail::inf_code(f, true))))};
-  const V nan_value[2] = {hn::Set(du, std::bit_cast<std::uint32_t>(to_float(f, detail::nan_code(f, false)))),
-                          hn::Set(du, std::bit_cast<std::uint32_t>(to_float(f, detail::nan_code(f, true))))};
-  const bool has_nan = f.encoding != nonfinite::finite;
   constexpr std::size_t kMax = HWY_MAX_BYTES / sizeof(std::uint32_t);
   HWY_ALIGN std::uint32_t pad[kMax];
   HWY_ALIGN float pad_out[kMax];
   constexpr std::size_t kPrefetchAhead = 1024;
 
   auto one_vector = [&](const std::uint32_t* src, float* dst, bool aligned_stream) FPEMU_KERNEL_LAMBDA {
-    const V code = hn::LoadU(du, src);
-    const V mag = hn::And(code, mag_mask);
-    const auto negative = hn::Ne(hn::And(code, fsign), zero);
-    const auto subnormal = hn::Eq(mag >> fb, zero);
-    const V normal_bits = hn::Sub(mag, rebias) << s0;
-    const V frac = hn::And(code, fraction);
-    V sub_bits;
-    if (sub_all_subnormal) {
-      sub_bits = frac << sub_shift;
-    } else if (sub_all_normal) {
-      const V as_float = hn::BitCast(du, hn::ConvertTo(df, hn::BitCast(di, frac)));
-      sub_bits = hn::IfThenZeroElse(hn::Eq(frac, zero), hn::Add(as_float, sub_exponent));
-    } else {
-      sub_bits = hn::BitCast(du, hn::ConvertTo(df, hn::BitCast(di, frac)) * quantum);
-    }
-    V value = hn::Or(hn::IfThenElse(subnormal, sub_bits, normal_bits), hn::IfThenElseZero(negative, sign_bit));
-    // NaN and infinity codes, and the negative-zero code of formats without -0 (their NaN).
-    const auto above = hn::Gt(mag, max_mag);
-    const auto nan_zero = hn::And(no_negative_zero, hn::And(negative, hn::Eq(mag, zero)));
-    if (HWY_UNLIKELY(!hn::AllFalse(du, hn::Or(above, nan_zero)))) {
-      const auto inf = hn::Eq(mag, inf_mag);
-      value = hn::IfThenElse(inf, hn::IfThenElse(negative, inf_value[1], inf_value[0]), value);
-      if (has_nan) {
-        const auto nan = hn::Or(hn::AndNot(inf, above), nan_zero);
-        value = hn::IfThenElse(nan, hn::IfThenElse(negative, nan_value[1], nan_value[0]), value);
-      }
-    }
-    // Codes with bits above the format's width: whatever the core makes of them.
-    if (HWY_UNLIKELY(!hn::AllFalse(du, hn::Gt(code, all_bits)))) {
-      HWY_ALIGN std::uint32_t lanes[kMax];
-      hn::Store(value, du, lanes);
-      for (std::size_t j = 0; j < L; ++j)
-        if (src[j] > (p.sign | magnitude_mask(f))) lanes[j] = std::bit_cast<std::uint32_t>(to_float(f, src[j]));
-      value = hn::Load(du, lanes);
-    }
+    const auto value = hn::BitCast(df, DecodeBits(du, p, hn::LoadU(du, src)));
     if (aligned_stream) {
-      hn::Stream(hn::BitCast(df, value), df, dst);
+      hn::Stream(value, df, dst);
     } else {
-      hn::StoreU(hn::BitCast(df, value), df, dst);
+      hn::StoreU(value, df, dst);
     }
   };
   // Fewer than L codes at i, through zero-padded lanes.
@@ -830,6 +709,23 @@ HWY_EXPORT(EncodeDoubles);
 HWY_EXPORT(DecodeFloats);
 HWY_EXPORT(FillKeystream);
 HWY_EXPORT(TargetName);
+
+// On x86 the SSE unit's control register counts too, which _mm_setcsr sets apart from fesetround
+// (glibc's fegetround reads the x87 one).
+bool rounds_to_nearest() {
+#if defined(__x86_64__) || defined(__i386__)
+  if ((__builtin_ia32_stmxcsr() & 0x6000u) != 0) return false;  // MXCSR.RC
+#endif
+  return std::fegetround() == FE_TONEAREST;
+}
+
+bool keeps_subnormals() {
+#if defined(__x86_64__) || defined(__i386__)
+  return (__builtin_ia32_stmxcsr() & 0x8040u) == 0;  // MXCSR.FTZ, MXCSR.DAZ
+#else
+  return true;
+#endif
+}
 
 bool can_encode(const format& f, const rounding& r, bool from_double) {
   const int mant = from_double ? 52 : 23;

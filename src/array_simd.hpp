@@ -4,10 +4,12 @@
 // They make no rounding decision of their own beyond the core's rule written for lanes: where a
 // lane's input and result are both within the format's finite range (normal or subnormal, no
 // overflow), the lane is rounded by adding an increment below its kept bits, as round_float
-// does (round_float.hpp lists the increment of every mode); every other lane (zeros aside:
-// infinities, NaNs, binary32 subnormal inputs, overflow, values far below the smallest
-// subnormal) is handed to the scalar core with the same random bits. tests/test_array_simd.cpp
-// checks every target bitwise against the core.
+// does (round_float.hpp lists the increment of every mode), or, below the normal range, scaled
+// to units of the subnormal quantum and rounded by the instruction of the mode; lanes that
+// overflow and infinite inputs take the core's result for their sign, computed once per call;
+// the few others (NaNs, binary32 subnormal inputs in some modes) are handed to the scalar core
+// with the same random bits. tests/test_array_simd.cpp checks every target bitwise against the
+// core.
 #pragma once
 
 #include <cstddef>
@@ -71,6 +73,33 @@ void decode_floats(const format& f, const std::uint32_t* codes, std::size_t n, f
 // 64 gives the high 32 of each element's 64 bits (what sr-exact reads for shifts up to 32).
 void fill_keystream(std::uint64_t seed, std::uint32_t stream, std::uint64_t first, std::size_t n, int width,
                     std::uint32_t* out);
+
+// Whether the floating-point environment rounds to nearest (the kernels' hardware roundings
+// assume it), and whether it neither flushes subnormal results to zero nor reads subnormal
+// inputs as zero (x86's FTZ and DAZ).
+bool rounds_to_nearest();
+bool keeps_subnormals();
+
+// Element-wise arithmetic (array_ops.cpp, where the argument for it is written): each lane
+// forms the exact result, or the exact result rounded to odd at binary32's or binary64's
+// precision, which the encode kernels above then round once into the format as the core rounds
+// the exact result.
+enum class lane_op : std::uint8_t { add, sub, mul, div, fma, sqrt };
+// Which lanes cover op on f by r, for every finite operand: binary32 ones, binary64 ones, or
+// none (the core then does every element).
+enum class op_path : std::uint8_t { core, binary32, binary64 };
+op_path op_lanes(lane_op op, const format& f, const rounding& r);
+// out[i] = op(a[i], b[i], c[i]) for i in [0, n), on codes of f (op_lanes not core; b and c are
+// read by the ops that take them). Lanes left to the core (NaN results, a zero divisor, values
+// out of the range binary32 lanes cover exactly, an inexact lane under sr-exact) get 0, and
+// their indices go to `special`, in order; returns how many. `codes`: where the caller will
+// store the n codes next (prefetched for writing), or any readable n-element array.
+std::size_t op_floats(lane_op op, const format& f, const std::uint32_t* a, const std::uint32_t* b,
+                      const std::uint32_t* c, std::size_t n, const rounding& r, float* out, std::uint32_t* special,
+                      std::uint32_t* codes);
+std::size_t op_doubles(lane_op op, const format& f, const std::uint32_t* a, const std::uint32_t* b,
+                       const std::uint32_t* c, std::size_t n, const rounding& r, double* out,
+                       std::uint32_t* special, std::uint32_t* codes);
 
 // For tests: the name of the target the kernels dispatch to now.
 const char* target_name();

@@ -62,16 +62,8 @@ void keystream16(std::uint64_t seed, std::uint64_t first, std::size_t n, std::ui
   }
 }
 
-struct tally {
-  std::atomic<std::uint64_t> cases{0}, policy_cases{0}, mismatches{0};
-  std::mutex print;
-
-  void report(const std::string& what) {
-    if (mismatches.fetch_add(1) >= 10) return;
-    const std::lock_guard<std::mutex> lock(print);
-    std::printf("MISMATCH %s\n", what.c_str());
-    std::fflush(stdout);
-  }
+struct tally : exhaustive::tally {
+  std::atomic<std::uint64_t> policy_cases{0};
 };
 
 struct batch {

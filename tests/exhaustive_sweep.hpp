@@ -5,7 +5,10 @@
 #include <algorithm>
 #include <atomic>
 #include <cstdint>
+#include <cstdio>
 #include <cstdlib>
+#include <mutex>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -46,6 +49,19 @@ struct sweep {
       });
     }
     for (auto& th : pool) th.join();
+  }
+};
+
+// Cases checked and mismatches found by a sweep's threads; the first ten mismatches are printed.
+struct tally {
+  std::atomic<std::uint64_t> cases{0}, mismatches{0};
+  std::mutex print;
+
+  void report(const std::string& what) {
+    if (mismatches.fetch_add(1) >= 10) return;
+    const std::lock_guard<std::mutex> lock(print);
+    std::printf("MISMATCH %s\n", what.c_str());
+    std::fflush(stdout);
   }
 };
 

@@ -19,6 +19,9 @@
 //    near and above the overflow threshold, the non-finite ones and 1 in 8 of the rest); for sr
 //    also every input moved onto the carry boundary of its keystream bits (the smallest value
 //    that rounds away from zero with those bits) and just below it;
+// element-wise arithmetic (apply, apply_fma, apply_sqrt: src/array_ops.cpp) on every pair of
+// codes of the FP8/FP6/FP4 formats and on random and near-cancelling bf16/fp16 pairs in every
+// mode, and its round-to-odd step on binary32 operands with full significands;
 // decode_array (float, double) for every code, convert_array between format pairs for every
 // source code (signaling NaNs included), fill_keystream against keystream_bits (also at the end
 // of the 64-bit index space), results independent of thread count, array splitting, target and
@@ -1080,6 +1083,270 @@ TEST_CASE("stochastic results are the same for 1, 2 and 3 threads, for an array 
   }
   set_array_threads(0);
   MESSAGE(cases << " elements checked across threads 1/2/3, splits and targets");
+}
+
+// ---- Element-wise arithmetic ----------------------------------------------------------------
+
+constexpr simd::lane_op kLaneOps[] = {simd::lane_op::add, simd::lane_op::sub, simd::lane_op::mul,
+                                      simd::lane_op::div, simd::lane_op::fma, simd::lane_op::sqrt};
+constexpr const char* kLaneOpNames[] = {"add", "sub", "mul", "div", "fma", "sqrt"};
+
+// The deterministic modes under every policy the format allows, sr with 1, 3, 16 and 32 bits
+// (lanes of either type: sr bits decide which) and sr-exact.
+std::vector<rounding> op_roundings(const format& f) {
+  std::vector<rounding> rs;
+  for (const rounding& r : roundings_for(f))
+    if (r.mode != round_mode::stochastic || r.overflow == overflow_policy::ieee) rs.push_back(r);
+  std::erase_if(rs, [](const rounding& r) {
+    return r.mode == round_mode::stochastic && r.sr_bits != 1 && r.sr_bits != 3 && r.sr_bits != 16 && r.sr_bits != 32;
+  });
+  rs.push_back({round_mode::stochastic_exact});
+  return rs;
+}
+
+// The core's op on element i of a, b, c with element i's random bits, as apply would draw them.
+rounded core_op(simd::lane_op op, const format& f, const rounding& r, const sr_stream& sr, std::size_t i,
+                std::uint32_t a, std::uint32_t b, std::uint32_t c) {
+  const std::uint64_t rnd =
+      is_stochastic(r.mode) ? keystream_bits(sr.seed, sr.stream, sr.first_index + i, array_random_width(r)) : 0;
+  switch (op) {
+    case simd::lane_op::add: return add(f, a, b, r, rnd);
+    case simd::lane_op::sub: return sub(f, a, b, r, rnd);
+    case simd::lane_op::mul: return mul(f, a, b, r, rnd);
+    case simd::lane_op::div: return div(f, a, b, r, rnd);
+    case simd::lane_op::fma: return fma(f, a, b, c, r, rnd);
+    case simd::lane_op::sqrt: return sqrt(f, a, r, rnd);
+  }
+  return {};
+}
+
+// apply / apply_fma / apply_sqrt, with per-element flags and without, against `want` (the core's
+// results): codes, flags and the union. Returns the elements checked (twice per element).
+std::uint64_t check_apply(simd::lane_op op, const format& f, const rounding& r, const sr_stream& sr,
+                          const std::vector<std::uint32_t>& a, const std::vector<std::uint32_t>& b,
+                          const std::vector<std::uint32_t>& c, const std::vector<rounded>& want) {
+  const std::size_t n = a.size();
+  std::vector<std::uint32_t> out(n), out_plain(n);
+  std::vector<std::uint8_t> flags(n);
+  auto call = [&](std::span<std::uint32_t> o, std::span<std::uint8_t> fl) {
+    switch (op) {
+      case simd::lane_op::fma: return apply_fma(f, a, b, c, o, r, sr, fl);
+      case simd::lane_op::sqrt: return apply_sqrt(f, a, o, r, sr, fl);
+      default: return apply(static_cast<array_op>(op), f, a, b, o, r, sr, fl);
+    }
+  };
+  const auto all = call(out, flags), all_plain = call(out_plain, {});
+  REQUIRE(all.has_value());
+  REQUIRE(all_plain.has_value());
+  std::uint8_t want_all = 0;
+  for (std::size_t i = 0; i < n; ++i) {
+    want_all |= want[i].flags;
+    if (out[i] == want[i].code && flags[i] == want[i].flags && out_plain[i] == want[i].code) continue;
+    FAIL_CHECK(kLaneOpNames[static_cast<int>(op)] << "(" << hex(a[i]) << ", " << hex(b[i]) << ", " << hex(c[i])
+                                                  << ") element " << i << ": code " << hex(out[i]) << " / "
+                                                  << hex(out_plain[i]) << " flags " << int(flags[i]) << ", core "
+                                                  << hex(want[i].code) << " flags " << int(want[i].flags));
+    return 0;
+  }
+  CHECK(*all == want_all);
+  CHECK(*all_plain == want_all);
+  return 2 * n;
+}
+
+// Checks every op on (a, b, c) in every op_roundings mode on every target against the core, and
+// that the lanes took every op the argument of array_ops.cpp covers: `lanes` counts (op,
+// rounding) pairs per path on the best target.
+void check_ops_on_targets(const format& f, const std::vector<std::uint32_t>& a, const std::vector<std::uint32_t>& b,
+                          const std::vector<std::uint32_t>& c, std::uint64_t& checked, int lanes[3]) {
+  const sr_stream sr{0x0dd5eedULL, 7, 12345};
+  for (const rounding& r : op_roundings(f)) {
+    CAPTURE(describe(f, r));
+    for (const simd::lane_op op : kLaneOps) {
+      CAPTURE(std::string(kLaneOpNames[static_cast<int>(op)]));
+      std::vector<rounded> want(a.size());
+      for (std::size_t i = 0; i < a.size(); ++i) want[i] = core_op(op, f, r, sr, i, a[i], b[i], c[i]);
+      bool best = true;
+      for_each_target([&](const std::string& target) {
+        CAPTURE(target);
+        if (best) ++lanes[static_cast<int>(simd::op_lanes(op, f, r))];
+        best = false;
+        checked += check_apply(op, f, r, sr, a, b, c, want);
+      });
+    }
+  }
+}
+
+TEST_CASE("apply, apply_fma and apply_sqrt == the core's ops, bitwise with flags, on every pair of codes of the "
+          "FP8, FP6 and FP4 formats (random addends), every mode and target; the lanes take every op") {
+  std::mt19937_64 rng(11);
+  std::uint64_t checked = 0;
+  for (const char* spec : {"e4m3fn", "e5m2", "e4m3fnuz", "e3m2fn", "e2m3fn", "e2m1fn"}) {
+    const format f = fmt(spec);
+    CAPTURE(spec);
+    const std::uint32_t codes = std::uint32_t{1} << width(f);
+    std::vector<std::uint32_t> a, b, c;
+    for (std::uint32_t x = 0; x < codes; ++x) {
+      for (std::uint32_t y = 0; y < codes; ++y) {
+        a.push_back(x);
+        b.push_back(y);
+        c.push_back(static_cast<std::uint32_t>(rng() % codes));
+      }
+    }
+    int lanes[3] = {};
+    check_ops_on_targets(f, a, b, c, checked, lanes);
+    // On a target with FMA every op in every mode runs in lanes (the kernels' best target here).
+    if (simd::op_lanes(simd::lane_op::div, f, {}) != simd::op_path::core) CHECK(lanes[0] == 0);
+    MESSAGE(std::string(spec) << ": (op, rounding) pairs in binary32 lanes " << lanes[1] << ", binary64 " << lanes[2]
+                 << ", core " << lanes[0]);
+  }
+  MESSAGE(checked << " elements checked");
+}
+
+TEST_CASE("apply, apply_fma and apply_sqrt == the core's ops on random bf16 and fp16 operands, near-cancelling "
+          "pairs and all specials, every mode and target; the lanes take every op in every mode") {
+  std::mt19937_64 rng(12);
+  std::uint64_t checked = 0;
+  for (const char* spec : {"bf16", "fp16"}) {
+    const format f = fmt(spec);
+    CAPTURE(spec);
+    const std::uint32_t mask = (std::uint32_t{1} << width(f)) - 1;
+    std::vector<std::uint32_t> a, b, c;
+    auto push = [&](std::uint32_t x, std::uint32_t y) {
+      a.push_back(x & mask);
+      b.push_back(y & mask);
+      c.push_back(static_cast<std::uint32_t>(rng()) & mask);
+    };
+    for (int i = 0; i < 40000; ++i) push(static_cast<std::uint32_t>(rng()), static_cast<std::uint32_t>(rng()));
+    for (int i = 0; i < 20000; ++i) {  // b near -a or a: sums that cancel, quotients near 1
+      const std::uint32_t x = static_cast<std::uint32_t>(rng());
+      const std::uint32_t delta = static_cast<std::uint32_t>(rng() % 7) - 3;
+      push(x, (x + delta) ^ (rng() % 2 ? sign_mask(f) : 0));
+    }
+    for (std::uint32_t x = 0; x <= mask; x += 97) push(x, 0);  // zeros, and sqrt over the range
+    for (const std::uint32_t s : {0u, 1u, frac_mask(f), max_finite_magnitude(f), magnitude_mask(f)})
+      for (std::uint32_t y = 0; y <= mask; y += 251) push(s | (y & sign_mask(f)), y);
+    int lanes[3] = {};
+    check_ops_on_targets(f, a, b, c, checked, lanes);
+    const int roundings = static_cast<int>(op_roundings(f).size());
+    CHECK(lanes[0] == 0);
+    CHECK(lanes[0] + lanes[1] + lanes[2] == 6 * roundings);
+    MESSAGE(std::string(spec) << ": (op, rounding) pairs in binary32 lanes " << lanes[1] << ", binary64 " << lanes[2]
+                 << ", core " << lanes[0]);
+  }
+  MESSAGE(checked << " elements checked");
+}
+
+TEST_CASE("op_floats rounds to odd at 24 bits: == the core's binary32 ops in mode rto on random e8m22 operands "
+          "(23-bit significands; 12-bit ones where a product must be exact; infinities), specials listed, every "
+          "target") {
+  // Values of the 8- and 16-bit formats never come within 2^-24 of a rounding boundary of their
+  // own format in div and sqrt, so there the direction of the step to odd is exercised only
+  // here. e8m22's values are binary32 values whose code is the binary32 bits shifted right once.
+  const format f32 = formats::fp32, e8m22 = fmt("e8m22");
+  const rounding rto{round_mode::to_odd};
+  std::mt19937_64 rng(13);
+  const std::size_t n = 20000;
+  auto value = [&](int significand_bits) {
+    const std::uint32_t sig = static_cast<std::uint32_t>(rng()) & ~((std::uint32_t{1} << (24 - significand_bits)) - 1);
+    const std::uint32_t exponent = static_cast<std::uint32_t>(127 - 20 + static_cast<int>(rng() % 41));
+    return (static_cast<std::uint32_t>(rng() & 1) << 31) | (exponent << 23) | (sig & 0x7fffffu);
+  };
+  const auto code = [](std::uint32_t bits) { return bits >> 1; };
+  std::uint64_t checked = 0, specials = 0;
+  for (const simd::lane_op op : kLaneOps) {
+    CAPTURE(std::string(kLaneOpNames[static_cast<int>(op)]));
+    const bool product = op == simd::lane_op::mul || op == simd::lane_op::fma;
+    std::vector<std::uint32_t> a(n), b(n), c(n);
+    for (std::size_t i = 0; i < n; ++i) {
+      a[i] = value(product ? 12 : 23);
+      b[i] = value(product ? 12 : 23);
+      c[i] = value(23);
+      if (i % 97 == 0) b[i] = a[i] ^ 0x80000000u;  // exact zero sums
+      if (op == simd::lane_op::sqrt) a[i] &= 0x7fffffffu;
+    }
+    a[5] = 0x7f800000u;  // inf
+    b[6] = 0x7fc00000u;  // NaN
+    b[7] = 0;
+    a[8] = 0xbf800000u;  // -1
+    b[9] = 0xff800000u;  // -inf
+    a[10] = 0xff800000u, b[10] = 0x7f800000u;  // -inf, inf
+    std::vector<std::uint32_t> ca(n), cb(n), cc(n);
+    for (std::size_t i = 0; i < n; ++i) ca[i] = code(a[i]), cb[i] = code(b[i]), cc[i] = code(c[i]);
+    std::vector<float> z(n);
+    std::vector<std::uint32_t> special(n);
+    for (const bool toward_negative : {false, true}) {
+      const rounding lane_r{toward_negative ? round_mode::toward_negative : round_mode::nearest_even};
+      const rounding zero_r{toward_negative ? round_mode::toward_negative : round_mode::to_odd};
+      for_each_target([&](const std::string& target) {
+        CAPTURE(target);
+        CAPTURE(toward_negative);
+        // Targets without a fused multiply-add leave div and sqrt to the core (op_lanes).
+        if (simd::op_lanes(op, formats::fp16, {}) == simd::op_path::core) return;
+        const std::size_t count =
+            simd::op_floats(op, e8m22, ca.data(), cb.data(), cc.data(), n, lane_r, z.data(), special.data(),
+                            special.data());
+        std::vector<bool> is_special(n);
+        for (std::size_t k = 0; k < count; ++k) is_special[special[k]] = true;
+        for (std::size_t i = 0; i < n; ++i) {
+          const rounded want = core_op(op, f32, rto, {}, i, a[i], b[i], c[i]);
+          // NaN results (invalid, or a NaN operand) and x / 0; infinite operands stay in the lanes.
+          const auto nan = [](std::uint32_t bits) { return (bits & 0x7fffffffu) > 0x7f800000u; };
+          const bool want_special = (want.flags & (flag::invalid | flag::divide_by_zero)) != 0 || nan(a[i]) ||
+                                    (op != simd::lane_op::sqrt && nan(b[i])) ||
+                                    (op == simd::lane_op::div && (b[i] & 0x7fffffffu) == 0);
+          REQUIRE(is_special[i] == want_special);
+          const std::uint32_t got = std::bit_cast<std::uint32_t>(z[i]);
+          if (want_special) {
+            REQUIRE(got == 0u);
+            ++specials;
+            continue;
+          }
+          // An exact zero: +0 or -0 by the mode, as the core has it.
+          const std::uint32_t want_code = (want.code & 0x7fffffffu) == 0
+                                              ? core_op(op, f32, zero_r, {}, i, a[i], b[i], c[i]).code
+                                              : want.code;
+          if (got != want_code) {
+            FAIL_CHECK(kLaneOpNames[static_cast<int>(op)] << "(" << hex(a[i]) << ", " << hex(b[i]) << ", "
+                                                          << hex(c[i]) << "): " << hex(got) << ", core "
+                                                          << hex(want_code));
+            return;
+          }
+          ++checked;
+        }
+      });
+    }
+  }
+  MESSAGE(checked << " lanes checked, " << specials << " specials");
+}
+
+TEST_CASE("apply in a floating-point environment the lanes cannot use (rounding upward, FTZ/DAZ) goes to the core "
+          "and gives its results") {
+  const format f = formats::bf16;
+  const std::vector<std::uint32_t> a = {0x0001, 0x3f80, 0x8001, 0x4049}, b = {0x0003, 0x3f81, 0x0001, 0xc049};
+  const rounding r{};
+  REQUIRE(simd::op_lanes(simd::lane_op::add, f, r) != simd::op_path::core);
+  std::vector<std::uint32_t> out(a.size());
+  auto check_core = [&](const char* what, bool lanes, const expected<std::uint8_t>& all) {
+    CAPTURE(what);
+    CHECK_FALSE(lanes);
+    REQUIRE(all.has_value());
+    for (std::size_t i = 0; i < a.size(); ++i) CHECK(out[i] == add(f, a[i], b[i], r).code);
+  };
+  {
+    std::fesetround(FE_UPWARD);
+    const bool lanes = simd::op_lanes(simd::lane_op::add, f, r) != simd::op_path::core;
+    const auto all = apply(array_op::add, f, a, b, out, r);
+    std::fesetround(FE_TONEAREST);
+    check_core("rounding upward", lanes, all);
+  }
+#if defined(__x86_64__) || defined(__i386__)
+  const unsigned saved = __builtin_ia32_stmxcsr();
+  __builtin_ia32_ldmxcsr(saved | 0x8040u);  // FTZ + DAZ
+  const bool lanes = simd::op_lanes(simd::lane_op::add, f, r) != simd::op_path::core;
+  const auto all = apply(array_op::add, f, a, b, out, r);
+  __builtin_ia32_ldmxcsr(saved);
+  check_core("FTZ + DAZ", lanes, all);
+#endif
 }
 
 TEST_CASE("round_in_place / decode_array(float) on formats whose values are not binary32 values, and size "

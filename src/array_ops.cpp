@@ -1,0 +1,319 @@
+// Element-wise arithmetic in vector lanes (see array_simd.hpp: op_lanes, op_floats,
+// op_doubles). Compiled once per SIMD target, like array_simd.cpp, and with -ffp-contract=off:
+// the error-free transformations below are exact only as written, one rounding per operation.
+//
+// Why one rounding of the lane result is the core's rounding of the exact result.
+//
+// The operands are decoded exactly into binary32 (values_are_floats), P-bit values of the
+// format (P = frac_bits + 1). Each lane computes z, the exact result x rounded to odd at the
+// lane type's precision t (24 or 53 bits): the hardware's nearest-even result z0, and an exact
+// error term that says whether z0 is exact and on which side of it x lies. If x != z0 and z0's
+// last bit is even, z is z0's neighbour towards x (the two bracket x, and rounding to odd picks
+// the odd one). The error terms, exact wherever z0 is finite and
+//  - add, sub: TwoSum (Knuth 1969): e = x - z0, exact with gradual underflow, so anywhere;
+//  - mul: the product of two values of at most P bits each has at most 2P <= t bits, so it is
+//    exact where it is a normal number (or an operand is zero), and z = z0 = x;
+//  - fma: the product as in mul, then TwoSum of product and addend;
+//  - div: r = a - z0 b by one fused multiply-add, exact where r is representable: r is a
+//    multiple of 2^(e_a - t - frac_bits) (e_a the exponent of a) of at most t bits, so where
+//    that is at least the type's smallest subnormal (binary32: |a| >= 2^(frac_bits - 125)),
+//    and z0 is normal; x - z0 has the sign of r / b;
+//  - sqrt: r = a - z0^2 by a fused multiply-add, a multiple of ulp(z0)^2 of at most t bits,
+//    exact where ulp(z0)^2 is at least the smallest subnormal (binary32: |a| >= 2^-102), with
+//    the sign of x - z0.
+// Binary64 lanes meet these on every finite value a binary32-valued format has. Binary32 lanes
+// meet them on the whole range of formats as narrow as fp16 and FP8 (lanes_in_range below);
+// for wider ranges (bf16) the kernel checks each lane, and one that falls outside (a product
+// below 2^-126, an overflow, a tiny dividend) goes to the core.
+// Then one rounding of z into the format, by the array kernels, is the rounding of x, in every
+// mode the core has, flags included, when t >= P + 2 (Boldo and Melquiond, "Emulation of FMA
+// and correctly rounded sums: proved algorithms using rounding to odd", 2008): z differs from x
+// only below its t-th bit, on the side of its sticky last bit, so z and x agree on every bit
+// and sticky fact a rounding at P bits reads: the kept bits, the half bit, whether anything
+// lies beyond it, and whether the result is exact (inexact, underflow after rounding and
+// overflow follow). Subnormal results round at fewer than P bits, coarser, and agree the same
+// way. Stochastic rounding with k random bits reads the k bits below the quantum, which z keeps
+// when P + k <= t - 1. sr-exact reads 64 bits below the quantum, so only exact lanes (z = x) are
+// rounded here; inexact ones go to the core.
+//
+// A lane with an infinite operand is exact (an infinity, or a zero as in x / inf) unless the
+// hardware's result is NaN. Lanes the vector rule leaves to the core, marked special and set to
+// 0 (which raises no flag): a NaN result (a NaN operand, whose signaling kind the core flags, or
+// an invalid operation), a zero divisor (divide-by-zero), the range checks above, and
+// (sr-exact) an inexact z. An exact zero result of add, sub or fma takes the core's sign: that
+// of the operands when they agree, else +0, or -0 when rounding toward -infinity (the hardware,
+// rounding to nearest, gives the first two; the last is put in here).
+#include "array_simd.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <limits>
+
+#include "array_params.hpp"
+
+#undef HWY_TARGET_INCLUDE
+#define HWY_TARGET_INCLUDE "src/array_ops.cpp"
+#include <hwy/foreach_target.h>  // IWYU pragma: keep
+#include <hwy/cache_control.h>
+#include <hwy/highway.h>
+
+#include "decode-inl.h"
+
+#ifndef FPEMU_ARRAY_OPS_SHARED
+#define FPEMU_ARRAY_OPS_SHARED
+namespace fpemu::simd {
+// What a kernel call checks and puts in beyond the arithmetic (the top of this file).
+struct lane_checks {
+  bool negative_zero_sum = false;  // rounding toward -infinity: exact zero sums are -0
+  bool exact_only = false;         // sr-exact: inexact lanes go to the core
+  bool range = false;              // binary32 lanes of a format whose range needs the checks
+  double min_operand = 0;          // div: the smallest dividend, sqrt: the smallest operand, checked
+};
+}  // namespace fpemu::simd
+#endif
+
+HWY_BEFORE_NAMESPACE();
+namespace fpemu::simd::HWY_NAMESPACE {
+namespace hn = hwy::HWY_NAMESPACE;
+
+bool NativeFma() { return HWY_NATIVE_FMA != 0; }
+
+// Operand lanes of type T: the values of the codes at p, decoded in registers.
+template <class D>
+HWY_INLINE hn::Vec<D> LoadOperand(D d, const decode_params& dp, const std::uint32_t* p) {
+  const hn::Rebind<std::uint32_t, D> du;
+  const hn::Rebind<float, D> df;
+  const auto values = hn::BitCast(df, DecodeBits(du, dp, hn::LoadU(du, p)));
+  if constexpr (sizeof(hn::TFromD<D>) == 4) {
+    return values;
+  } else {
+    return hn::PromoteTo(d, values);
+  }
+}
+
+template <lane_op Op, class T>
+std::size_t OpLanes(const format& f, const std::uint32_t* a, const std::uint32_t* b, const std::uint32_t* c,
+                    std::size_t n, const lane_checks& checks, T* out, std::uint32_t* special,
+                    std::uint32_t* codes) {
+  const bool negative_zero_sum = checks.negative_zero_sum, exact_only = checks.exact_only;
+  const decode_params& dp = decode_params_for(f);
+  const hn::ScalableTag<T> d;
+  const hn::RebindToUnsigned<decltype(d)> du;
+  using V = hn::Vec<decltype(d)>;
+  using VU = hn::Vec<decltype(du)>;
+  using U = hn::TFromD<decltype(du)>;
+  const std::size_t L = hn::Lanes(d);
+  const VU sign_bit = hn::Set(du, U{1} << (sizeof(U) * 8 - 1)), one = hn::Set(du, 1), zero = hn::Zero(du);
+  const V fzero = hn::Zero(d);
+  const V min_normal = hn::Set(d, std::numeric_limits<T>::min());
+  const V min_operand = hn::Set(d, static_cast<T>(checks.min_operand));
+  std::size_t count = 0;
+
+  // a + b = s + e exactly (TwoSum); both finite, s finite.
+  auto two_sum = [&](V x, V y, V& s, V& e) FPEMU_KERNEL_LAMBDA {
+    s = hn::Add(x, y);
+    const V yv = hn::Sub(s, x);
+    e = hn::Add(hn::Sub(x, hn::Sub(s, yv)), hn::Sub(y, yv));
+  };
+  // z rounded to odd given whether it is inexact and the sign of x - z (the sign bit of `err`).
+  auto to_odd = [&](V z, hn::Mask<decltype(d)> inexact, V err) FPEMU_KERNEL_LAMBDA {
+    const VU bits = hn::BitCast(du, z);
+    const auto even = hn::Eq(hn::And(bits, one), zero);
+    const auto away = hn::Eq(hn::And(hn::Xor(bits, hn::BitCast(du, err)), sign_bit), zero);  // x beyond z
+    const VU step = hn::IfThenElse(away, one, hn::Not(zero));  // +1 or -1 on the magnitude
+    return hn::BitCast(d, hn::Add(bits, hn::IfThenElseZero(hn::And(hn::RebindMask(du, inexact), even), step)));
+  };
+  // The sum's exact zero: +0 or -0 as the core has it (see the top).
+  auto zero_sign = [&](V s, V x, V y) FPEMU_KERNEL_LAMBDA {
+    if (!negative_zero_sum) return s;
+    const VU signs = hn::And(hn::Or(hn::BitCast(du, x), hn::BitCast(du, y)), sign_bit);
+    return hn::IfThenElse(hn::Eq(s, fzero), hn::BitCast(d, signs), s);
+  };
+  auto not_finite = [&](V x) FPEMU_KERNEL_LAMBDA { return hn::Not(hn::IsFinite(x)); };
+  // A product of nonzero operands below the normal range (or overflowing): maybe inexact.
+  auto inexact_product = [&](V p, V x, V y) FPEMU_KERNEL_LAMBDA {
+    const auto zero_operand = hn::Or(hn::Eq(x, fzero), hn::Eq(y, fzero));
+    return hn::Or(not_finite(p), hn::AndNot(zero_operand, hn::Lt(hn::Abs(p), min_normal)));
+  };
+
+  auto one_vector = [&](const std::uint32_t* pa, const std::uint32_t* pb, const std::uint32_t* pc, T* dst,
+                        std::size_t base) FPEMU_KERNEL_LAMBDA {
+    const V x = LoadOperand(d, dp, pa);
+    V y = fzero, w = fzero;
+    if constexpr (Op != lane_op::sqrt) y = LoadOperand(d, dp, pb);
+    if constexpr (Op == lane_op::fma) w = LoadOperand(d, dp, pc);
+    // With an infinite operand the result is exact (an infinity or a zero), or NaN: the
+    // hardware's NaN marks an invalid operation or a NaN operand, which the core does (flags,
+    // signaling NaNs), as it does x / 0 (divide-by-zero).
+    const auto finite = hn::And(hn::IsFinite(x), hn::And(hn::IsFinite(y), hn::IsFinite(w)));
+    auto bad = hn::Ne(fzero, fzero), inexact = bad, out_of_range = bad;
+    V z, err = fzero;
+    if constexpr (Op == lane_op::add || Op == lane_op::sub) {
+      if constexpr (Op == lane_op::sub) y = hn::Neg(y);
+      two_sum(x, y, z, err);
+      inexact = hn::Ne(err, fzero);
+      z = zero_sign(z, x, y);
+      if (checks.range) out_of_range = not_finite(z);
+    } else if constexpr (Op == lane_op::mul) {
+      z = hn::Mul(x, y);
+      if (checks.range) out_of_range = inexact_product(z, x, y);
+    } else if constexpr (Op == lane_op::fma) {
+      const V p = hn::Mul(x, y);
+      two_sum(p, w, z, err);
+      inexact = hn::Ne(err, fzero);
+      z = zero_sign(z, p, w);
+      if (checks.range) out_of_range = hn::Or(inexact_product(p, x, y), not_finite(z));
+    } else if constexpr (Op == lane_op::div) {
+      bad = hn::Eq(y, fzero);
+      z = hn::Div(x, y);
+      if (checks.range) {
+        const auto tiny = hn::Or(hn::Lt(hn::Abs(z), min_normal), hn::Lt(hn::Abs(x), min_operand));
+        out_of_range = hn::Or(not_finite(z), hn::AndNot(hn::Eq(x, fzero), tiny));
+      }
+      const V r = hn::NegMulAdd(z, y, x);
+      inexact = hn::Ne(r, fzero);
+      err = hn::Xor(r, hn::And(y, hn::BitCast(d, sign_bit)));  // the sign of r / y
+    } else {
+      z = hn::Sqrt(x);
+      if (checks.range) out_of_range = hn::AndNot(hn::Eq(x, fzero), hn::Lt(x, min_operand));
+      const V r = hn::NegMulAdd(z, z, x);
+      inexact = hn::Ne(r, fzero);
+      err = r;
+    }
+    bad = hn::Or(bad, hn::Or(hn::IsNaN(z), hn::And(finite, out_of_range)));
+    inexact = hn::And(inexact, finite);
+    z = to_odd(z, inexact, err);
+    if (exact_only) bad = hn::Or(bad, inexact);
+    hn::StoreU(hn::IfThenZeroElse(bad, z), d, dst);
+    if (HWY_UNLIKELY(!hn::AllFalse(d, bad))) {
+      HWY_ALIGN std::uint8_t bits[(HWY_MAX_BYTES / sizeof(T) + 7) / 8 + 8] = {};
+      hn::StoreMaskBits(d, bad, bits);
+      for (std::size_t j = 0; j < L; ++j)
+        if ((bits[j / 8] >> (j % 8) & 1) != 0 && base + j < n) special[count++] = static_cast<std::uint32_t>(base + j);
+    }
+  };
+
+  std::size_t i = 0;
+  // Operands are prefetched 4 KiB ahead, as in the encode kernels: without it the loads of the
+  // codes stalled the loop (bf16 add ran at 0.25 G elements/s). The lines the encode pass will
+  // write its codes to are fetched for writing here, so that the misses of both passes overlap
+  // with this pass's arithmetic instead of stalling the stores (fp16 add: 0.75 to 0.85 G/s).
+  constexpr std::size_t kPrefetchAhead = 1024;
+  for (; i + L <= n; i += L) {
+    hwy::Prefetch(a + i + kPrefetchAhead);
+    if constexpr (Op != lane_op::sqrt) hwy::Prefetch(b + i + kPrefetchAhead);
+    if constexpr (Op == lane_op::fma) hwy::Prefetch(c + i + kPrefetchAhead);
+    __builtin_prefetch(codes + i, 1);
+    one_vector(a + i, b + i, c + i, out + i, i);
+  }
+  if (i < n) {  // the tail through zero-padded lanes (one_vector lists no index >= n)
+    constexpr std::size_t kMax = HWY_MAX_BYTES / sizeof(T);
+    HWY_ALIGN std::uint32_t pa[kMax] = {}, pb[kMax] = {}, pc[kMax] = {};
+    HWY_ALIGN T po[kMax];
+    std::memcpy(pa, a + i, (n - i) * sizeof(std::uint32_t));
+    if (Op != lane_op::sqrt) std::memcpy(pb, b + i, (n - i) * sizeof(std::uint32_t));
+    if (Op == lane_op::fma) std::memcpy(pc, c + i, (n - i) * sizeof(std::uint32_t));
+    one_vector(pa, pb, pc, po, i);
+    std::memcpy(out + i, po, (n - i) * sizeof(T));
+  }
+  return count;
+}
+
+template <class T>
+std::size_t Op(lane_op op, const format& f, const std::uint32_t* a, const std::uint32_t* b, const std::uint32_t* c,
+               std::size_t n, const lane_checks& k, T* out, std::uint32_t* special, std::uint32_t* codes) {
+  switch (op) {
+    case lane_op::add: return OpLanes<lane_op::add>(f, a, b, c, n, k, out, special, codes);
+    case lane_op::sub: return OpLanes<lane_op::sub>(f, a, b, c, n, k, out, special, codes);
+    case lane_op::mul: return OpLanes<lane_op::mul>(f, a, b, c, n, k, out, special, codes);
+    case lane_op::div: return OpLanes<lane_op::div>(f, a, b, c, n, k, out, special, codes);
+    case lane_op::fma: return OpLanes<lane_op::fma>(f, a, b, c, n, k, out, special, codes);
+    case lane_op::sqrt: return OpLanes<lane_op::sqrt>(f, a, b, c, n, k, out, special, codes);
+  }
+  return 0;
+}
+
+std::size_t OpFloats(lane_op op, const format& f, const std::uint32_t* a, const std::uint32_t* b,
+                     const std::uint32_t* c, std::size_t n, const lane_checks& k, float* out, std::uint32_t* special,
+                     std::uint32_t* codes) {
+  return Op(op, f, a, b, c, n, k, out, special, codes);
+}
+
+std::size_t OpDoubles(lane_op op, const format& f, const std::uint32_t* a, const std::uint32_t* b,
+                      const std::uint32_t* c, std::size_t n, const lane_checks& k, double* out,
+                      std::uint32_t* special, std::uint32_t* codes) {
+  return Op(op, f, a, b, c, n, k, out, special, codes);
+}
+
+}  // namespace fpemu::simd::HWY_NAMESPACE
+HWY_AFTER_NAMESPACE();
+
+#if HWY_ONCE
+namespace fpemu::simd {
+
+HWY_EXPORT(NativeFma);
+HWY_EXPORT(OpFloats);
+HWY_EXPORT(OpDoubles);
+
+namespace {
+
+// Whether every pair (triple) of finite values of f meets the ranges the top of this file asks
+// of binary32 lanes, so that the kernel need not check them lane by lane: lo = emin - frac_bits
+// is the exponent of f's smallest subnormal, values lie below 2^hi.
+bool lanes_in_range(lane_op op, const format& f) {
+  constexpr int kMinNormal = -126, kMaxExponent = 128;  // binary32
+  const int lo = emin(f) - f.frac_bits, hi = emax(f) + 1;
+  const bool product_normal = 2 * lo >= kMinNormal && 2 * hi <= kMaxExponent;
+  switch (op) {
+    case lane_op::add:
+    case lane_op::sub: return hi + 1 <= kMaxExponent;
+    case lane_op::mul: return product_normal;
+    case lane_op::fma: return product_normal && 2 * hi + 1 <= kMaxExponent;
+    case lane_op::div: return lo - hi >= kMinNormal && hi - lo < kMaxExponent && lo >= f.frac_bits - 125;
+    case lane_op::sqrt: return lo >= -102;
+  }
+  return false;
+}
+
+// Whether lanes of t bits keep what rounding into f by r reads (the top of this file).
+bool precise_enough(const format& f, const rounding& r, int t) {
+  const int P = f.frac_bits + 1;
+  return P + 2 <= t && (r.mode != round_mode::stochastic || P + std::clamp(r.sr_bits, 1, 32) <= t - 1);
+}
+
+lane_checks checks_for(lane_op op, const format& f, const rounding& r, bool binary32) {
+  lane_checks k;
+  k.negative_zero_sum = r.mode == round_mode::toward_negative;
+  k.exact_only = r.mode == round_mode::stochastic_exact;
+  k.range = binary32 && !lanes_in_range(op, f);
+  k.min_operand = std::ldexp(1.0, op == lane_op::div ? f.frac_bits - 125 : -102);
+  return k;
+}
+
+}  // namespace
+
+op_path op_lanes(lane_op op, const format& f, const rounding& r) {
+  if (!values_are_floats(f) || !rounds_to_nearest() || !keeps_subnormals()) return op_path::core;
+  if ((op == lane_op::div || op == lane_op::sqrt) && !HWY_DYNAMIC_DISPATCH(NativeFma)()) return op_path::core;
+  // Binary32 lanes: products of two P-bit values exact in 24 bits.
+  if (can_encode(f, r, false) && 2 * (f.frac_bits + 1) <= 24 && precise_enough(f, r, 24)) return op_path::binary32;
+  if (r.mode != round_mode::stochastic_exact && can_encode(f, r, true) && precise_enough(f, r, 53))
+    return op_path::binary64;
+  return op_path::core;
+}
+
+std::size_t op_floats(lane_op op, const format& f, const std::uint32_t* a, const std::uint32_t* b,
+                      const std::uint32_t* c, std::size_t n, const rounding& r, float* out, std::uint32_t* special,
+                      std::uint32_t* codes) {
+  return HWY_DYNAMIC_DISPATCH(OpFloats)(op, f, a, b, c, n, checks_for(op, f, r, true), out, special, codes);
+}
+
+std::size_t op_doubles(lane_op op, const format& f, const std::uint32_t* a, const std::uint32_t* b,
+                       const std::uint32_t* c, std::size_t n, const rounding& r, double* out,
+                       std::uint32_t* special, std::uint32_t* codes) {
+  return HWY_DYNAMIC_DISPATCH(OpDoubles)(op, f, a, b, c, n, checks_for(op, f, r, false), out, special, codes);
+}
+
+}  // namespace fpemu::simd
+#endif

@@ -1,0 +1,146 @@
+// Element-wise arithmetic through the array functions (apply, apply_fma, apply_sqrt: the lane
+// kernels of src/array_ops.cpp on this CPU's best SIMD target, the core for the lanes they leave)
+// against the core's add, sub, mul, div, fma and sqrt with the same random bits, bit for bit:
+// codes, per-element flags and the union of the flags.
+//  - bf16 and fp16: 10^8 operand pairs each (addends for fma drawn beside them), a quarter of them
+//    near-cancelling (b within 3 codes of a or -a), every pair through all six ops, in one of
+//    rne, rna, rz, ru, rd, rto, sr16 and sr-exact by turns (the mode of chunk k and op j is
+//    (k + j) mod 8: 1.25 * 10^7 pairs per op and mode);
+//  - e4m3fn and e5m2: every one of the 2^24 (a, b, c) triples through fma in each of the eight
+//    modes (the quick suite has every pair of every op, test_array_simd).
+// Opt-in suite 'exhaustive'; two threads (exhaustive_sweep.hpp for sampled timing runs).
+#include <doctest/doctest.h>
+
+#include <chrono>
+#include <cinttypes>
+#include <cstdint>
+#include <cstdio>
+#include <random>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "fpemu/array.hpp"
+#include "fpemu/ops.hpp"
+#include "fpemu/random.hpp"
+#include "fpemu/spec.hpp"
+#include "fpemu/text.hpp"
+#include "exhaustive_sweep.hpp"
+
+namespace {
+
+using namespace fpemu;
+
+constexpr round_mode kModes[] = {round_mode::nearest_even,    round_mode::nearest_away,    round_mode::toward_zero,
+                                 round_mode::toward_positive, round_mode::toward_negative, round_mode::to_odd,
+                                 round_mode::stochastic,      round_mode::stochastic_exact};
+constexpr const char* kOps[] = {"add", "sub", "mul", "div", "fma", "sqrt"};
+
+using exhaustive::tally;
+
+// Op j (kOps) on elements [0, n) of a, b, c through the array functions and the core; returns
+// the cases checked.
+std::uint64_t check(const format& f, int j, const rounding& r, std::uint64_t first_index,
+                    const std::vector<std::uint32_t>& a, const std::vector<std::uint32_t>& b,
+                    const std::vector<std::uint32_t>& c, tally& ty) {
+  const std::size_t n = a.size();
+  const sr_stream sr{0x0a5eedULL, 1, first_index};
+  std::vector<std::uint32_t> out(n);
+  std::vector<std::uint8_t> flags(n);
+  const auto all = j == 4   ? apply_fma(f, a, b, c, out, r, sr, flags)
+                   : j == 5 ? apply_sqrt(f, a, out, r, sr, flags)
+                            : apply(static_cast<array_op>(j), f, a, b, out, r, sr, flags);
+  if (!all) {
+    ty.report(all.message());
+    return 0;
+  }
+  std::uint8_t want_all = 0;
+  for (std::size_t i = 0; i < n; ++i) {
+    const std::uint64_t rnd =
+        is_stochastic(r.mode) ? keystream_bits(sr.seed, sr.stream, sr.first_index + i, array_random_width(r)) : 0;
+    const rounded w = j == 0   ? add(f, a[i], b[i], r, rnd)
+                      : j == 1 ? sub(f, a[i], b[i], r, rnd)
+                      : j == 2 ? mul(f, a[i], b[i], r, rnd)
+                      : j == 3 ? div(f, a[i], b[i], r, rnd)
+                      : j == 4 ? fma(f, a[i], b[i], c[i], r, rnd)
+                               : sqrt(f, a[i], r, rnd);
+    want_all |= w.flags;
+    if (out[i] == w.code && flags[i] == w.flags) continue;
+    char buf[256];
+    std::snprintf(buf, sizeof buf, "%s %s(0x%x, 0x%x, 0x%x) %s: 0x%x flags %s, core 0x%x flags %s",
+                  to_string(f).c_str(), kOps[j], a[i], b[i], c[i], std::string(to_string(r.mode)).c_str(), out[i],
+                  flags_to_string(flags[i]).c_str(), w.code, flags_to_string(w.flags).c_str());
+    ty.report(buf);
+  }
+  if (*all != want_all) ty.report(to_string(f) + " " + kOps[j] + ": flag union " + flags_to_string(*all));
+  return n;
+}
+
+rounding rounding_of(round_mode m) { return {m, overflow_policy::ieee, 16}; }
+
+}  // namespace
+
+TEST_CASE("10^8 random bf16 and fp16 operand pairs through every op, eight modes by turns, and every e4m3fn and "
+          "e5m2 fma triple in eight modes == the core's ops (codes, flags, flag unions)") {
+  const exhaustive::sweep sweep = exhaustive::sweep::from_environment();
+  set_array_threads(1);  // the sweep's threads cover the cores
+  const auto all_start = std::chrono::steady_clock::now();
+  for (const char* name : {"bf16", "fp16"}) {
+    const format f = *parse_format(name);
+    const std::uint32_t mask = (std::uint32_t{1} << width(f)) - 1;
+    constexpr std::uint64_t kPairs = 100'000'000;
+    const auto start = std::chrono::steady_clock::now();
+    tally ty;
+    sweep.run(kPairs, [&](std::uint64_t begin, std::uint64_t end) {
+      const std::uint64_t chunk = begin / exhaustive::sweep::kChunk;
+      std::mt19937_64 rng(chunk * 0x9e3779b97f4a7c15ull + mask);
+      const std::size_t n = end - begin;
+      std::vector<std::uint32_t> a(n), b(n), c(n);
+      for (std::size_t i = 0; i < n; ++i) {
+        const std::uint64_t w = rng();
+        a[i] = static_cast<std::uint32_t>(w) & mask;
+        c[i] = static_cast<std::uint32_t>(w >> 32) & mask;
+        const std::uint32_t near = (a[i] + static_cast<std::uint32_t>(w >> 48) % 7 - 3) ^ (w >> 60 & 1 ? sign_mask(f) : 0);
+        b[i] = (i % 4 == 3 ? near : static_cast<std::uint32_t>(rng())) & mask;
+      }
+      std::uint64_t cases = 0;
+      for (int j = 0; j < 6; ++j) cases += check(f, j, rounding_of(kModes[(chunk + j) % 8]), begin, a, b, c, ty);
+      ty.cases += cases;
+    });
+    const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    std::printf("exhaustive_array_ops: %s: %" PRIu64 " pairs x 6 ops = %" PRIu64 " cases, %" PRIu64
+                " mismatches (%.1f s)\n",
+                name, ty.cases.load() / 6, ty.cases.load(), ty.mismatches.load(), s);
+    std::fflush(stdout);
+    if (sweep.stride == 1) CHECK(ty.cases.load() == kPairs * 6);
+    CHECK(ty.mismatches.load() == 0);
+  }
+  for (const char* name : {"e4m3fn", "e5m2"}) {
+    const format f = *parse_format(name);
+    constexpr std::uint64_t kTriples = std::uint64_t{1} << 24;
+    const auto start = std::chrono::steady_clock::now();
+    tally ty;
+    sweep.run(kTriples * 8, [&](std::uint64_t begin, std::uint64_t end) {
+      const round_mode m = kModes[begin / kTriples];  // chunks of 2^20 never straddle a mode
+      const std::size_t n = end - begin;
+      std::vector<std::uint32_t> a(n), b(n), c(n);
+      for (std::size_t i = 0; i < n; ++i) {
+        const std::uint64_t t = (begin + i) % kTriples;
+        a[i] = static_cast<std::uint32_t>(t >> 16);
+        b[i] = static_cast<std::uint32_t>(t >> 8) & 0xff;
+        c[i] = static_cast<std::uint32_t>(t) & 0xff;
+      }
+      ty.cases += check(f, 4, rounding_of(m), begin, a, b, c, ty);
+    });
+    const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    std::printf("exhaustive_array_ops: %s: every fma triple x 8 modes = %" PRIu64 " cases, %" PRIu64
+                " mismatches (%.1f s)\n",
+                name, ty.cases.load(), ty.mismatches.load(), s);
+    std::fflush(stdout);
+    if (sweep.stride == 1) CHECK(ty.cases.load() == kTriples * 8);
+    CHECK(ty.mismatches.load() == 0);
+  }
+  std::printf("exhaustive_array_ops: %.1f s in all (sample 1/%" PRIu64 ", %u threads)\n",
+              std::chrono::duration<double>(std::chrono::steady_clock::now() - all_start).count(), sweep.stride,
+              sweep.threads);
+}
