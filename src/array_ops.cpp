@@ -110,7 +110,7 @@ std::size_t OpLanes(const format& f, const std::uint32_t* a, const std::uint32_t
   const V min_operand = hn::Set(d, static_cast<T>(checks.min_operand));
   std::size_t count = 0;
 
-  // a + b = s + e exactly (TwoSum); both finite, s finite.
+  // x + y = s + e exactly (TwoSum) where x, y and s are finite.
   auto two_sum = [&](V x, V y, V& s, V& e) FPEMU_KERNEL_LAMBDA {
     s = hn::Add(x, y);
     const V yv = hn::Sub(s, x);
