@@ -164,67 +164,95 @@ std::vector<std::string> rows_premise(const dot_problem& p, const scaled_matrix&
   std::vector<std::pair<std::size_t, std::size_t>> blocks;
   for (std::size_t q = 0; q < uK; q = blocks.back().second) blocks.push_back(block_around(p, uK, q));
   const std::size_t nb = blocks.size();
-  // Per column of B in chain order: leads, normal leads, and per block whether it holds a subnormal.
-  std::vector<std::int16_t> b_lead(fast ? static_cast<std::size_t>(N) * uK : 0), b_normal(b_lead.size());
-  std::vector<char> b_sub(fast ? static_cast<std::size_t>(N) * nb : 0);
+  // B's leads and normal leads in chain order, a row of N per position q (so that a block's test
+  // runs across the columns, in int16 vector lanes), and per block and column whether the block
+  // holds a subnormal.
+  std::vector<std::int16_t> b_lead(fast ? uK * static_cast<std::size_t>(N) : 0), b_normal(b_lead.size());
+  std::vector<char> b_sub(fast ? nb * static_cast<std::size_t>(N) : 0);
   const lead_codes la(a.fmt), lb(b.fmt);
   if (fast)
-    for (std::size_t t = 0; t < nb; ++t)  // block by block, for the cache
-      for (int j = 0; j < N; ++j)
-        for (std::size_t q = blocks[t].first; q < blocks[t].second; ++q) {
+    for (std::size_t t = 0; t < nb; ++t)
+      for (std::size_t q = blocks[t].first; q < blocks[t].second; ++q)
+        for (int j = 0; j < N; ++j) {
           const auto uj = static_cast<std::size_t>(j);
           const code_leads x = lb.of(b_code(q, j));
-          b_lead[uj * uK + q] = x.lead;
-          b_normal[uj * uK + q] = x.normal;
-          b_sub[uj * nb + t] |= static_cast<char>(x.subnormal);
+          b_lead[q * static_cast<std::size_t>(N) + uj] = x.lead;
+          b_normal[q * static_cast<std::size_t>(N) + uj] = x.normal;
+          b_sub[t * static_cast<std::size_t>(N) + uj] |= static_cast<char>(x.subnormal);
         }
   std::vector<std::string> premise(static_cast<std::size_t>(M));
+  // Rows a slice at a time, block by block, so that a block of B's leads (block size x N) is read
+  // from the cache for every row of the slice rather than streamed from memory for each.
+  constexpr int kRowSlice = 16;
   parallel_rows(M, threads, [&](int r0, int r1) {
-    std::vector<std::uint32_t> a_row(uK), b_col(uK);
-    std::vector<std::int16_t> a_lead(uK), a_normal(uK);
-    std::vector<char> a_sub(nb);
-    for (int i = r0; i < r1; ++i) {
-      if (fast) {
-        for (std::size_t t = 0; t < nb; ++t) {
-          a_sub[t] = 0;
-          for (std::size_t q = blocks[t].first; q < blocks[t].second; ++q) {
-            const code_leads x = la.of(a_code(i, q));
-            a_lead[q] = x.lead;
-            a_normal[q] = x.normal;
-            a_sub[t] |= static_cast<char>(x.subnormal);
-          }
-        }
-      }
-      for (std::size_t q = 0; q < uK; ++q) a_row[q] = a_code(i, q);
-      std::string& why = premise[static_cast<std::size_t>(i)];
-      for (int j = 0; j < N && why.empty() && !interrupted(); ++j) {
-        const auto uj = static_cast<std::size_t>(j);
-        if (!fast) {
+    const auto uN = static_cast<std::size_t>(N), rows = static_cast<std::size_t>(r1 - r0);
+    std::vector<std::uint32_t> a_rows(rows * uK), b_col(uK);
+    std::vector<std::int16_t> a_lead(fast ? rows * uK : 0), a_normal(a_lead.size());
+    std::vector<std::int16_t> all(fast ? uN : 0), normal(all.size());
+    std::vector<char> a_sub(fast ? rows * nb : 0);
+    // Per row of the slice, the output its reason names: its first output that breaks the premise.
+    std::vector<int> why_j(rows, N);
+    std::vector<std::string> why(rows);
+    for (std::size_t r = 0; r < rows; ++r) {
+      std::uint32_t* row = &a_rows[r * uK];
+      for (std::size_t q = 0; q < uK; ++q) row[q] = a_code(r0 + static_cast<int>(r), q);
+      if (!fast) {
+        for (int j = 0; j < N && why[r].empty() && !interrupted(); ++j) {
           for (std::size_t q = 0; q < uK; ++q) b_col[q] = b_code(q, j);
-          why = blocks_premise(p, a_row, b_col);
-        } else {
-          const std::int16_t* bl = &b_lead[uj * uK];
-          const std::int16_t* bn = &b_normal[uj * uK];
-          for (std::size_t t = 0; t < nb && why.empty(); ++t) {
-            if (!a_sub[t] && !b_sub[uj * nb + t]) continue;
-            const auto [lo, hi] = blocks[t];
-            if (by_leads) {
-              // In int16 throughout (kNone + kNone fits), so that the loop vectorises.
-              std::int16_t all = kNone + kNone, normal = kNone + kNone;
-              for (std::size_t q = lo; q < hi; ++q) {
-                all = std::max(all, static_cast<std::int16_t>(a_lead[q] + bl[q]));
-                normal = std::max(normal, static_cast<std::int16_t>(a_normal[q] + bn[q]));
-              }
-              if (normal > kPairFloor && normal >= all) continue;
+          why[r] = blocks_premise(p, std::span<const std::uint32_t>(row, uK), b_col);
+          why_j[r] = j;
+        }
+        continue;
+      }
+      for (std::size_t t = 0; t < nb; ++t)
+        for (std::size_t q = blocks[t].first; q < blocks[t].second; ++q) {
+          const code_leads x = la.of(row[q]);
+          a_lead[r * uK + q] = x.lead;
+          a_normal[r * uK + q] = x.normal;
+          a_sub[r * nb + t] |= static_cast<char>(x.subnormal);
+        }
+    }
+    // Block by block in chain order, every column at once: the largest lead of a product and of a
+    // product of normal numbers. A block where the latter is the former (above the floor) meets
+    // the premise; the others are checked exactly, for the columns before the first that broke
+    // it (its first block that does is the one reported).
+    for (std::size_t t = 0; fast && t < nb && !interrupted(); ++t) {
+      const auto [lo, hi] = blocks[t];
+      const char* sub_t = &b_sub[t * uN];
+      for (std::size_t r = 0; r < rows; ++r) {
+        if (by_leads) {
+          // In int16 throughout (kNone + kNone fits), so that the loop vectorises.
+          std::fill(all.begin(), all.end(), static_cast<std::int16_t>(kNone + kNone));
+          std::fill(normal.begin(), normal.end(), static_cast<std::int16_t>(kNone + kNone));
+          for (std::size_t q = lo; q < hi; ++q) {
+            const std::int16_t al = a_lead[r * uK + q], an = a_normal[r * uK + q];
+            const std::int16_t* bl = &b_lead[q * uN];
+            const std::int16_t* bn = &b_normal[q * uN];
+            for (std::size_t j = 0; j < uN; ++j) {
+              all[j] = std::max(all[j], static_cast<std::int16_t>(al + bl[j]));
+              normal[j] = std::max(normal[j], static_cast<std::int16_t>(an + bn[j]));
             }
-            for (std::size_t q = lo; q < hi; ++q) b_col[q] = b_code(q, j);
-            why = block_premise_at(p, &a_row[lo], &b_col[lo], lo, hi);
           }
         }
-        if (!why.empty()) why = "output " + std::to_string(static_cast<std::size_t>(i) * N + j) + ", " + why;
+        const bool a_has_sub = a_sub[r * nb + t] != 0;
+        for (int j = 0; j < why_j[r]; ++j) {
+          const auto uj = static_cast<std::size_t>(j);
+          if (!a_has_sub && !sub_t[uj]) continue;
+          if (by_leads && normal[uj] > kPairFloor && normal[uj] >= all[uj]) continue;
+          for (std::size_t q = lo; q < hi; ++q) b_col[q] = b_code(q, j);
+          if (std::string w = block_premise_at(p, &a_rows[r * uK + lo], &b_col[lo], lo, hi); !w.empty()) {
+            why[r] = std::move(w);
+            why_j[r] = j;
+          }
+        }
       }
     }
-  });
+    for (std::size_t r = 0; r < rows; ++r)
+      if (!why[r].empty())
+        premise[static_cast<std::size_t>(r0) + r] =
+            "output " + std::to_string((static_cast<std::size_t>(r0) + r) * uN + static_cast<std::size_t>(why_j[r])) +
+            ", " + why[r];
+  }, kRowSlice);
   return premise;
 }
 
