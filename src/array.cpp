@@ -98,6 +98,11 @@ struct random_source {
   random_source(std::span<const std::uint32_t> bits) : given(bits.data()) {}
 };
 
+// Element i's random bits as the core reads them (0 outside the stochastic modes).
+std::uint64_t core_random(const rounding& r, const sr_stream& sr, std::size_t i) {
+  return is_stochastic(r.mode) ? keystream_bits(sr.seed, sr.stream, sr.first_index + i, array_random_width(r)) : 0;
+}
+
 simd::keystream keystream_at(const random_source& src, std::size_t i) {
   return {src.sr.seed, src.sr.stream, src.sr.first_index + i, src.given ? src.given + i : nullptr};
 }
@@ -206,9 +211,7 @@ std::uint8_t apply_lanes(simd::lane_op op, const format& f, const std::uint32_t*
       }
       for (std::size_t k = 0; k < specials; ++k) {
         const std::size_t j = i + special[k];
-        const std::uint64_t random =
-            is_stochastic(r.mode) ? keystream_bits(sr.seed, sr.stream, sr.first_index + j, array_random_width(r)) : 0;
-        const std::uint8_t fj = one(j, random);
+        const std::uint8_t fj = one(j, core_random(r, sr, j));
         if (fl) flags[j] = fj;
         all |= fj;
       }
@@ -291,9 +294,7 @@ expected<std::uint8_t> convert_array(const format& to, const format& from_format
       // A binary32 NaN cannot carry a signaling NaN's `invalid`: NaN codes go through the core.
       for (std::size_t i = b; i < e; ++i) {
         if (decode(from_format, in[i]).cls != value_class::nan) continue;
-        const std::uint64_t random =
-            is_stochastic(r.mode) ? keystream_bits(sr.seed, sr.stream, sr.first_index + i, array_random_width(r)) : 0;
-        const rounded res = convert(to, from_format, in[i], r, random);
+        const rounded res = convert(to, from_format, in[i], r, core_random(r, sr, i));
         out[i] = res.code;
         if (!flags.empty()) flags[i] = res.flags;
         all |= res.flags;
