@@ -6,25 +6,33 @@
 //
 // The operands are decoded exactly into binary32 (values_are_floats), P-bit values of the
 // format (P = frac_bits + 1). Each lane computes z, the exact result x rounded to odd at the
-// lane type's precision t (24 or 53 bits): the hardware's nearest-even result z0, and an exact
-// error term that says whether z0 is exact and on which side of it x lies. If x != z0 and z0's
-// last bit is even, z is z0's neighbour towards x (the two bracket x, and rounding to odd picks
-// the odd one). The error terms, exact wherever z0 is finite and
-//  - add, sub: TwoSum (Knuth 1969): e = x - z0, exact with gradual underflow, so anywhere;
+// lane type's precision t (24 or 53 bits), from a faithful rounding z0 of x (one of the two
+// numbers of t bits that bracket it) and whether z0 is exact: the odd one of the pair is z0
+// where that is odd or exact, else z0's neighbour towards x. Two ways:
+//  - AVX-512 rounds each instruction in the direction it names: z0 is x rounded toward zero,
+//    whose neighbour towards x is the next one away from zero, so z is z0 with its last bit set
+//    where x is inexact;
+//  - elsewhere z0 is the hardware's nearest-even result, and an error term with the sign of
+//    x - z0 says which neighbour.
+// Whether x is exact, and that sign, come from terms that are exact wherever z0 is finite and
+//  - add, sub: TwoSum (Knuth 1969): e = x - z0 for the nearest-even z0, exact with gradual
+//    underflow, so anywhere; with directed roundings, x is exact where rounding it down and up
+//    agree;
 //  - mul: the product of two values of at most P bits each has at most 2P <= t bits, so it is
 //    exact where it is a normal number (or an operand is zero), and z = z0 = x;
-//  - fma: the product as in mul, then TwoSum of product and addend;
-//  - div: r = a - z0 b by one fused multiply-add, exact where r is representable: r is a
-//    multiple of 2^(e_a - t - frac_bits) (e_a the exponent of a) of at most t bits, so where
-//    that is at least the type's smallest subnormal (binary32: |a| >= 2^(frac_bits - 125)),
-//    and z0 is normal; x - z0 has the sign of r / b;
+//  - fma: the product as in mul, then the sum as in add;
+//  - div: r = a - z0 b by one fused multiply-add, exact where r is representable: as z0 is
+//    faithful, r is a multiple of 2^(e_a - t - frac_bits) (e_a the exponent of a) of at most t
+//    bits, so where that is at least the type's smallest subnormal (binary32:
+//    |a| >= 2^(frac_bits - 125)), and z0 is normal; x - z0 has the sign of r / b;
 //  - sqrt: r = a - z0^2 by a fused multiply-add, a multiple of ulp(z0)^2 of at most t bits,
 //    exact where ulp(z0)^2 is at least the smallest subnormal (binary32: |a| >= 2^-102), with
 //    the sign of x - z0.
 // Binary64 lanes meet these on every finite value a binary32-valued format has. Binary32 lanes
 // meet them on the whole range of formats as narrow as fp16 and FP8 (lanes_in_range below);
 // for wider ranges (bf16) the kernel checks each lane, and one that falls outside (a product
-// below 2^-126, an overflow, a tiny dividend) goes to the core.
+// below 2^-126, a sum or quotient at the largest finite number or beyond, a tiny dividend)
+// goes to the core.
 // Then one rounding of z into the format, by the array kernels, is the rounding of x, in every
 // mode the core has, flags included, when t >= P + 2 (Boldo and Melquiond, "Emulation of FMA
 // and correctly rounded sums: proved algorithms using rounding to odd", 2008): z differs from x
@@ -37,12 +45,14 @@
 // rounded here; inexact ones go to the core.
 //
 // A lane with an infinite operand is exact (an infinity, or a zero as in x / inf) unless the
-// hardware's result is NaN. Lanes the vector rule leaves to the core, marked special and set to
-// 0 (which raises no flag): a NaN result (a NaN operand, whose signaling kind the core flags, or
-// an invalid operation), a zero divisor (divide-by-zero), the range checks above, and
-// (sr-exact) an inexact z. An exact zero result of add, sub or fma takes the core's sign: that
-// of the operands when they agree, else +0, or -0 when rounding toward -infinity (the hardware,
-// rounding to nearest, gives the first two; the last is put in here).
+// hardware's result is NaN; its error term or remainder is NaN, which the lanes read as exact
+// (ordered comparisons). Lanes the vector rule leaves to the core, marked special and set to 0
+// (which raises no flag): a NaN result (a NaN operand, whose signaling kind the core flags, or
+// an invalid operation), a zero divisor (divide-by-zero), the range checks above (which take
+// infinite operands and results too, but in sqrt), and (sr-exact) an inexact z. An exact zero
+// result of add, sub or fma takes the core's sign: that of the operands when they agree, else
+// +0, or -0 when rounding toward -infinity (the hardware, rounding to nearest or toward zero,
+// gives the first two; the last is put in here).
 #include "array_simd.hpp"
 
 #include <algorithm>
@@ -80,11 +90,11 @@ namespace hn = hwy::HWY_NAMESPACE;
 bool NativeFma() { return HWY_NATIVE_FMA != 0; }
 
 // Operand lanes of type T: the values of the codes at p, decoded in registers.
-template <class D>
-HWY_INLINE hn::Vec<D> LoadOperand(D d, const decode_params& dp, const std::uint32_t* p) {
+template <class D, class Dec>
+HWY_INLINE hn::Vec<D> LoadOperand(D d, const Dec& decode, const std::uint32_t* p) {
   const hn::Rebind<std::uint32_t, D> du;
   const hn::Rebind<float, D> df;
-  const auto values = hn::BitCast(df, DecodeBits(du, dp, hn::LoadU(du, p)));
+  const auto values = hn::BitCast(df, decode(hn::LoadU(du, p)));
   if constexpr (sizeof(hn::TFromD<D>) == 4) {
     return values;
   } else {
@@ -92,37 +102,100 @@ HWY_INLINE hn::Vec<D> LoadOperand(D d, const decode_params& dp, const std::uint3
   }
 }
 
+#if HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX3
+// AVX-512's rounding direction per instruction (the environment's is untouched, no flag is
+// raised): the sum, quotient or root rounded toward zero, -infinity or +infinity.
+constexpr bool kEmbeddedRounding = true;
+constexpr int kTowardZero = _MM_FROUND_TO_ZERO | _MM_FROUND_NO_EXC;
+constexpr int kDown = _MM_FROUND_TO_NEG_INF | _MM_FROUND_NO_EXC;
+constexpr int kUp = _MM_FROUND_TO_POS_INF | _MM_FROUND_NO_EXC;
+template <int R>
+HWY_INLINE hn::Vec512<float> AddRounded(hn::Vec512<float> a, hn::Vec512<float> b) {
+  return hn::Vec512<float>{_mm512_add_round_ps(a.raw, b.raw, R)};
+}
+template <int R>
+HWY_INLINE hn::Vec512<double> AddRounded(hn::Vec512<double> a, hn::Vec512<double> b) {
+  return hn::Vec512<double>{_mm512_add_round_pd(a.raw, b.raw, R)};
+}
+template <int R>
+HWY_INLINE hn::Vec512<float> DivRounded(hn::Vec512<float> a, hn::Vec512<float> b) {
+  return hn::Vec512<float>{_mm512_div_round_ps(a.raw, b.raw, R)};
+}
+template <int R>
+HWY_INLINE hn::Vec512<double> DivRounded(hn::Vec512<double> a, hn::Vec512<double> b) {
+  return hn::Vec512<double>{_mm512_div_round_pd(a.raw, b.raw, R)};
+}
+template <int R>
+HWY_INLINE hn::Vec512<float> SqrtRounded(hn::Vec512<float> a) {
+  return hn::Vec512<float>{_mm512_sqrt_round_ps(a.raw, R)};
+}
+template <int R>
+HWY_INLINE hn::Vec512<double> SqrtRounded(hn::Vec512<double> a) {
+  return hn::Vec512<double>{_mm512_sqrt_round_pd(a.raw, R)};
+}
+#else
+constexpr bool kEmbeddedRounding = false;
+constexpr int kTowardZero = 0, kDown = 0, kUp = 0;
+// Declared only, for the branches `if constexpr (kEmbeddedRounding)` discards.
+template <int R, class V>
+V AddRounded(V a, V b);
+template <int R, class V>
+V DivRounded(V a, V b);
+template <int R, class V>
+V SqrtRounded(V a);
+#endif
+
 template <lane_op Op, class T>
 std::size_t OpLanes(const format& f, const std::uint32_t* a, const std::uint32_t* b, const std::uint32_t* c,
                     std::size_t n, const lane_checks& checks, T* out, std::uint32_t* special,
                     std::uint32_t* codes) {
-  const bool negative_zero_sum = checks.negative_zero_sum, exact_only = checks.exact_only;
-  const decode_params& dp = decode_params_for(f);
+  const bool negative_zero_sum = checks.negative_zero_sum, exact_only = checks.exact_only, range = checks.range;
   const hn::ScalableTag<T> d;
+  const Decoder<hn::Rebind<std::uint32_t, decltype(d)>, true> decode(hn::Rebind<std::uint32_t, decltype(d)>(),
+                                                                      decode_params_for(f));
   const hn::RebindToUnsigned<decltype(d)> du;
   using V = hn::Vec<decltype(d)>;
+  using M = hn::Mask<decltype(d)>;
   using VU = hn::Vec<decltype(du)>;
   using U = hn::TFromD<decltype(du)>;
   const std::size_t L = hn::Lanes(d);
   const VU sign_bit = hn::Set(du, U{1} << (sizeof(U) * 8 - 1)), one = hn::Set(du, 1), zero = hn::Zero(du);
   const V fzero = hn::Zero(d);
   const V min_normal = hn::Set(d, std::numeric_limits<T>::min());
+  const V max_finite = hn::Set(d, std::numeric_limits<T>::max());
   const V min_operand = hn::Set(d, static_cast<T>(checks.min_operand));
   std::size_t count = 0;
 
-  // x + y = s + e exactly (TwoSum) where x, y and s are finite.
-  auto two_sum = [&](V x, V y, V& s, V& e) FPEMU_KERNEL_LAMBDA {
-    s = hn::Add(x, y);
-    const V yv = hn::Sub(s, x);
-    e = hn::Add(hn::Sub(x, hn::Sub(s, yv)), hn::Sub(y, yv));
+  // Whether an error term or remainder is nonzero; false for a NaN one, which arises only with
+  // an infinite operand (or result), where the result is exact (the top of this file).
+  auto nonzero = [&](V e) FPEMU_KERNEL_LAMBDA { return hn::Lt(fzero, hn::Abs(e)); };
+  // z, rounded toward zero, to odd: its last bit set where it is inexact.
+  auto or_sticky = [&](V z, M inexact) FPEMU_KERNEL_LAMBDA {
+    return hn::BitCast(d, hn::Or(hn::BitCast(du, z), hn::IfThenElseZero(hn::RebindMask(du, inexact), one)));
   };
-  // z rounded to odd given whether it is inexact and the sign of x - z (the sign bit of `err`).
-  auto to_odd = [&](V z, hn::Mask<decltype(d)> inexact, V err) FPEMU_KERNEL_LAMBDA {
+  // z, rounded to nearest, to odd given whether it is inexact and the sign of x - z (the sign
+  // bit of `err`): if its last bit is even, its neighbour towards x.
+  auto nearest_to_odd = [&](V z, M inexact, V err) FPEMU_KERNEL_LAMBDA {
     const VU bits = hn::BitCast(du, z);
     const auto even = hn::Eq(hn::And(bits, one), zero);
     const auto away = hn::Eq(hn::And(hn::Xor(bits, hn::BitCast(du, err)), sign_bit), zero);  // x beyond z
     const VU step = hn::IfThenElse(away, one, hn::Not(zero));  // +1 or -1 on the magnitude
     return hn::BitCast(d, hn::Add(bits, hn::IfThenElseZero(hn::And(hn::RebindMask(du, inexact), even), step)));
+  };
+  // x + y rounded to odd, and whether it is inexact. Exact zero sums come out +0, or -0 when
+  // both operands are.
+  auto sum_to_odd = [&](V x, V y, M& inexact) FPEMU_KERNEL_LAMBDA {
+    if constexpr (kEmbeddedRounding) {
+      // x + y is exact where rounding it down and up agree.
+      inexact = hn::Ne(AddRounded<kDown>(x, y), AddRounded<kUp>(x, y));
+      return or_sticky(AddRounded<kTowardZero>(x, y), inexact);
+    } else {  // TwoSum (Knuth 1969): s + e = x + y exactly where x, y and s are finite
+      const V s = hn::Add(x, y);
+      const V yv = hn::Sub(s, x);
+      const V e = hn::Add(hn::Sub(x, hn::Sub(s, yv)), hn::Sub(y, yv));
+      inexact = nonzero(e);
+      return nearest_to_odd(s, inexact, e);
+    }
   };
   // The sum's exact zero: +0 or -0 as the core has it (see the top).
   auto zero_sign = [&](V s, V x, V y) FPEMU_KERNEL_LAMBDA {
@@ -130,60 +203,66 @@ std::size_t OpLanes(const format& f, const std::uint32_t* a, const std::uint32_t
     const VU signs = hn::And(hn::Or(hn::BitCast(du, x), hn::BitCast(du, y)), sign_bit);
     return hn::IfThenElse(hn::Eq(s, fzero), hn::BitCast(d, signs), s);
   };
-  auto not_finite = [&](V x) FPEMU_KERNEL_LAMBDA { return hn::Not(hn::IsFinite(x)); };
-  // A product of nonzero operands below the normal range (or overflowing): maybe inexact.
+  // A sum or quotient beyond the finite range (rounded toward zero, it stops at the largest
+  // finite number, which no exact sum or quotient of narrower values is).
+  auto beyond_range = [&](V z) FPEMU_KERNEL_LAMBDA { return hn::Not(hn::Lt(hn::Abs(z), max_finite)); };
+  // A product of nonzero operands below the normal range, or overflowing: maybe inexact.
   auto inexact_product = [&](V p, V x, V y) FPEMU_KERNEL_LAMBDA {
     const auto zero_operand = hn::Or(hn::Eq(x, fzero), hn::Eq(y, fzero));
-    return hn::Or(not_finite(p), hn::AndNot(zero_operand, hn::Lt(hn::Abs(p), min_normal)));
+    return hn::Or(beyond_range(p), hn::AndNot(zero_operand, hn::Lt(hn::Abs(p), min_normal)));
   };
 
   auto one_vector = [&](const std::uint32_t* pa, const std::uint32_t* pb, const std::uint32_t* pc, T* dst,
                         std::size_t base) FPEMU_KERNEL_LAMBDA {
-    const V x = LoadOperand(d, dp, pa);
+    const V x = LoadOperand(d, decode, pa);
     V y = fzero, w = fzero;
-    if constexpr (Op != lane_op::sqrt) y = LoadOperand(d, dp, pb);
-    if constexpr (Op == lane_op::fma) w = LoadOperand(d, dp, pc);
-    // With an infinite operand the result is exact (an infinity or a zero), or NaN: the
-    // hardware's NaN marks an invalid operation or a NaN operand, which the core does (flags,
+    if constexpr (Op != lane_op::sqrt) y = LoadOperand(d, decode, pb);
+    if constexpr (Op == lane_op::fma) w = LoadOperand(d, decode, pc);
+    // A NaN result marks an invalid operation or a NaN operand, which the core does (flags,
     // signaling NaNs), as it does x / 0 (divide-by-zero).
-    const auto finite = hn::And(hn::IsFinite(x), hn::And(hn::IsFinite(y), hn::IsFinite(w)));
-    auto bad = hn::Ne(fzero, fzero), inexact = bad, out_of_range = bad;
-    V z, err = fzero;
+    auto bad = hn::Ne(fzero, fzero), out_of_range = bad, inexact = bad;
+    V z;
     if constexpr (Op == lane_op::add || Op == lane_op::sub) {
       if constexpr (Op == lane_op::sub) y = hn::Neg(y);
-      two_sum(x, y, z, err);
-      inexact = hn::Ne(err, fzero);
-      z = zero_sign(z, x, y);
-      if (checks.range) out_of_range = not_finite(z);
+      z = zero_sign(sum_to_odd(x, y, inexact), x, y);
+      if (range) out_of_range = beyond_range(z);
     } else if constexpr (Op == lane_op::mul) {
       z = hn::Mul(x, y);
-      if (checks.range) out_of_range = inexact_product(z, x, y);
+      if (range) out_of_range = inexact_product(z, x, y);
     } else if constexpr (Op == lane_op::fma) {
       const V p = hn::Mul(x, y);
-      two_sum(p, w, z, err);
-      inexact = hn::Ne(err, fzero);
-      z = zero_sign(z, p, w);
-      if (checks.range) out_of_range = hn::Or(inexact_product(p, x, y), not_finite(z));
+      z = zero_sign(sum_to_odd(p, w, inexact), p, w);
+      if (range) out_of_range = hn::Or(inexact_product(p, x, y), beyond_range(z));
     } else if constexpr (Op == lane_op::div) {
       bad = hn::Eq(y, fzero);
-      z = hn::Div(x, y);
-      if (checks.range) {
-        const auto tiny = hn::Or(hn::Lt(hn::Abs(z), min_normal), hn::Lt(hn::Abs(x), min_operand));
-        out_of_range = hn::Or(not_finite(z), hn::AndNot(hn::Eq(x, fzero), tiny));
+      if constexpr (kEmbeddedRounding) {
+        z = DivRounded<kTowardZero>(x, y);
+        inexact = nonzero(hn::NegMulAdd(z, y, x));
+        z = or_sticky(z, inexact);
+      } else {
+        z = hn::Div(x, y);
+        const V r = hn::NegMulAdd(z, y, x);
+        inexact = nonzero(r);
+        z = nearest_to_odd(z, inexact, hn::Xor(r, hn::And(y, hn::BitCast(d, sign_bit))));  // sign of r / y
       }
-      const V r = hn::NegMulAdd(z, y, x);
-      inexact = hn::Ne(r, fzero);
-      err = hn::Xor(r, hn::And(y, hn::BitCast(d, sign_bit)));  // the sign of r / y
+      if (range) {
+        const auto tiny = hn::Or(hn::Lt(hn::Abs(z), min_normal), hn::Lt(hn::Abs(x), min_operand));
+        out_of_range = hn::Or(beyond_range(z), hn::AndNot(hn::Eq(x, fzero), tiny));
+      }
     } else {
-      z = hn::Sqrt(x);
-      if (checks.range) out_of_range = hn::AndNot(hn::Eq(x, fzero), hn::Lt(x, min_operand));
-      const V r = hn::NegMulAdd(z, z, x);
-      inexact = hn::Ne(r, fzero);
-      err = r;
+      if constexpr (kEmbeddedRounding) {
+        z = SqrtRounded<kTowardZero>(x);
+        inexact = nonzero(hn::NegMulAdd(z, z, x));
+        z = or_sticky(z, inexact);
+      } else {
+        z = hn::Sqrt(x);
+        const V r = hn::NegMulAdd(z, z, x);
+        inexact = nonzero(r);
+        z = nearest_to_odd(z, inexact, r);
+      }
+      if (range) out_of_range = hn::AndNot(hn::Eq(x, fzero), hn::Lt(x, min_operand));
     }
-    bad = hn::Or(bad, hn::Or(hn::IsNaN(z), hn::And(finite, out_of_range)));
-    inexact = hn::And(inexact, finite);
-    z = to_odd(z, inexact, err);
+    bad = hn::Or(bad, hn::Or(hn::IsNaN(z), out_of_range));
     if (exact_only) bad = hn::Or(bad, inexact);
     hn::StoreU(hn::IfThenZeroElse(bad, z), d, dst);
     if (HWY_UNLIKELY(!hn::AllFalse(d, bad))) {

@@ -112,6 +112,20 @@ struct decode_params {
   // payloads are not kept), the same for every code of a class and sign.
   bool has_nan;
   std::uint32_t inf_magnitude, inf_value[2], nan_value[2];
+  // Two short ways, exact, for the formats whose fields fit a hardware format's. Codes that are
+  // the top bits of a binary32 encoding (8 exponent bits, bias 127, IEEE infinities and NaNs:
+  // bf16, tf32) are shifted into place. Codes whose fields fit binary16's (at most 5 exponent
+  // bits, IEEE specials if 5, at most 10 fraction bits: fp16, the FP8 formats) are placed into
+  // binary16 bits, which the CPU's F16C instruction converts exactly (subnormals become binary32
+  // normals), and scaled by 2^(15 - bias), exact where every value of the format is a normal
+  // binary32 number. Codes whose magnitude exceeds `short_limit` (or the sign alone, NaN in
+  // formats without -0) take the full decoder: `exact_nan` for to_float's NaNs, `any_nan` where
+  // any NaN will do (operands of arithmetic, whose NaN results go to the core).
+  enum class short_way : std::uint8_t { none, binary32_top, via_half } way;
+  bool half_sign_apart, half_scaled, negative_zero_is_nan;
+  std::uint32_t half_shift, half_sign_shift;
+  float half_scale;
+  std::uint32_t short_limit_exact_nan, short_limit_any_nan;
 };
 
 inline decode_params make_decode_params(const format& f) {
@@ -139,6 +153,26 @@ inline decode_params make_decode_params(const format& f) {
     d.inf_value[negative] = std::bit_cast<std::uint32_t>(to_float(f, detail::inf_code(f, negative)));
     d.nan_value[negative] = std::bit_cast<std::uint32_t>(to_float(f, detail::nan_code(f, negative)));
   }
+  using way = decode_params::short_way;
+  const bool ieee = f.encoding == nonfinite::ieee;
+  if (f.is_signed && f.has_zero && f.subnormals) {
+    if (f.exp_bits == 8 && f.bias == 127 && ieee && f.frac_bits <= 23) {
+      d.way = way::binary32_top;
+    } else if ((f.exp_bits < 5 || (f.exp_bits == 5 && ieee)) && f.frac_bits <= 10 && q >= -126 && emax(f) <= 127) {
+      d.way = way::via_half;
+    }
+  }
+  // binary16's exponent field is 5 bits: the format's sign bit lands on binary16's when its
+  // exponent field is as wide, and its infinities and NaNs land on binary16's.
+  d.half_sign_apart = f.exp_bits != 5;
+  d.half_shift = static_cast<std::uint32_t>(10 - std::min(f.frac_bits, 10));
+  d.half_sign_shift = d.half_shift + static_cast<std::uint32_t>(5 - std::min(f.exp_bits, 5));
+  d.half_scaled = f.bias != 15;
+  d.half_scale = static_cast<float>(std::ldexp(1.0, 15 - f.bias));
+  d.negative_zero_is_nan = f.encoding == nonfinite::fnuz;
+  const bool hardware_specials = d.way == way::binary32_top || (d.way == way::via_half && f.exp_bits == 5);
+  d.short_limit_exact_nan = hardware_specials ? d.inf_magnitude : d.max_magnitude;
+  d.short_limit_any_nan = hardware_specials ? d.mag_mask : d.max_magnitude;
   return d;
 }
 

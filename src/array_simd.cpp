@@ -654,9 +654,9 @@ std::uint8_t EncodeDoubles(const format& f, const rounding& r, const double* in,
 }
 
 void DecodeFloats(const format& f, const std::uint32_t* codes, std::size_t n, float* out, bool stream) {
-  const decode_params& p = decode_params_for(f);
   const hn::ScalableTag<std::uint32_t> du;
   const hn::ScalableTag<float> df;
+  const Decoder<decltype(du)> decode(du, decode_params_for(f));
   const std::size_t L = hn::Lanes(du);
   constexpr std::size_t kMax = HWY_MAX_BYTES / sizeof(std::uint32_t);
   HWY_ALIGN std::uint32_t pad[kMax];
@@ -664,7 +664,7 @@ void DecodeFloats(const format& f, const std::uint32_t* codes, std::size_t n, fl
   constexpr std::size_t kPrefetchAhead = 1024;
 
   auto one_vector = [&](const std::uint32_t* src, float* dst, bool aligned_stream) FPEMU_KERNEL_LAMBDA {
-    const auto value = hn::BitCast(df, DecodeBits(du, p, hn::LoadU(du, src)));
+    const auto value = hn::BitCast(df, decode(hn::LoadU(du, src)));
     if (aligned_stream) {
       hn::Stream(value, df, dst);
     } else {

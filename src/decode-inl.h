@@ -20,57 +20,129 @@
 
 HWY_BEFORE_NAMESPACE();
 namespace fpemu::simd::HWY_NAMESPACE {
+namespace hn = hwy::HWY_NAMESPACE;
 
-// The binary32 bits of the value of each code (to_float's). Exact: every value of such a format
-// is a binary32 value. Always inlined into the caller's loop, where the broadcasts of `p` are
-// hoisted.
-template <class D, class V = hwy::HWY_NAMESPACE::Vec<D>>
-HWY_INLINE V DecodeBits(D du, const decode_params& p, V code) {
-  namespace hn = hwy::HWY_NAMESPACE;
-  const hn::Rebind<float, D> df;
-  const hn::RebindToSigned<D> di;
-  const V zero = hn::Zero(du), sign_bit = hn::Set(du, 0x80000000u);
-  const V mag = hn::And(code, hn::Set(du, p.mag_mask));
-  const auto negative = hn::Ne(hn::And(code, hn::Set(du, p.sign)), zero);
-  const auto subnormal = hn::Eq(mag >> hn::Set(du, p.frac_bits), zero);
-  const V normal_bits = hn::Sub(mag, hn::Set(du, p.rebias)) << hn::Set(du, p.s0);
-  const V frac = hn::And(code, hn::Set(du, p.fraction));
-  V sub_bits;
-  if (p.sub_all_subnormal) {
-    sub_bits = frac << hn::Set(du, p.sub_shift);
-  } else if (p.sub_all_normal) {
-    const V as_float = hn::BitCast(du, hn::ConvertTo(df, hn::BitCast(di, frac)));
-    sub_bits = hn::IfThenZeroElse(hn::Eq(frac, zero), hn::Add(as_float, hn::Set(du, p.sub_exponent)));
-  } else {
-    sub_bits = hn::BitCast(du, hn::Mul(hn::ConvertTo(df, hn::BitCast(di, frac)), hn::Set(df, p.subnormal_quantum)));
-  }
-  V value = hn::Or(hn::IfThenElse(subnormal, sub_bits, normal_bits), hn::IfThenElseZero(negative, sign_bit));
-  // NaN and infinity codes, and the negative-zero code of formats without -0 (their NaN).
-  const auto above = hn::Gt(mag, hn::Set(du, p.max_magnitude));
-  const auto nan_zero =
-      hn::And(hn::Eq(hn::Set(du, p.negative_zero), zero), hn::And(negative, hn::Eq(mag, zero)));
-  if (HWY_UNLIKELY(!hn::AllFalse(du, hn::Or(above, nan_zero)))) {
-    const auto inf = hn::Eq(mag, hn::Set(du, p.inf_magnitude));
-    value = hn::IfThenElse(inf, hn::IfThenElse(negative, hn::Set(du, p.inf_value[1]), hn::Set(du, p.inf_value[0])),
-                           value);
-    if (p.has_nan) {
-      const auto nan = hn::Or(hn::AndNot(inf, above), nan_zero);
-      value = hn::IfThenElse(nan, hn::IfThenElse(negative, hn::Set(du, p.nan_value[1]), hn::Set(du, p.nan_value[0])),
-                             value);
+// The binary32 bits of the value of each code (to_float's; with kAnyNaN, NaN codes give some
+// NaN). Exact: every value of such a format is a binary32 value. Made once before a loop: it
+// holds the parameters broadcast, and its call is inlined into the loop.
+template <class D, bool kAnyNaN = false>
+class Decoder {
+  using V = hn::Vec<D>;
+  using way = decode_params::short_way;
+
+ public:
+  Decoder(D du, const decode_params& p)
+      : p_(p),
+        way_(p.way),
+        half_sign_apart_(p.half_sign_apart),
+        half_scaled_(p.half_scaled),
+        negative_zero_is_nan_(p.negative_zero_is_nan),
+        sub_all_subnormal_(p.sub_all_subnormal),
+        sub_all_normal_(p.sub_all_normal),
+        has_nan_(p.has_nan),
+        sign_(hn::Set(du, p.sign)),
+        mag_mask_(hn::Set(du, p.mag_mask)),
+        short_limit_(hn::Set(du, kAnyNaN ? p.short_limit_any_nan : p.short_limit_exact_nan)),
+        s0_(hn::Set(du, p.s0)),
+        half_shift_(hn::Set(du, p.half_shift)),
+        half_sign_shift_(hn::Set(du, p.half_sign_shift)),
+        half_scale_(hn::Set(hn::Rebind<float, D>(), p.half_scale)),
+        frac_bits_(hn::Set(du, p.frac_bits)),
+        rebias_(hn::Set(du, p.rebias)),
+        fraction_(hn::Set(du, p.fraction)),
+        sub_shift_(hn::Set(du, p.sub_shift)),
+        sub_exponent_(hn::Set(du, p.sub_exponent)),
+        subnormal_quantum_(hn::Set(hn::Rebind<float, D>(), p.subnormal_quantum)),
+        max_magnitude_(hn::Set(du, p.max_magnitude)),
+        negative_zero_(hn::Set(du, p.negative_zero)),
+        inf_magnitude_(hn::Set(du, p.inf_magnitude)),
+        all_bits_(hn::Set(du, p.all_bits)) {}
+
+  HWY_INLINE V operator()(V code) const {
+    const D du;
+    const hn::Rebind<float, D> df;
+    // The short ways (array_params.hpp), for vectors without a code they leave to the full
+    // decoder. Highway's binary16 conversion is the F16C instruction from AVX2 on; below, its
+    // emulation does not keep infinities and NaNs.
+#if HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX2
+    constexpr bool kHalf = true;
+#else
+    constexpr bool kHalf = false;
+#endif
+    if (way_ == way::binary32_top || (kHalf && way_ == way::via_half)) {
+      auto full = hn::Gt(hn::AndNot(sign_, code), short_limit_);
+      if (negative_zero_is_nan_) full = hn::Or(full, hn::Eq(code, sign_));
+      if (HWY_LIKELY(hn::AllFalse(du, full))) {
+        if (!kHalf || way_ == way::binary32_top) return code << s0_;
+        V half = code << half_shift_;
+        if (half_sign_apart_)
+          half = hn::Or(hn::And(code, mag_mask_) << half_shift_, hn::And(code, sign_) << half_sign_shift_);
+        const hn::Rebind<std::uint16_t, D> d16;
+        const hn::Rebind<hwy::float16_t, D> dh;
+        auto value = hn::PromoteTo(df, hn::BitCast(dh, hn::TruncateTo(d16, half)));
+        if (half_scaled_) value = hn::Mul(value, half_scale_);
+        return hn::BitCast(du, value);
+      }
     }
+    return Full(code);
   }
-  // Codes with bits above the format's width: whatever the core makes of them.
-  if (HWY_UNLIKELY(!hn::AllFalse(du, hn::Gt(code, hn::Set(du, p.all_bits))))) {
-    constexpr std::size_t kMax = HWY_MAX_BYTES / sizeof(std::uint32_t);
-    HWY_ALIGN std::uint32_t codes[kMax], lanes[kMax];
-    hn::Store(code, du, codes);
-    hn::Store(value, du, lanes);
-    for (std::size_t j = 0; j < hn::Lanes(du); ++j)
-      if (codes[j] > p.all_bits) lanes[j] = std::bit_cast<std::uint32_t>(to_float(p.f, codes[j]));
-    value = hn::Load(du, lanes);
+
+ private:
+  HWY_INLINE V Full(V code) const {
+    const D du;
+    const hn::Rebind<float, D> df;
+    const hn::RebindToSigned<D> di;
+    const V zero = hn::Zero(du), sign_bit = hn::Set(du, 0x80000000u);
+    const V mag = hn::And(code, mag_mask_);
+    const auto negative = hn::Ne(hn::And(code, sign_), zero);
+    const auto subnormal = hn::Eq(mag >> frac_bits_, zero);
+    const V normal_bits = hn::Sub(mag, rebias_) << s0_;
+    const V frac = hn::And(code, fraction_);
+    V sub_bits;
+    if (sub_all_subnormal_) {
+      sub_bits = frac << sub_shift_;
+    } else if (sub_all_normal_) {
+      const V as_float = hn::BitCast(du, hn::ConvertTo(df, hn::BitCast(di, frac)));
+      sub_bits = hn::IfThenZeroElse(hn::Eq(frac, zero), hn::Add(as_float, sub_exponent_));
+    } else {
+      sub_bits = hn::BitCast(du, hn::Mul(hn::ConvertTo(df, hn::BitCast(di, frac)), subnormal_quantum_));
+    }
+    V value = hn::Or(hn::IfThenElse(subnormal, sub_bits, normal_bits), hn::IfThenElseZero(negative, sign_bit));
+    // NaN and infinity codes, and the negative-zero code of formats without -0 (their NaN).
+    const auto above = hn::Gt(mag, max_magnitude_);
+    const auto nan_zero = hn::And(hn::Eq(negative_zero_, zero), hn::And(negative, hn::Eq(mag, zero)));
+    if (HWY_UNLIKELY(!hn::AllFalse(du, hn::Or(above, nan_zero)))) {
+      const auto inf = hn::Eq(mag, inf_magnitude_);
+      value = hn::IfThenElse(inf, hn::IfThenElse(negative, hn::Set(du, p_.inf_value[1]), hn::Set(du, p_.inf_value[0])),
+                             value);
+      if (has_nan_) {
+        const auto nan = hn::Or(hn::AndNot(inf, above), nan_zero);
+        value = hn::IfThenElse(
+            nan, hn::IfThenElse(negative, hn::Set(du, p_.nan_value[1]), hn::Set(du, p_.nan_value[0])), value);
+      }
+    }
+    // Codes with bits above the format's width: whatever the core makes of them.
+    if (HWY_UNLIKELY(!hn::AllFalse(du, hn::Gt(code, all_bits_)))) {
+      constexpr std::size_t kMax = HWY_MAX_BYTES / sizeof(std::uint32_t);
+      HWY_ALIGN std::uint32_t codes[kMax], lanes[kMax];
+      hn::Store(code, du, codes);
+      hn::Store(value, du, lanes);
+      for (std::size_t j = 0; j < hn::Lanes(du); ++j)
+        if (codes[j] > p_.all_bits) lanes[j] = std::bit_cast<std::uint32_t>(to_float(p_.f, codes[j]));
+      value = hn::Load(du, lanes);
+    }
+    return value;
   }
-  return value;
-}
+
+  const decode_params& p_;  // for the rare paths
+  way way_;
+  bool half_sign_apart_, half_scaled_, negative_zero_is_nan_, sub_all_subnormal_, sub_all_normal_, has_nan_;
+  V sign_, mag_mask_, short_limit_, s0_, half_shift_, half_sign_shift_;
+  hn::Vec<hn::Rebind<float, D>> half_scale_;
+  V frac_bits_, rebias_, fraction_, sub_shift_, sub_exponent_;
+  hn::Vec<hn::Rebind<float, D>> subnormal_quantum_;
+  V max_magnitude_, negative_zero_, inf_magnitude_, all_bits_;
+};
 
 }  // namespace fpemu::simd::HWY_NAMESPACE
 HWY_AFTER_NAMESPACE();
