@@ -46,10 +46,13 @@
 //
 // A lane with an infinite operand is exact (an infinity, or a zero as in x / inf) unless the
 // hardware's result is NaN; its error term or remainder is NaN, which the lanes read as exact
-// (ordered comparisons). Lanes the vector rule leaves to the core, marked special and set to 0
-// (which raises no flag): a NaN result (a NaN operand, whose signaling kind the core flags, or
-// an invalid operation), a zero divisor (divide-by-zero), the range checks above (which take
-// infinite operands and results too, but in sqrt), and (sr-exact) an inexact z. An exact zero
+// (ordered comparisons). A NaN result with a quiet NaN operand is the core's: a quiet NaN with
+// the sign of the first NaN operand, and no flag; the encode kernels round it to the format's
+// NaN of that sign (or, in a format without NaNs, 0 with invalid), as the core does. Lanes the
+// vector rule leaves to the core, marked special and set to 0 (which raises no flag): NaN
+// results that raise invalid (a signaling NaN operand, an invalid operation), a zero divisor
+// (divide-by-zero), the range checks above (which take infinite operands and results too, but
+// in sqrt, and NaNs), and (sr-exact) an inexact z. An exact zero
 // result of add, sub or fma takes the core's sign: that of the operands when they agree, else
 // +0, or -0 when rounding toward -infinity (the hardware, rounding to nearest or toward zero,
 // gives the first two; the last is put in here).
@@ -163,6 +166,7 @@ std::size_t OpLanes(const format& f, const std::uint32_t* a, const std::uint32_t
   const V fzero = hn::Zero(d);
   const V min_normal = hn::Set(d, std::numeric_limits<T>::min());
   const V max_finite = hn::Set(d, std::numeric_limits<T>::max());
+  const V quiet_nan = hn::Set(d, std::numeric_limits<T>::quiet_NaN());
   const V min_operand = hn::Set(d, static_cast<T>(checks.min_operand));
   std::size_t count = 0;
 
@@ -218,19 +222,18 @@ std::size_t OpLanes(const format& f, const std::uint32_t* a, const std::uint32_t
     V y = fzero, w = fzero;
     if constexpr (Op != lane_op::sqrt) y = LoadOperand(d, decode, pb);
     if constexpr (Op == lane_op::fma) w = LoadOperand(d, decode, pc);
-    // A NaN result marks an invalid operation or a NaN operand, which the core does (flags,
-    // signaling NaNs), as it does x / 0 (divide-by-zero).
+    // x / 0 goes to the core (divide-by-zero).
     auto bad = hn::Ne(fzero, fzero), out_of_range = bad, inexact = bad;
-    V z;
+    V z, p = fzero;
     if constexpr (Op == lane_op::add || Op == lane_op::sub) {
-      if constexpr (Op == lane_op::sub) y = hn::Neg(y);
-      z = zero_sign(sum_to_odd(x, y, inexact), x, y);
+      const V addend = Op == lane_op::sub ? hn::Neg(y) : y;
+      z = zero_sign(sum_to_odd(x, addend, inexact), x, addend);
       if (range) out_of_range = beyond_range(z);
     } else if constexpr (Op == lane_op::mul) {
       z = hn::Mul(x, y);
       if (range) out_of_range = inexact_product(z, x, y);
     } else if constexpr (Op == lane_op::fma) {
-      const V p = hn::Mul(x, y);
+      p = hn::Mul(x, y);
       z = zero_sign(sum_to_odd(p, w, inexact), p, w);
       if (range) out_of_range = hn::Or(inexact_product(p, x, y), beyond_range(z));
     } else if constexpr (Op == lane_op::div) {
@@ -262,7 +265,37 @@ std::size_t OpLanes(const format& f, const std::uint32_t* a, const std::uint32_t
       }
       if (range) out_of_range = hn::AndNot(hn::Eq(x, fzero), hn::Lt(x, min_operand));
     }
-    bad = hn::Or(bad, hn::Or(hn::IsNaN(z), out_of_range));
+    bad = hn::Or(bad, out_of_range);
+    const auto nan = hn::IsNaN(z);
+    if (HWY_UNLIKELY(!hn::AllFalse(d, nan))) {
+      // NaN results (see the top): the core's quiet NaN, signed as the first NaN operand. Lanes
+      // that raise a flag go to the core: an invalid operation (no NaN operand, or 0 x inf in
+      // fma), a signaling NaN operand.
+      // The signaling operands, from their codes (the decoded values are quiet NaNs), as a mask
+      // of d's lanes.
+      auto signaling = [&](const std::uint32_t* codes) FPEMU_KERNEL_LAMBDA {
+        const hn::Rebind<std::uint32_t, decltype(d)> du32;
+        const hn::RebindToSigned<decltype(du32)> di32;
+        const auto s32 = decode.Signaling(hn::LoadU(du32, codes));
+        if constexpr (sizeof(T) == 4) {
+          return hn::RebindMask(d, s32);
+        } else {  // widened lane by lane: masks of different lane sizes do not rebind
+          const hn::RebindToSigned<decltype(d)> di;
+          return hn::MaskFromVec(hn::BitCast(d, hn::PromoteTo(di, hn::VecFromMask(di32, hn::RebindMask(di32, s32)))));
+        }
+      };
+      const auto nx = hn::IsNaN(x), ny = hn::IsNaN(y), nw = hn::IsNaN(w);
+      const V first = hn::IfThenElse(nx, x, hn::IfThenElse(ny, y, w));
+      z = hn::IfThenElse(nan, hn::Or(hn::And(first, hn::BitCast(d, sign_bit)), quiet_nan), z);
+      auto flagged = hn::Not(hn::Or(nx, hn::Or(ny, nw)));
+      flagged = hn::Or(flagged, signaling(pa));
+      if constexpr (Op != lane_op::sqrt) flagged = hn::Or(flagged, signaling(pb));
+      if constexpr (Op == lane_op::fma) {
+        flagged = hn::Or(flagged, signaling(pc));
+        flagged = hn::Or(flagged, hn::AndNot(hn::Or(nx, ny), hn::IsNaN(p)));
+      }
+      bad = hn::Or(bad, hn::And(nan, flagged));
+    }
     if (exact_only) bad = hn::Or(bad, inexact);
     hn::StoreU(hn::IfThenZeroElse(bad, z), d, dst);
     if (HWY_UNLIKELY(!hn::AllFalse(d, bad))) {

@@ -41,7 +41,7 @@ struct encode_params {
   U frac_bits;
   U emin_field;  // field of the format's smallest normal binade; lanes below it are subnormal
   U low_field;   // lanes below it, which would shift by more than W - 1 bits, go to the core
-  U high_field;  // finite lanes above it overflow; infinite ones take infinite_code, NaNs the core
+  U high_field;  // finite lanes above it overflow; infinite ones take infinite_code, NaNs nan_code
   U max_shift_extra;  // low_field's distance below emin_field
   U rebias;           // (format bias - input bias) << frac_bits, modulo 2^W
   U max_magnitude, sign, sign_position, negative_zero, k_mask, k;
@@ -51,9 +51,12 @@ struct encode_params {
   U overflow_code[2], overflow_value[2];
   U overflow_flags;
   // Likewise for infinite inputs (round of an infinity; the flags are the same for either sign
-  // of a signed format).
+  // of a signed format), and quiet NaN inputs (the format's NaN of that sign; invalid where it
+  // has none). Signaling NaNs, which raise invalid, go to the core.
   U infinite_code[2], infinite_value[2];
   U infinite_flags;
+  U nan_code[2], nan_value[2];
+  U nan_flags;
 };
 
 template <class T>
@@ -90,6 +93,10 @@ encode_params<T> make_params(const format& f, const rounding& r) {
     p.infinite_code[negative] = inf.code;
     p.infinite_value[negative] = std::bit_cast<U>(static_cast<T>(to_float(f, inf.code)));
     p.infinite_flags = inf.flags;
+    const rounded nan = round(f, unpacked{value_class::nan, negative}, r);
+    p.nan_code[negative] = nan.code;
+    p.nan_value[negative] = std::bit_cast<U>(static_cast<T>(to_float(f, nan.code)));
+    p.nan_flags = nan.flags;
   }
   return p;
 }

@@ -207,6 +207,13 @@ std::uint8_t EncodeMode(const format& f, const rounding& r, const T* in, std::si
   const V infinite_value_pos = hn::Set(du, p.infinite_value[0]);
   const V infinite_value_neg = hn::Set(du, p.infinite_value[1]);
   const V infinite_flags = hn::Set(du, p.infinite_flags), infinity = hn::Set(du, U{tr::field_max} << tr::mant);
+  const V nan_code_pos = hn::Set(du, p.nan_code[0]), nan_code_neg = hn::Set(du, p.nan_code[1]);
+  const V nan_value_pos = hn::Set(du, p.nan_value[0]), nan_value_neg = hn::Set(du, p.nan_value[1]);
+  const V nan_flags = hn::Set(du, p.nan_flags), quiet_bit = hn::Set(du, U{1} << (tr::mant - 1));
+  // Quiet NaN inputs (the top fraction bit set), whose result is constant like an infinity's.
+  auto quiet_nan = [&](V mag) FPEMU_KERNEL_LAMBDA {
+    return hn::And(hn::Gt(mag, infinity), hn::Ne(hn::And(mag, quiet_bit), zero));
+  };
   // Lanes that overflow: finite inputs above the format's exponent range, and lanes within it
   // whose rounded magnitude exceeds the largest finite one. Their result is the core's
   // (make_params), the same for every such lane of a sign.
@@ -326,7 +333,8 @@ std::uint8_t EncodeMode(const format& f, const rounding& r, const T* in, std::si
     auto bad_input = [&]() FPEMU_KERNEL_LAMBDA { return hn::Gt(hn::Sub(field, low), range_span); };
     V code_mag, value_bits = zero;
     // Whether every lane is covered, overflowing (marked in `overflow`) or infinite (marked in
-    // `infinite`), given the lanes `out` of the rule.
+    // `infinite`), given the lanes `out` of the rule. (NaN lanes are one_vector's: the flag
+    // checks below read their payload bits.)
     auto overflow = hn::Ne(zero, zero), infinite = overflow;
     bool any_out = false;
     auto covered = [&](M out) FPEMU_KERNEL_LAMBDA {
@@ -528,6 +536,11 @@ std::uint8_t EncodeMode(const format& f, const rounding& r, const T* in, std::si
       code = put_overflow(infinite, negative, infinite_code_pos, infinite_code_neg, code);
       value = put_overflow(infinite, negative, infinite_value_pos, infinite_value_neg, value);
       flag_v = hn::IfThenElse(infinite, infinite_flags, flag_v);
+      const auto nan = quiet_nan(mag);
+      special = hn::AndNot(nan, special);
+      code = put_overflow(nan, negative, nan_code_pos, nan_code_neg, code);
+      value = put_overflow(nan, negative, nan_value_pos, nan_value_neg, value);
+      flag_v = hn::IfThenElse(nan, nan_flags, flag_v);
     }
     all_flags = hn::Or(all_flags, hn::IfThenZeroElse(special, flag_v));
 

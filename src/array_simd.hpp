@@ -6,9 +6,9 @@
 // overflow), the lane is rounded by adding an increment below its kept bits, as round_float
 // does (round_float.hpp lists the increment of every mode), or, below the normal range, scaled
 // to units of the subnormal quantum and rounded by the instruction of the mode; lanes that
-// overflow and infinite inputs take the core's result for their sign, computed once per call;
-// the few others (NaNs, binary32 subnormal inputs in some modes) are handed to the scalar core
-// with the same random bits. tests/test_array_simd.cpp checks every target bitwise against the
+// overflow, infinite inputs and quiet NaN inputs take the core's result for their sign,
+// computed once per call; the few others (signaling NaNs, binary32 subnormal inputs in some
+// modes) are handed to the scalar core with the same random bits. tests/test_array_simd.cpp checks every target bitwise against the
 // core.
 #pragma once
 
@@ -90,8 +90,9 @@ enum class lane_op : std::uint8_t { add, sub, mul, div, fma, sqrt };
 enum class op_path : std::uint8_t { core, binary32, binary64 };
 op_path op_lanes(lane_op op, const format& f, const rounding& r);
 // out[i] = op(a[i], b[i], c[i]) for i in [0, n), on codes of f (op_lanes not core; b and c are
-// read by the ops that take them). Lanes left to the core (NaN results, a zero divisor, values
-// out of the range binary32 lanes cover exactly, an inexact lane under sr-exact) get 0, and
+// read by the ops that take them); a NaN result is a quiet NaN with the core's sign. Lanes left
+// to the core (NaN results that raise invalid, a zero divisor, values out of the range binary32
+// lanes cover exactly, an inexact lane under sr-exact) get 0, and
 // their indices go to `special`, in order; returns how many. `codes`: where the caller will
 // store the n codes next (prefetched for writing), or any readable n-element array.
 std::size_t op_floats(lane_op op, const format& f, const std::uint32_t* a, const std::uint32_t* b,

@@ -1225,6 +1225,17 @@ TEST_CASE("apply, apply_fma and apply_sqrt == the core's ops on random bf16 and 
     for (std::uint32_t x = 0; x <= mask; x += 97) push(x, 0);  // zeros, and sqrt over the range
     for (const std::uint32_t s : {0u, 1u, frac_mask(f), max_finite_magnitude(f), magnitude_mask(f)})
       for (std::uint32_t y = 0; y <= mask; y += 251) push(s | (y & sign_mask(f)), y);
+    // Every triple of specials of either sign (zero, infinity, quiet and signaling NaNs, the
+    // extremes, 1): fma's 0 x inf + NaN, which raises invalid, among them.
+    const std::uint32_t inf = detail::inf_code(f, false), quiet = inf | (std::uint32_t{1} << (f.frac_bits - 1));
+    std::vector<std::uint32_t> specials;
+    for (const std::uint32_t s : {0u, 1u, inf, quiet, inf | 1u, max_finite_magnitude(f), from(f, 1.0).code})
+      specials.insert(specials.end(), {s, s | sign_mask(f)});
+    for (const std::uint32_t x : specials)
+      for (const std::uint32_t y : specials)
+        for (const std::uint32_t z : specials) {
+          a.push_back(x), b.push_back(y), c.push_back(z);
+        }
     int lanes[3] = {};
     check_ops_on_targets(f, a, b, c, checked, lanes);
     const int roundings = static_cast<int>(op_roundings(f).size());
