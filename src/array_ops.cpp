@@ -270,9 +270,7 @@ std::size_t OpLanes(const format& f, const std::uint32_t* a, const std::uint32_t
     if (HWY_UNLIKELY(!hn::AllFalse(d, nan))) {
       // NaN results (see the top): the core's quiet NaN, signed as the first NaN operand. Lanes
       // that raise a flag go to the core: an invalid operation (no NaN operand, or 0 x inf in
-      // fma), a signaling NaN operand.
-      // The signaling operands, from their codes (the decoded values are quiet NaNs), as a mask
-      // of d's lanes.
+      // fma), a signaling NaN operand, which only its code tells (decoded, all NaNs are quiet).
       auto signaling = [&](const std::uint32_t* codes) FPEMU_KERNEL_LAMBDA {
         const hn::Rebind<std::uint32_t, decltype(d)> du32;
         const hn::RebindToSigned<decltype(du32)> di32;

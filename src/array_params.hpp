@@ -41,7 +41,7 @@ struct encode_params {
   U frac_bits;
   U emin_field;  // field of the format's smallest normal binade; lanes below it are subnormal
   U low_field;   // lanes below it, which would shift by more than W - 1 bits, go to the core
-  U high_field;  // finite lanes above it overflow; infinite ones take infinite_code, NaNs nan_code
+  U high_field;  // finite lanes above it overflow; infinite ones take infinite_code, quiet NaNs nan_code
   U max_shift_extra;  // low_field's distance below emin_field
   U rebias;           // (format bias - input bias) << frac_bits, modulo 2^W
   U max_magnitude, sign, sign_position, negative_zero, k_mask, k;

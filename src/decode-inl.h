@@ -57,14 +57,13 @@ class Decoder {
         negative_zero_(hn::Set(du, p.negative_zero)),
         inf_magnitude_(hn::Set(du, p.inf_magnitude)),
         all_bits_(hn::Set(du, p.all_bits)),
-        quiet_bit_(hn::Set(du, p.f.frac_bits > 0 ? std::uint32_t{1} << (p.f.frac_bits - 1) : 0)),
-        ieee_(p.f.encoding == nonfinite::ieee) {}
+        quiet_bit_(hn::Set(du, p.f.frac_bits > 0 ? std::uint32_t{1} << (p.f.frac_bits - 1) : 0)) {}
 
-  // The signaling NaN codes (decode's): IEEE ones with the top fraction bit clear.
+  // The signaling NaN codes (decode's): NaNs above the infinity, so IEEE ones, with the top
+  // fraction bit clear.
   HWY_INLINE auto Signaling(V code) const {
     const V mag = hn::And(code, mag_mask_);
-    const auto nan = hn::Gt(mag, inf_magnitude_);
-    return ieee_ ? hn::And(nan, hn::Eq(hn::And(mag, quiet_bit_), hn::Zero(D()))) : hn::And(nan, hn::Ne(mag, mag));
+    return hn::And(hn::Gt(mag, inf_magnitude_), hn::Eq(hn::And(mag, quiet_bit_), hn::Zero(D())));
   }
 
   HWY_INLINE V operator()(V code) const {
@@ -151,7 +150,6 @@ class Decoder {
   V frac_bits_, rebias_, fraction_, sub_shift_, sub_exponent_;
   hn::Vec<hn::Rebind<float, D>> subnormal_quantum_;
   V max_magnitude_, negative_zero_, inf_magnitude_, all_bits_, quiet_bit_;
-  bool ieee_;
 };
 
 }  // namespace fpemu::simd::HWY_NAMESPACE
