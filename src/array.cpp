@@ -176,8 +176,9 @@ expected<std::uint8_t> round_given(const format& f, std::span<const float> in, s
 
 // Element-wise arithmetic: through the lane kernels where simd::op_lanes covers the op, block
 // by block (the lanes' exact or rounded-to-odd results rounded once into f by the encode
-// kernels, with element i's random bits as everywhere), and the elements they leave to the core
-// (NaN results, zero divisors and the like) by `one(i, random)`, which stores element i's result
+// kernels, with element i's random bits as everywhere, and the flags the arithmetic raised or-ed
+// in), and the elements they leave to the core (bf16 lanes beyond binary32's exact range,
+// inexact sr-exact lanes and the like) by `one(i, random)`, which stores element i's result
 // through the core and returns its flags; every element through `one` where the kernels do not
 // cover the op.
 template <class One>
@@ -210,7 +211,12 @@ std::uint8_t apply_lanes(simd::lane_op op, const format& f, const std::uint32_t*
         all |= simd::encode_doubles(f, r, z.as_double, m, keystream_at(sr, i), out.data() + i, fl);
       }
       for (std::size_t k = 0; k < specials; ++k) {
-        const std::size_t j = i + special[k];
+        const std::size_t j = i + (special[k] & ((std::uint32_t{1} << simd::kLaneIndexBits) - 1));
+        if (const auto raised = static_cast<std::uint8_t>(special[k] >> simd::kLaneIndexBits); raised != 0) {
+          if (fl) flags[j] |= raised;  // the arithmetic's flags beside the encoding's
+          all |= raised;
+          continue;
+        }
         const std::uint8_t fj = one(j, core_random(r, sr, j));
         if (fl) flags[j] = fj;
         all |= fj;

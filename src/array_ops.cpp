@@ -46,13 +46,16 @@
 //
 // A lane with an infinite operand is exact (an infinity, or a zero as in x / inf) unless the
 // hardware's result is NaN; its error term or remainder is NaN, which the lanes read as exact
-// (ordered comparisons). A NaN result with a quiet NaN operand is the core's: a quiet NaN with
-// the sign of the first NaN operand, and no flag; the encode kernels round it to the format's
-// NaN of that sign (or, in a format without NaNs, 0 with invalid), as the core does. Lanes the
-// vector rule leaves to the core, marked special and set to 0 (which raises no flag): NaN
-// results that raise invalid (a signaling NaN operand, an invalid operation), a zero divisor
-// (divide-by-zero), the range checks above (which take infinite operands and results too, but
-// in sqrt, and NaNs), and (sr-exact) an inexact z. An exact zero
+// (ordered comparisons). A NaN result is the core's: a quiet NaN with the sign of the first NaN
+// operand, or + for an invalid operation, which the encode kernels round to the format's NaN of
+// that sign (or, in a format without NaNs, 0 with invalid), as the core does; the arithmetic
+// raises invalid for an invalid operation (inf - inf, 0 x inf, 0 / 0, inf / inf, the root of a
+// negative number; and 0 x inf + NaN in fma) or a signaling NaN operand. x / 0 with x finite and
+// nonzero is the hardware's infinity and raises divide-by-zero. Those flags are listed with the
+// lane for the caller to or into the encoding's. Lanes the vector rule leaves to the core, marked
+// special and set to 0 (which raises no flag): the range checks above (which take infinite
+// operands and results too, but in sqrt, and NaNs), x / 0 where rounding an infinity raises a
+// flag (the core clears its invalid after divide-by-zero), and (sr-exact) an inexact z. An exact zero
 // result of add, sub or fma takes the core's sign: that of the operands when they agree, else
 // +0, or -0 when rounding toward -infinity (the hardware, rounding to nearest or toward zero,
 // gives the first two; the last is put in here).
@@ -82,6 +85,9 @@ struct lane_checks {
   bool exact_only = false;         // sr-exact: inexact lanes go to the core
   bool range = false;              // binary32 lanes of a format whose range needs the checks
   double min_operand = 0;          // div: the smallest dividend, sqrt: the smallest operand, checked
+  // x / 0 goes to the core where rounding an infinity raises a flag (no infinity in the format,
+  // or policy saturate): the core then clears its invalid, which the union could not.
+  bool zero_divisor_to_core = false;
 };
 }  // namespace fpemu::simd
 #endif
@@ -153,6 +159,7 @@ std::size_t OpLanes(const format& f, const std::uint32_t* a, const std::uint32_t
                     std::size_t n, const lane_checks& checks, T* out, std::uint32_t* special,
                     std::uint32_t* codes) {
   const bool negative_zero_sum = checks.negative_zero_sum, exact_only = checks.exact_only, range = checks.range;
+  const bool zero_divisor_to_core = checks.zero_divisor_to_core;
   const hn::ScalableTag<T> d;
   const Decoder<hn::Rebind<std::uint32_t, decltype(d)>, true> decode(hn::Rebind<std::uint32_t, decltype(d)>(),
                                                                       decode_params_for(f));
@@ -222,8 +229,10 @@ std::size_t OpLanes(const format& f, const std::uint32_t* a, const std::uint32_t
     V y = fzero, w = fzero;
     if constexpr (Op != lane_op::sqrt) y = LoadOperand(d, decode, pb);
     if constexpr (Op == lane_op::fma) w = LoadOperand(d, decode, pc);
-    // x / 0 goes to the core (divide-by-zero).
+    // Lanes for the core, and the flags the arithmetic raises in the others (invalid,
+    // divide-by-zero), which the caller ors into the encode kernels' (the top of this file).
     auto bad = hn::Ne(fzero, fzero), out_of_range = bad, inexact = bad;
+    VU raised = zero;
     V z, p = fzero;
     if constexpr (Op == lane_op::add || Op == lane_op::sub) {
       const V addend = Op == lane_op::sub ? hn::Neg(y) : y;
@@ -237,7 +246,13 @@ std::size_t OpLanes(const format& f, const std::uint32_t* a, const std::uint32_t
       z = zero_sign(sum_to_odd(p, w, inexact), p, w);
       if (range) out_of_range = hn::Or(inexact_product(p, x, y), beyond_range(z));
     } else if constexpr (Op == lane_op::div) {
-      bad = hn::Eq(y, fzero);
+      // x / 0 with x finite and nonzero: the hardware's infinity, and divide-by-zero.
+      const auto by_zero = hn::And(hn::Eq(y, fzero), hn::AndNot(hn::Eq(x, fzero), hn::IsFinite(x)));
+      if (zero_divisor_to_core) {
+        bad = by_zero;
+      } else {
+        raised = hn::IfThenElseZero(hn::RebindMask(du, by_zero), hn::Set(du, U{flag::divide_by_zero}));
+      }
       if constexpr (kEmbeddedRounding) {
         z = DivRounded<kTowardZero>(x, y);
         inexact = nonzero(hn::NegMulAdd(z, y, x));
@@ -268,9 +283,9 @@ std::size_t OpLanes(const format& f, const std::uint32_t* a, const std::uint32_t
     bad = hn::Or(bad, out_of_range);
     const auto nan = hn::IsNaN(z);
     if (HWY_UNLIKELY(!hn::AllFalse(d, nan))) {
-      // NaN results (see the top): the core's quiet NaN, signed as the first NaN operand. Lanes
-      // that raise a flag go to the core: an invalid operation (no NaN operand, or 0 x inf in
-      // fma), a signaling NaN operand, which only its code tells (decoded, all NaNs are quiet).
+      // NaN results (see the top): the core's quiet NaN, signed as the first NaN operand (+
+      // without one), and invalid for an invalid operation (no NaN operand, or 0 x inf in fma)
+      // or a signaling NaN operand, which only its code tells (decoded, all NaNs are quiet).
       auto signaling = [&](const std::uint32_t* codes) FPEMU_KERNEL_LAMBDA {
         const hn::Rebind<std::uint32_t, decltype(d)> du32;
         const hn::RebindToSigned<decltype(du32)> di32;
@@ -283,24 +298,32 @@ std::size_t OpLanes(const format& f, const std::uint32_t* a, const std::uint32_t
         }
       };
       const auto nx = hn::IsNaN(x), ny = hn::IsNaN(y), nw = hn::IsNaN(w);
+      const auto nan_operand = hn::Or(nx, hn::Or(ny, nw));
       const V first = hn::IfThenElse(nx, x, hn::IfThenElse(ny, y, w));
-      z = hn::IfThenElse(nan, hn::Or(hn::And(first, hn::BitCast(d, sign_bit)), quiet_nan), z);
-      auto flagged = hn::Not(hn::Or(nx, hn::Or(ny, nw)));
-      flagged = hn::Or(flagged, signaling(pa));
-      if constexpr (Op != lane_op::sqrt) flagged = hn::Or(flagged, signaling(pb));
+      const V sign = hn::IfThenElseZero(nan_operand, hn::And(first, hn::BitCast(d, sign_bit)));
+      z = hn::IfThenElse(nan, hn::Or(sign, quiet_nan), z);
+      auto invalid = hn::Not(nan_operand);
+      invalid = hn::Or(invalid, signaling(pa));
+      if constexpr (Op != lane_op::sqrt) invalid = hn::Or(invalid, signaling(pb));
       if constexpr (Op == lane_op::fma) {
-        flagged = hn::Or(flagged, signaling(pc));
-        flagged = hn::Or(flagged, hn::AndNot(hn::Or(nx, ny), hn::IsNaN(p)));
+        invalid = hn::Or(invalid, signaling(pc));
+        invalid = hn::Or(invalid, hn::AndNot(hn::Or(nx, ny), hn::IsNaN(p)));
       }
-      bad = hn::Or(bad, hn::And(nan, flagged));
+      const VU invalid_flag = hn::Set(du, U{flag::invalid});
+      raised = hn::Or(raised, hn::IfThenElseZero(hn::RebindMask(du, hn::And(nan, invalid)), invalid_flag));
     }
     if (exact_only) bad = hn::Or(bad, inexact);
     hn::StoreU(hn::IfThenZeroElse(bad, z), d, dst);
-    if (HWY_UNLIKELY(!hn::AllFalse(d, bad))) {
+    raised = hn::IfThenZeroElse(hn::RebindMask(du, bad), raised);
+    const auto listed = hn::Or(bad, hn::RebindMask(d, hn::Ne(raised, zero)));
+    if (HWY_UNLIKELY(!hn::AllFalse(d, listed))) {
       HWY_ALIGN std::uint8_t bits[(HWY_MAX_BYTES / sizeof(T) + 7) / 8 + 8] = {};
-      hn::StoreMaskBits(d, bad, bits);
+      HWY_ALIGN U flags_of[HWY_MAX_BYTES / sizeof(T)];
+      hn::StoreMaskBits(d, listed, bits);
+      hn::Store(raised, du, flags_of);
       for (std::size_t j = 0; j < L; ++j)
-        if ((bits[j / 8] >> (j % 8) & 1) != 0 && base + j < n) special[count++] = static_cast<std::uint32_t>(base + j);
+        if ((bits[j / 8] >> (j % 8) & 1) != 0 && base + j < n)
+          special[count++] = static_cast<std::uint32_t>(base + j) | static_cast<std::uint32_t>(flags_of[j]) << kLaneIndexBits;
     }
   };
 
@@ -398,6 +421,7 @@ lane_checks checks_for(lane_op op, const format& f, const rounding& r, bool bina
   k.exact_only = r.mode == round_mode::stochastic_exact;
   k.range = binary32 && !lanes_in_range(op, f);
   k.min_operand = std::ldexp(1.0, op == lane_op::div ? f.frac_bits - 125 : -102);
+  k.zero_divisor_to_core = round(f, unpacked{value_class::infinite, false}, r).flags != 0;
   return k;
 }
 

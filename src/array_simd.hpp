@@ -89,12 +89,15 @@ enum class lane_op : std::uint8_t { add, sub, mul, div, fma, sqrt };
 // none (the core then does every element).
 enum class op_path : std::uint8_t { core, binary32, binary64 };
 op_path op_lanes(lane_op op, const format& f, const rounding& r);
-// out[i] = op(a[i], b[i], c[i]) for i in [0, n), on codes of f (op_lanes not core; b and c are
-// read by the ops that take them); a NaN result is a quiet NaN with the core's sign. Lanes left
-// to the core (NaN results that raise invalid, a zero divisor, values out of the range binary32
-// lanes cover exactly, an inexact lane under sr-exact) get 0, and
-// their indices go to `special`, in order; returns how many. `codes`: where the caller will
-// store the n codes next (prefetched for writing), or any readable n-element array.
+// out[i] = op(a[i], b[i], c[i]) for i in [0, n), n < 2^24, on codes of f (op_lanes not core; b
+// and c are read by the ops that take them); a NaN result is a quiet NaN with the core's sign.
+// Lanes left to the core (values out of the range binary32 lanes cover exactly, an inexact lane
+// under sr-exact) get 0; they and the lanes whose arithmetic raised a flag (invalid,
+// divide-by-zero: to be or-ed into their encoding's) are listed in `special`, in order, each as
+// its index | flags << kLaneIndexBits (no flags: the core's); returns how many. `codes`: where
+// the caller will store the n codes next (prefetched for writing), or any readable n-element
+// array.
+inline constexpr int kLaneIndexBits = 24;
 std::size_t op_floats(lane_op op, const format& f, const std::uint32_t* a, const std::uint32_t* b,
                       const std::uint32_t* c, std::size_t n, const rounding& r, float* out, std::uint32_t* special,
                       std::uint32_t* codes);
