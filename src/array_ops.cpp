@@ -65,6 +65,7 @@
 #include <cmath>
 #include <cstring>
 #include <limits>
+#include <type_traits>
 
 #include "array_params.hpp"
 
@@ -118,29 +119,20 @@ constexpr bool kEmbeddedRounding = true;
 constexpr int kTowardZero = _MM_FROUND_TO_ZERO | _MM_FROUND_NO_EXC;
 constexpr int kDown = _MM_FROUND_TO_NEG_INF | _MM_FROUND_NO_EXC;
 constexpr int kUp = _MM_FROUND_TO_POS_INF | _MM_FROUND_NO_EXC;
-template <int R>
-HWY_INLINE hn::Vec512<float> AddRounded(hn::Vec512<float> a, hn::Vec512<float> b) {
-  return hn::Vec512<float>{_mm512_add_round_ps(a.raw, b.raw, R)};
+template <int R, class V>
+HWY_INLINE V AddRounded(V a, V b) {
+  if constexpr (std::is_same_v<V, hn::Vec512<float>>) return V{_mm512_add_round_ps(a.raw, b.raw, R)};
+  else return V{_mm512_add_round_pd(a.raw, b.raw, R)};
 }
-template <int R>
-HWY_INLINE hn::Vec512<double> AddRounded(hn::Vec512<double> a, hn::Vec512<double> b) {
-  return hn::Vec512<double>{_mm512_add_round_pd(a.raw, b.raw, R)};
+template <int R, class V>
+HWY_INLINE V DivRounded(V a, V b) {
+  if constexpr (std::is_same_v<V, hn::Vec512<float>>) return V{_mm512_div_round_ps(a.raw, b.raw, R)};
+  else return V{_mm512_div_round_pd(a.raw, b.raw, R)};
 }
-template <int R>
-HWY_INLINE hn::Vec512<float> DivRounded(hn::Vec512<float> a, hn::Vec512<float> b) {
-  return hn::Vec512<float>{_mm512_div_round_ps(a.raw, b.raw, R)};
-}
-template <int R>
-HWY_INLINE hn::Vec512<double> DivRounded(hn::Vec512<double> a, hn::Vec512<double> b) {
-  return hn::Vec512<double>{_mm512_div_round_pd(a.raw, b.raw, R)};
-}
-template <int R>
-HWY_INLINE hn::Vec512<float> SqrtRounded(hn::Vec512<float> a) {
-  return hn::Vec512<float>{_mm512_sqrt_round_ps(a.raw, R)};
-}
-template <int R>
-HWY_INLINE hn::Vec512<double> SqrtRounded(hn::Vec512<double> a) {
-  return hn::Vec512<double>{_mm512_sqrt_round_pd(a.raw, R)};
+template <int R, class V>
+HWY_INLINE V SqrtRounded(V a) {
+  if constexpr (std::is_same_v<V, hn::Vec512<float>>) return V{_mm512_sqrt_round_ps(a.raw, R)};
+  else return V{_mm512_sqrt_round_pd(a.raw, R)};
 }
 #else
 constexpr bool kEmbeddedRounding = false;
