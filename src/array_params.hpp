@@ -127,7 +127,7 @@ struct decode_params {
   // normals), and scaled by 2^(15 - bias), exact where every value of the format is a normal
   // binary32 number. Codes whose magnitude exceeds `short_limit` (or the sign alone, NaN in
   // formats without -0) take the full decoder: `exact_nan` for to_float's NaNs, `any_nan` where
-  // any NaN will do (operands of arithmetic, whose NaN results go to the core).
+  // any NaN will do (operands of arithmetic, whose NaN results take their sign from the NaN).
   enum class short_way : std::uint8_t { none, binary32_top, via_half } way;
   bool half_sign_apart, half_scaled, negative_zero_is_nan;
   std::uint32_t half_shift, half_sign_shift;
