@@ -92,6 +92,27 @@ std::pair<scaled_matrix, scaled_matrix> dot_operands(const format& f, const std:
   return {a, b};
 }
 
+// The accumulator codes of a x b through the model's own block steps, with block scales of
+// model.block.scale_block along K (ceil(K / scale_block) per row of A and per column of B).
+std::vector<std::uint32_t> scaled_reference(const accumulator_model& model, const scaled_matrix& a,
+                                            const scaled_matrix& b, const block_scale_codes& scales) {
+  const int M = a.rows, N = b.cols, K = a.cols, g = model.block.scale_block, per = (K + g - 1) / g;
+  std::vector<std::uint32_t> codes;
+  for (int i = 0; i < M; ++i)
+    for (int j = 0; j < N; ++j) {
+      dot_accumulator acc(model, a.fmt, b.fmt);
+      acc.reset(formats::fp32, 0);
+      for (int k = 0; k < K; ++k) {
+        if (k % g == 0)
+          acc.set_block_scales(scales.fmt, scales.a[static_cast<std::size_t>(i * per + k / g)],
+                               scales.b[static_cast<std::size_t>(j * per + k / g)]);
+        acc.add_product(a.codes[static_cast<std::size_t>(i * K + k)], b.codes[static_cast<std::size_t>(k * N + j)]);
+      }
+      codes.push_back(acc.result(model.block.acc).code);
+    }
+  return codes;
+}
+
 accumulator_model fp32_rne() { return accumulator_model{}; }
 
 accumulator_model preset_model(const char* name) { return find_preset(name).value().model; }
@@ -432,22 +453,31 @@ TEST_CASE("fast GEMM kernels == reference loop on block-scaled presets, over the
     }
     const auto again = fast_accumulate(formats::e4m3fn, a.codes, formats::e5m2, b.codes, M, N, K, model, 1, scales);
     REQUIRE(again.has_value());
-    for (int i = 0; i < M; ++i)
-      for (int j = 0; j < N; ++j) {
-        dot_accumulator acc(model, formats::e4m3fn, formats::e5m2);
-        acc.reset(formats::fp32, 0);
-        for (int k = 0; k < K; ++k) {
-          if (k % g == 0)
-            acc.set_block_scales(*p.scale, sa[static_cast<std::size_t>(i * per + k / g)],
-                                 sb[static_cast<std::size_t>(j * per + k / g)]);
-          acc.add_product(a.codes[static_cast<std::size_t>(i * K + k)], b.codes[static_cast<std::size_t>(k * N + j)]);
-        }
-        const std::size_t ij = static_cast<std::size_t>(i * N + j);
-        CHECK(again->codes[ij] == acc.result(model.block.acc).code);
-        ++compared;
-      }
+    compared += same_outputs(again->codes, scaled_reference(model, a, b, scales));
   }
   CHECK(compared > 2000);
+}
+
+TEST_CASE("the wide kernel reads scaled values a float cannot hold (11 bits below 2^-140) as doubles") {
+  // tf32 values near 2^-100 times E8M0 scales of 2^-40 need bits below float's last subnormal
+  // bit 2^-149: rounded to floats they would be other values, so the operands are built again in
+  // double (the products are exact there, and the float-lane products are not taken).
+  std::mt19937_64 rng(29);
+  accumulator_model model = preset_model("h100-tf32");
+  model.block.scale_block = model.block.block_size;  // a scale pair per block of 8
+  const int M = 6, N = 21, K = 96, per = K / model.block.scale_block;
+  const format& t = formats::tf32;
+  scaled_matrix a, b;
+  a.rows = M, a.cols = b.rows = K, b.cols = N;
+  a.fmt = b.fmt = t;
+  std::uniform_real_distribution<double> mantissa(1.0, 2.0);
+  for (int i = 0; i < M * K; ++i) a.codes.push_back(from(t, std::ldexp(mantissa(rng), -100 - static_cast<int>(rng() % 8)) * (rng() % 2 ? 1 : -1)).code);
+  for (int i = 0; i < K * N; ++i) b.codes.push_back(from(t, mantissa(rng) * (rng() % 2 ? 1 : -1)).code);
+  const std::vector<std::uint32_t> sa(static_cast<std::size_t>(M * per), 127 - 40), sb(static_cast<std::size_t>(N * per), 127);
+  const block_scale_codes scales{formats::e8m0fnu, sa, sb};
+  const auto fast = fast_accumulate(t, a.codes, t, b.codes, M, N, K, model, 1, scales);
+  REQUIRE(fast.has_value());
+  CHECK(same_outputs(fast->codes, scaled_reference(model, a, b, scales)) == M * N);
 }
 
 TEST_CASE("every tensor-core preset's GEMM == its reference loop, and the fast kernels cover the named ones") {

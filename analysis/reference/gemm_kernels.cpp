@@ -18,6 +18,7 @@
 #include <array>
 #include <bit>
 #include <climits>
+#include <memory>
 #include <cmath>
 #include <utility>
 
@@ -166,9 +167,9 @@ template <class Step>
 struct lead_job {
   Step step;
   const double* a;  // M x K
-  const double* a_lead;
+  const std::int32_t* a_lead;
   const double* b;  // K x N
-  const double* b_lead;
+  const std::int32_t* b_lead;
   double* d;  // M x N accumulator values, zero on entry; NaN where the reference must run
   int M, N, K, threads;
   const float* a_float = nullptr;  // M x K, or nullptr
@@ -232,9 +233,10 @@ struct pairwise_job {
   int M, N, K, threads;
 };
 
-// A row-major K x N array into panels of W columns (as pack_panels lays them out), `pad` past N.
-template <class T>
-void pack_rows(const T* src, int N, int K, std::size_t W, T pad, T* out) {
+// A row-major K x N array into panels of W columns (as pack_panels lays them out), `pad` past N,
+// converted to T.
+template <class S, class T>
+void pack_rows(const S* src, int N, int K, std::size_t W, T pad, T* out) {
   const std::size_t panels = (static_cast<std::size_t>(N) + W - 1) / W;
   for (int k = 0; k < K; ++k)
     for (std::size_t p = 0; p < panels; ++p) {
@@ -725,9 +727,8 @@ void lead_chain(const lead_job<Step>& job) {
     bf = hwy::AllocateAligned<float>(size);
     pack_rows(job.b_float, job.N, job.K, W, 0.0f, bf.get());
   }
-  const std::vector<float> a_lead(job.a_lead, job.a_lead + static_cast<std::size_t>(job.M) * job.K),
-      b_lead(job.b_lead, job.b_lead + static_cast<std::size_t>(job.K) * job.N);
-  pack_rows(b_lead.data(), job.N, job.K, W, static_cast<float>(kNoTerm), bl.get());
+  const std::vector<float> a_lead(job.a_lead, job.a_lead + static_cast<std::size_t>(job.M) * job.K);
+  pack_rows(job.b_lead, job.N, job.K, W, static_cast<float>(kNoTerm), bl.get());
   static constexpr auto tiles = tile_table<Tile, kBlockRows>();
   for_chunks<kBlockRows>(job.d, job.M, job.N, job.K, job.step.n, W, job.threads,
                          [&](int rows, int i, int j0, int k0, int kc, double* c, std::size_t ldc) {
@@ -834,30 +835,38 @@ struct narrow_tile {
   }
 };
 
-// Runs narrow_tile over a wide_job whose products run in float lanes: B's floats and int32 leads
-// packed into panels, A's leads as int32.
+// Runs narrow_tile over a wide_job whose products run in float lanes: B's floats and leads packed
+// into panels.
 void narrow_chain(const wide_job& job) {
   const std::size_t W = hn::Lanes(DF()), size = (job.N + W - 1) / W * W * job.K;
   const auto bf = hwy::AllocateAligned<float>(size);
   const auto bl = hwy::AllocateAligned<std::int32_t>(size);
   pack_rows(job.b_float, job.N, job.K, W, 0.0f, bf.get());
-  const std::vector<std::int32_t> a_lead(job.a_lead, job.a_lead + static_cast<std::size_t>(job.M) * job.K),
-      b_lead(job.b_lead, job.b_lead + static_cast<std::size_t>(job.K) * job.N);
-  pack_rows(b_lead.data(), job.N, job.K, W, kNoTerm, bl.get());
+  pack_rows(job.b_lead, job.N, job.K, W, kNoTerm, bl.get());
   static constexpr auto tiles = tile_table<narrow_tile, kNarrowRows>();
   for_chunks<kNarrowRows>(job.d, job.M, job.N, job.K, job.step.n, W, job.threads,
                           [&](int rows, int i, int j0, int k0, int kc, double* c, std::size_t ldc) {
                             const std::size_t at = (j0 / W * job.K + k0) * W, a_at = static_cast<std::size_t>(i) * job.K + k0;
-                            tiles[rows - 1](job.step, job.a_float + a_at, a_lead.data() + a_at, job.K, bf.get() + at,
+                            tiles[rows - 1](job.step, job.a_float + a_at, job.a_lead + a_at, job.K, bf.get() + at,
                                             bl.get() + at, kc, c, ldc);
                           });
 }
 #endif
 
+// Whether wide_chain runs a step whose products fit float lanes in narrow_chain, which reads the
+// values only as floats (job.a and job.b may be null then).
+bool narrow_chain_runs(const wide_step& s) {
+#if HWY_TARGET <= HWY_AVX3
+  return s.narrow_terms > 0 && s.floor <= s.acc_emin && s.acc_frac <= s.frac_bits;
+#else
+  (void)s;
+  return false;
+#endif
+}
+
 void wide_chain(const wide_job& job) {
 #if HWY_TARGET <= HWY_AVX3
-  if (job.a_float != nullptr && job.step.floor <= job.step.acc_emin && job.step.acc_frac <= job.step.frac_bits)
-    return narrow_chain(job);
+  if (narrow_chain_runs(job.step)) return narrow_chain(job);
 #endif
   lead_chain<wide_tile>(job);
 }
@@ -1334,6 +1343,7 @@ namespace gemm_simd {
 HWY_EXPORT(fma_chain);
 HWY_EXPORT(block_chain);
 HWY_EXPORT(wide_chain);
+HWY_EXPORT(narrow_chain_runs);
 HWY_EXPORT(pairwise_chain);
 HWY_EXPORT(staged_chain);
 HWY_EXPORT(group_chain);
@@ -1342,6 +1352,7 @@ HWY_EXPORT(exact_chain);
 bool run_fma_chain(const fma_job& job) { return HWY_DYNAMIC_DISPATCH(fma_chain)(job); }
 bool run_block_chain(const block_job& job) { return HWY_DYNAMIC_DISPATCH(block_chain)(job); }
 void run_wide_chain(const wide_job& job) { HWY_DYNAMIC_DISPATCH(wide_chain)(job); }
+bool narrow_chain_runs_here(const wide_step& s) { return HWY_DYNAMIC_DISPATCH(narrow_chain_runs)(s); }
 void run_pairwise_chain(const pairwise_job& job) { HWY_DYNAMIC_DISPATCH(pairwise_chain)(job); }
 void run_staged_chain(const staged_job& job) { HWY_DYNAMIC_DISPATCH(staged_chain)(job); }
 void run_group_chain(const group_job& job) { HWY_DYNAMIC_DISPATCH(group_chain)(job); }
@@ -1514,58 +1525,92 @@ bool exact_kernel_applies(const block_fma_model& m, const format& fa, const form
          m.zero == zero_sign::exact_positive && m.input_subnormals && m.output_subnormals;
 }
 
-// The largest magnitude among values v (finite).
-double largest(const std::vector<double>& v) {
-  double x = 0.0;
-  for (double y : v) x = std::max(x, std::fabs(y));
-  return x;
-}
-
-// A's or B's values (row-major rows x cols) with their block scales multiplied in, and their
-// leads (kNoTerm for zero); nothing when a value or scale is not finite. K runs along A's columns
-// and B's rows; `scales` holds ceil(K / g) codes per row of A or column of B (empty: scales of 1).
+// A's or B's values (row-major rows x cols) with their block scales multiplied in, their leads
+// (kNoTerm for zero) and their range, from one pass over the codes; nothing when a value or scale
+// is not finite. K runs along A's columns and B's rows; `scales` holds ceil(K / g) codes per row of
+// A or column of B (empty: scales of 1). Asked for floats, the pass stores the values as floats
+// (the float-lane kernels read only those), or starts over with doubles at a value that is not a
+// float. The arrays are left uninitialised until the pass writes them: at 512 x 4096, zeroing them
+// first and its page faults cost a fifth of an emulated GEMM.
 struct wide_operand {
-  std::vector<double> value, lead;
+  std::size_t size = 0;
+  std::unique_ptr<double[]> value;  // null while the values are floats
+  std::unique_ptr<float[]> narrow;  // the values, when asked for as floats
+  std::unique_ptr<std::int32_t[]> lead;
+  double least = INFINITY, peak = 0.0;  // the smallest and largest non-zero magnitudes
+  std::int32_t lowest_lead = INT_MAX;   // the lowest lead of a non-zero value
+
+  // The values as doubles, widened from the floats the first time (exactly).
+  const double* values() {
+    if (!value) {
+      value = std::make_unique_for_overwrite<double[]>(size);
+      std::copy_n(narrow.get(), size, value.get());
+    }
+    return value.get();
+  }
 };
 
 std::optional<wide_operand> wide_operand_of(const format& f, std::span<const std::uint32_t> codes, int rows, int cols,
                                             bool k_along_cols, const format& scale_fmt,
-                                            std::span<const std::uint32_t> scales, int g) {
-  const std::optional<std::vector<float>> v = decode_all(f, codes);
-  if (!v) return std::nullopt;
-  std::vector<double> scale_value(scales.size()), scale_lead(scales.size());
+                                            std::span<const std::uint32_t> scales, int g, bool floats) {
+  std::vector<double> scale_value(scales.size());
+  std::vector<std::int32_t> scale_lead(scales.size());
   for (std::size_t i = 0; i < scales.size(); ++i) {
     const unpacked u = detail::read_scale(scale_fmt, scales[i]);
     if (u.cls == value_class::nan || u.cls == value_class::infinite) return std::nullopt;
     scale_value[i] = to_double(scale_fmt, scales[i] & magnitude_mask(scale_fmt));
     scale_lead[i] = u.exp + scale_fmt.frac_bits;  // the model's scale_lead: subnormals at emin
   }
-  const int per = g > 0 ? ((k_along_cols ? cols : rows) + g - 1) / g : 0;
-  wide_operand o{std::vector<double>(v->size()), std::vector<double>(v->size())};
-  for (int r = 0; r < rows; ++r)
-    for (int c = 0; c < cols; ++c) {
-      const std::size_t at = static_cast<std::size_t>(r) * cols + c;
-      double value = (*v)[at], lead = lead_of((*v)[at], emin(f));
-      if (!scales.empty()) {
-        const int k = k_along_cols ? c : r, other = k_along_cols ? r : c;
-        const std::size_t s = static_cast<std::size_t>(other) * per + k / g;
-        value *= scale_value[s];
-        lead += scale_lead[s];
+  const int per = g > 0 ? ((k_along_cols ? cols : rows) + g - 1) / g : 0, low = emin(f);
+  wide_operand o;
+  o.size = codes.size();
+  o.lead = std::make_unique_for_overwrite<std::int32_t[]>(o.size);
+  if (floats)
+    o.narrow = std::make_unique_for_overwrite<float[]>(o.size);
+  else
+    o.value = std::make_unique_for_overwrite<double[]>(o.size);
+  bool finite = true, exact = true;
+  decoder(f, codes.size()).visit([&](const auto& decode) {
+    for (int r = 0; r < rows; ++r)
+      for (int c = 0; c < cols; ++c) {
+        const std::size_t at = static_cast<std::size_t>(r) * cols + c;
+        const float x = decode(codes[at]);
+        finite &= std::isfinite(x);
+        double value = x;
+        std::int32_t lead = lead_of(x, low);
+        if (!scales.empty()) {
+          const int k = k_along_cols ? c : r, other = k_along_cols ? r : c;
+          const std::size_t s = static_cast<std::size_t>(other) * per + k / g;
+          value *= scale_value[s];
+          lead += scale_lead[s];
+        }
+        if (floats) {
+          o.narrow[at] = static_cast<float>(value);
+          exact &= static_cast<double>(o.narrow[at]) == value;
+        } else {
+          o.value[at] = value;
+        }
+        o.lead[at] = value == 0.0 ? kNoTerm : lead;
+        if (value != 0.0) {
+          o.least = std::min(o.least, std::fabs(value));
+          o.peak = std::max(o.peak, std::fabs(value));
+          o.lowest_lead = std::min(o.lowest_lead, lead);
+        }
       }
-      o.value[at] = value;
-      o.lead[at] = value == 0.0 ? kNoTerm : lead;
-    }
+  });
+  if (!finite) return std::nullopt;
+  if (!exact) return wide_operand_of(f, codes, rows, cols, k_along_cols, scale_fmt, scales, g, false);
   return o;
 }
 
 // A's and B's wide operands (block scales of g along K multiplied in where g > 0), or nothing when
-// a value or scale is not finite.
+// a value or scale is not finite; their values as floats where asked for and they are floats.
 std::optional<std::pair<wide_operand, wide_operand>> wide_operands(const format& fa, std::span<const std::uint32_t> a,
                                                                    const format& fb, std::span<const std::uint32_t> b,
                                                                    int M, int N, int K, const block_scale_codes& scales,
-                                                                   int g) {
-  auto wa = wide_operand_of(fa, a, M, K, true, scales.fmt, g > 0 ? scales.a : std::span<const std::uint32_t>{}, g);
-  auto wb = wide_operand_of(fb, b, K, N, false, scales.fmt, g > 0 ? scales.b : std::span<const std::uint32_t>{}, g);
+                                                                   int g, bool floats = false) {
+  auto wa = wide_operand_of(fa, a, M, K, true, scales.fmt, g > 0 ? scales.a : std::span<const std::uint32_t>{}, g, floats);
+  auto wb = wide_operand_of(fb, b, K, N, false, scales.fmt, g > 0 ? scales.b : std::span<const std::uint32_t>{}, g, floats);
   if (!wa || !wb) return std::nullopt;
   return std::pair{std::move(*wa), std::move(*wb)};
 }
@@ -1593,20 +1638,18 @@ chunk_bounds bounds_of(const wide_operand& o, int rows, int cols, bool k_along_c
   const int K = k_along_cols ? cols : rows, others = k_along_cols ? rows : cols, C = (K + chunk - 1) / chunk;
   chunk_bounds out{std::vector<double>(static_cast<std::size_t>(others) * C, kNoQuantum),
                    std::vector<double>(static_cast<std::size_t>(others) * C, 0.0)};
-  for (int other = 0; other < others; ++other)
-    for (int c = 0; c < C; ++c) {
-      double quantum = kNoQuantum, squares = 0.0;
-      for (int k = c * chunk; k < std::min(K, (c + 1) * chunk); ++k) {
-        const std::size_t at = k_along_cols ? static_cast<std::size_t>(other) * cols + k
-                                            : static_cast<std::size_t>(k) * cols + other;
-        if (o.value[at] == 0.0) continue;
-        quantum = std::min(quantum, o.lead[at] - frac_bits);
-        squares += o.value[at] * o.value[at];
-      }
-      const std::size_t at = k_along_cols ? static_cast<std::size_t>(other) * C + c : static_cast<std::size_t>(c) * others + other;
-      out.quantum[at] = quantum;
-      out.norm[at] = std::sqrt(squares) * (1.0 + 0x1p-40);
+  // In memory order; out.norm holds the sums of squares until the end.
+  for (int r = 0; r < rows; ++r)
+    for (int col = 0; col < cols; ++col) {
+      const std::size_t at = static_cast<std::size_t>(r) * cols + col;
+      if (o.value[at] == 0.0) continue;
+      const int k = k_along_cols ? col : r, other = k_along_cols ? r : col;
+      const std::size_t i = k_along_cols ? static_cast<std::size_t>(other) * C + k / chunk
+                                         : static_cast<std::size_t>(k / chunk) * others + other;
+      out.quantum[i] = std::min(out.quantum[i], static_cast<double>(o.lead[at] - frac_bits));
+      out.norm[i] += o.value[at] * o.value[at];
     }
+  for (double& n : out.norm) n = std::sqrt(n) * (1.0 + 0x1p-40);
   return out;
 }
 
@@ -1617,33 +1660,20 @@ chunk_bounds bounds_of(const wide_operand& o, int rows, int cols, bool k_along_c
 struct narrow_products {
   int terms = 0;
   double floor = 0.0;
-  std::vector<float> a, b;
 };
+
+// Whether the formats' widths allow float-lane products (the data must too, narrow_of).
+bool narrow_widths(const wide_widths& w) { return w.product <= 24 && w.term <= 30; }
 
 narrow_products narrow_of(const block_fma_model& m, const wide_widths& w, const wide_operand& a,
                           const wide_operand& b) {
-  struct range {
-    int low = INT_MAX, high = INT_MIN;
-    double lead = kNoQuantum;
-  };
-  auto range_of = [](const wide_operand& o) {
-    range r;
-    for (std::size_t i = 0; i < o.value.size(); ++i)
-      if (o.value[i] != 0.0) {
-        const int e = std::ilogb(o.value[i]);
-        r.low = std::min(r.low, e);
-        r.high = std::max(r.high, e);
-        r.lead = std::min(r.lead, o.lead[i]);
-      }
-    return r;
-  };
-  const range ra = range_of(a), rb = range_of(b);
-  const bool fits = ra.low <= ra.high && rb.low <= rb.high && ra.low >= -126 && rb.low >= -126 &&
-                    ra.high <= 127 && rb.high <= 127 && ra.low + rb.low >= -126 && ra.high + rb.high + 2 <= 127 &&
-                    m.frac_bits - (ra.lead + rb.lead) <= 126 && w.product <= 24 && w.term <= 30;
+  if (!a.narrow || !b.narrow || a.peak == 0.0 || b.peak == 0.0 || !narrow_widths(w)) return {};
+  const int a_low = std::ilogb(a.least), a_high = std::ilogb(a.peak), b_low = std::ilogb(b.least),
+            b_high = std::ilogb(b.peak);
+  const bool fits = a_low >= -126 && b_low >= -126 && a_high <= 127 && b_high <= 127 && a_low + b_low >= -126 &&
+                    a_high + b_high + 2 <= 127 && m.frac_bits - (a.lowest_lead + b.lowest_lead) <= 126;
   if (!fits) return {};
-  return {1 << (31 - w.term), ra.lead + rb.lead, std::vector<float>(a.value.begin(), a.value.end()),
-          std::vector<float>(b.value.begin(), b.value.end())};
+  return {1 << (31 - w.term), static_cast<double>(a.lowest_lead + b.lowest_lead)};
 }
 
 std::vector<std::uint32_t> bits_of(const std::vector<float>& d, int shift) {
@@ -1716,17 +1746,19 @@ std::optional<accumulated> fast_accumulate(const format& fa, std::span<const std
     return accumulated{m.acc, bits_of(d, 23 - m.acc.frac_bits)};
   }
   if (wide_kernel_applies(m, fa, fb, scales.fmt)) {
-    const auto w = wide_operands(fa, a, fb, b, M, N, K, scales, m.scale_block);
+    const wide_widths widths = widths_of(m, fa, fb, scales.fmt);
+    auto w = wide_operands(fa, a, fb, b, M, N, K, scales, m.scale_block, narrow_widths(widths));
     if (!w) return std::nullopt;
-    const auto& [wa, wb] = *w;
+    auto& [wa, wb] = *w;
     std::vector<double> d(MN);
     wide_step step = wide_step_of(m, lowest_lead(m, fa, fb, scales.fmt));
-    const narrow_products narrow = narrow_of(m, widths_of(m, fa, fb, scales.fmt), wa, wb);
+    const narrow_products narrow = narrow_of(m, widths, wa, wb);
     step.narrow_terms = narrow.terms;
     step.narrow_floor = narrow.floor;
-    run_wide_chain(wide_job{step, wa.value.data(), wa.lead.data(), wb.value.data(), wb.lead.data(), d.data(), M, N,
-                            K, threads, narrow.terms > 0 ? narrow.a.data() : nullptr,
-                            narrow.terms > 0 ? narrow.b.data() : nullptr});
+    const bool floats_only = narrow_chain_runs_here(step);
+    run_wide_chain(wide_job{step, floats_only ? nullptr : wa.values(), wa.lead.get(),
+                            floats_only ? nullptr : wb.values(), wb.lead.get(), d.data(), M, N, K, threads,
+                            narrow.terms > 0 ? wa.narrow.get() : nullptr, narrow.terms > 0 ? wb.narrow.get() : nullptr});
     return accumulated{m.acc, codes_of(d, fa, a, fb, b, N, K, model, scales)};
   }
   if (group_kernel_applies(m, fa, fb, scales.fmt)) {
@@ -1746,7 +1778,7 @@ std::optional<accumulated> fast_accumulate(const format& fa, std::span<const std
     if (!w) return std::nullopt;
     const auto& [wa, wb] = *w;
     // A product beyond fp32's range makes the block infinite (product_overflow): no kernel then.
-    if (m.product_overflow && largest(wa.value) * largest(wb.value) >= std::ldexp(1.0, emax(m.acc) + 1))
+    if (m.product_overflow && wa.peak * wb.peak >= std::ldexp(1.0, emax(m.acc) + 1))
       return std::nullopt;
     std::vector<double> d(MN);
     const staged_step step{m.block_size,
@@ -1756,7 +1788,7 @@ std::optional<accumulated> fast_accumulate(const format& fa, std::span<const std
                            static_cast<double>(std::min(emin(fa) + emin(fb), emin(m.acc))),
                            static_cast<double>(emin(m.acc)),
                            m.drop_far_c};
-    run_staged_chain(staged_job{step, wa.value.data(), wa.lead.data(), wb.value.data(), wb.lead.data(), d.data(), M,
+    run_staged_chain(staged_job{step, wa.value.get(), wa.lead.get(), wb.value.get(), wb.lead.get(), d.data(), M,
                                 N, K, threads});
     return accumulated{m.acc, codes_of(d, fa, a, fb, b, N, K, model, scales)};
   }
@@ -1768,7 +1800,7 @@ std::optional<accumulated> fast_accumulate(const format& fa, std::span<const std
     const chunk_bounds qa = bounds_of(wa, M, K, true, fa.frac_bits, chunk),
                        qb = bounds_of(wb, K, N, false, fb.frac_bits, chunk);
     std::vector<double> d(MN);
-    run_exact_chain(exact_job{m.block_size, wa.value.data(), qa.quantum.data(), qa.norm.data(), wb.value.data(),
+    run_exact_chain(exact_job{m.block_size, wa.value.get(), qa.quantum.data(), qa.norm.data(), wb.value.get(),
                               qb.quantum.data(), qb.norm.data(), d.data(), M, N, K, threads});
     return accumulated{m.acc, codes_of(d, fa, a, fb, b, N, K, model, scales)};
   }
@@ -1776,9 +1808,10 @@ std::optional<accumulated> fast_accumulate(const format& fa, std::span<const std
     // The model reads subnormal and zero inputs as +0 when it flushes them.
     auto read = [&](const format& f, std::span<const std::uint32_t> codes) {
       std::optional<std::vector<float>> v = decode_all(f, codes);
+      const float normal = std::ldexp(1.0f, emin(f));
       if (v && !m.input_subnormals)
         for (float& x : *v)
-          if (std::fabs(x) < std::ldexp(1.0f, emin(f))) x = 0.0f;
+          if (std::fabs(x) < normal) x = 0.0f;
       return v;
     };
     const std::optional<std::vector<float>> av = read(fa, a), bv = read(fb, b);
