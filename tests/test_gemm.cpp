@@ -204,6 +204,8 @@ TEST_CASE("fast GEMM kernels == reference loop across tile edges, K chunks, thre
   blocks_of_8.kind = accumulator_kind::block_fma;
   blocks_of_8.block = find_preset("h100-e4m3").value().model.block;
   blocks_of_8.block.block_size = 8;
+  accumulator_model blocks_of_6 = blocks_of_8;  // byte leads: a block ends inside a word
+  blocks_of_6.block.block_size = 6;
   const config configs[] = {
       {"fp32 acc, bf16 in", formats::bf16, formats::bf16, fp32_rne()},
       {"fp32 acc, fp16 in", formats::fp16, formats::fp16, fp32_rne()},
@@ -213,6 +215,7 @@ TEST_CASE("fast GEMM kernels == reference loop across tile edges, K chunks, thre
       {"h100-e5m2 x e4m3", formats::e5m2, formats::e4m3fn, preset_model("h100-e5m2")},
       {"ada-e4m3 (blocks of 16)", formats::e4m3fn, formats::e4m3fn, preset_model("ada-e4m3")},
       {"e8m13 blocks of 8, fp16 in", formats::fp16, formats::fp16, blocks_of_8},
+      {"e8m13 blocks of 6, e5m2 x e4m3", formats::e5m2, formats::e4m3fn, blocks_of_6},
       {"h100-fp16 (wide)", formats::fp16, formats::fp16, preset_model("h100-fp16")},
       {"b200-e4m3 x e5m2 (wide)", formats::e4m3fn, formats::e5m2, preset_model("b200-e4m3")},
       {"mi250-fp16 (pairwise)", formats::fp16, formats::fp16, preset_model("mi250-fp16")},

@@ -122,7 +122,34 @@ struct block_step {
   int frac_bits;           // F
   std::int32_t floor;      // lower bound for the reference exponent E (see block_tile)
   std::uint32_t rz_mask;   // clears the fraction bits fp32 has and the accumulator lacks
+  std::int32_t lead_offset;  // emin(A) + emin(B): a product's lead less its byte lead (lead_byte)
 };
+
+// The block chain's leads as bytes, four to a 32-bit word, so that one byte-lane addition and
+// maximum serve four products: an input's lead less its format's emin, 0..30 for the formats of
+// at most 5 exponent bits the block kernel takes, and kNoByte for a zero. A block of n products
+// takes lead_words(n) words, the last one padded with kNoByte, so that every block starts on a
+// word. With saturating additions a product with a zero is at most kNoByte + 30, which lies
+// (after lead_offset) 98 or more below the lowest lead of a non-zero product: at or below the
+// block's floor (F < 98), so it never raises E.
+constexpr std::int8_t kNoByte = -128;
+constexpr std::uint32_t kNoWord = 0x01010101u * static_cast<std::uint8_t>(kNoByte);
+
+constexpr int lead_words(int n) { return (n + 3) / 4; }
+
+// The byte lead of `value`, an input of a format with emin `low`.
+inline std::uint32_t lead_byte(float value, int low) {
+  return static_cast<std::uint8_t>(value == 0.0f ? kNoByte : static_cast<std::int8_t>(lead_of(value, low) - low));
+}
+
+// The word and byte of product k in a row of words for blocks of n products.
+inline std::size_t lead_word_of(int k, int n) {
+  return static_cast<std::size_t>(k / n) * lead_words(n) + static_cast<std::size_t>(k % n) / 4;
+}
+inline int lead_shift_of(int k, int n) { return 8 * (k % n % 4); }
+
+// Words per row of K products in blocks of n.
+inline std::size_t lead_row(int K, int n) { return static_cast<std::size_t>((K + n - 1) / n) * lead_words(n); }
 
 // A as row-major values (and leads), B as its codes: the kernels pack B for their vector width.
 struct fma_job {
@@ -136,7 +163,7 @@ struct fma_job {
 struct block_job {
   block_step step;
   const float* a;  // M x K
-  const std::int32_t* a_lead;
+  const std::uint32_t* a_lead;  // M x lead_row(K, n) words of byte leads
   std::span<const std::uint32_t> b;
   const decoder* b_decoder;
   int b_emin;
@@ -435,49 +462,92 @@ HWY_INLINE void add_terms(const float* HWY_RESTRICT av, std::size_t lda, const f
   }
 }
 
+// Per byte lane (lead_byte): max(top, la + lb), the addition saturating.
+#if HWY_TARGET == HWY_SCALAR
+HWY_INLINE VI byte_lead_max(VI top, VI la, VI lb) {
+  std::uint32_t out = 0;
+  for (int shift = 0; shift < 32; shift += 8) {
+    auto byte = [shift](VI x) { return static_cast<std::int8_t>(static_cast<std::uint32_t>(hn::GetLane(x)) >> shift); };
+    const int lead = std::max<int>(byte(top), std::clamp(byte(la) + byte(lb), -128, 127));
+    out |= static_cast<std::uint32_t>(static_cast<std::uint8_t>(lead)) << shift;
+  }
+  return hn::Set(DI(), static_cast<std::int32_t>(out));
+}
+#else
+HWY_INLINE VI byte_lead_max(VI top, VI la, VI lb) {
+  const hn::Repartition<std::int8_t, DI> d8;
+  return hn::BitCast(DI(), hn::Max(hn::BitCast(d8, top), hn::SaturatedAdd(hn::BitCast(d8, la), hn::BitCast(d8, lb))));
+}
+#endif
+
+// The largest of each word's four byte leads, as an int32: the top byte of max(x, x << 16), max'ed
+// with itself 8 bits up, shifted down with its sign.
+HWY_INLINE VI word_lead_max(VI x) {
+#if HWY_TARGET == HWY_SCALAR
+  std::int32_t lead = kNoByte;
+  for (int shift = 0; shift < 32; shift += 8)
+    lead = std::max<std::int32_t>(lead, static_cast<std::int8_t>(static_cast<std::uint32_t>(hn::GetLane(x)) >> shift));
+  return hn::Set(DI(), lead);
+#else
+  const hn::Repartition<std::int8_t, DI> d8;
+  const VI y = hn::BitCast(DI(), hn::Max(hn::BitCast(d8, x), hn::BitCast(d8, hn::ShiftLeft<16>(x))));
+  return hn::ShiftRight<24>(hn::BitCast(DI(), hn::Max(hn::BitCast(d8, y), hn::BitCast(d8, hn::ShiftLeft<8>(y)))));
+#endif
+}
+
 // R rows x W columns of accumulators c (fp32 values of the accumulator format) go through the
-// block steps of kc products: a/al are A's values and leads from the chunk's first k (stride
-// lda), bv/bl the panel slice. Per output and block, as block_fma.hpp defines it:
+// block steps of kc products: av/al are A's values (stride lda) and byte leads (lead_byte, stride
+// lda_lead words) from the chunk's first k, bv/bl the panel slice. Per output and block, as
+// block_fma.hpp defines it:
 //   E = max(lead(C), lead(a_k) + lead(b_k) over non-zero products)
 //   S = trunc(C 2^(F-E)) + sum_k trunc(a_k b_k 2^(F-E));  C = toward_zero(S 2^(E-F))
 // Every product and scaling is an exact float, the sum an exact int (block_kernel_applies).
 // E is also raised to step.floor, the smallest exponent a non-zero C can have: that changes
 // nothing when something is non-zero and keeps 2^(F-E) a normal float when all is zero (C = +0).
-// A zero C reads as lead -127, below the floor; a zero input's lead kNoTerm never wins. C is
+// A zero C reads as lead -127, below the floor; a product with a zero input never wins. C is
 // never subnormal (|C| >= 2^floor >= 2^(F-126)), so its exponent field is its lead.
 template <std::size_t R>
 struct block_tile {
-  static HWY_NOINLINE void run(const block_step& s, const float* HWY_RESTRICT av, const std::int32_t* HWY_RESTRICT al,
-                               std::size_t lda, const float* HWY_RESTRICT bv, const std::int32_t* HWY_RESTRICT bl,
-                               int kc, float* HWY_RESTRICT c, std::size_t ldc) {
+  static HWY_NOINLINE void run(const block_step& s, const float* HWY_RESTRICT av,
+                               const std::uint32_t* HWY_RESTRICT al, std::size_t lda_lead, std::size_t lda,
+                               const float* HWY_RESTRICT bv, const std::uint32_t* HWY_RESTRICT bl, int kc,
+                               float* HWY_RESTRICT c, std::size_t ldc) {
     const DF df;
     const DI di;
-    const std::size_t L = hn::Lanes(df), W = kVectors * L;
-    const VI floor = hn::Set(di, s.floor), exp_field = hn::Set(di, 0x7f800000), bias = hn::Set(di, 127);
+    const std::size_t L = hn::Lanes(df), W = kVectors * L, words = lead_words(s.n);
+    const VI floor = hn::Set(di, s.floor), exp_field = hn::Set(di, 0x7f800000), bias = hn::Set(di, 127),
+             offset = hn::Set(di, s.lead_offset);
     // Biased exponent fields: 2^(F-E) is (F + 127 - E) << 23, and 2^(E-F) is 254 << 23 minus it.
     const VI scale_top = hn::Set(di, s.frac_bits + 127), inverse_top = hn::Set(di, 254 << 23);
     const VF rz_mask = hn::BitCast(df, hn::Set(di, static_cast<std::int32_t>(s.rz_mask)));
-    for (int k0 = 0; k0 < kc; k0 += s.n) {
+    for (int k0 = 0, w0 = 0; k0 < kc; k0 += s.n, w0 += static_cast<int>(words)) {
       const int k1 = std::min(kc, k0 + s.n);
+      // The products' byte leads, four per word (lead_byte), at most per byte lane.
+      VI top[R][kVectors];
+      HWY_UNROLL(8)
+      for (std::size_t r = 0; r < R; ++r)
+        HWY_UNROLL(8)
+        for (std::size_t v = 0; v < kVectors; ++v) top[r][v] = hn::Set(di, static_cast<std::int32_t>(kNoWord));
+      for (std::size_t w = static_cast<std::size_t>(w0); w < w0 + words; ++w) {
+        VI lb[kVectors];
+        HWY_UNROLL(8)
+        for (std::size_t v = 0; v < kVectors; ++v) lb[v] = hn::Load(di, reinterpret_cast<const std::int32_t*>(bl) + w * W + v * L);
+        HWY_UNROLL(8)
+        for (std::size_t r = 0; r < R; ++r) {
+          const VI la = hn::Set(di, static_cast<std::int32_t>(al[r * lda_lead + w]));
+          HWY_UNROLL(8)
+          for (std::size_t v = 0; v < kVectors; ++v) top[r][v] = byte_lead_max(top[r][v], la, lb[v]);
+        }
+      }
       VI ref[R][kVectors];
       HWY_UNROLL(8)
       for (std::size_t r = 0; r < R; ++r)
         HWY_UNROLL(8)
         for (std::size_t v = 0; v < kVectors; ++v) {
           const VI bits = hn::BitCast(di, hn::LoadU(df, c + r * ldc + v * L));
-          ref[r][v] = hn::Max(floor, hn::Sub(hn::ShiftRight<23>(hn::And(bits, exp_field)), bias));
+          const VI c_lead = hn::Max(floor, hn::Sub(hn::ShiftRight<23>(hn::And(bits, exp_field)), bias));
+          ref[r][v] = hn::Max(c_lead, hn::Add(word_lead_max(top[r][v]), offset));
         }
-      for (int k = k0; k < k1; ++k) {
-        VI lb[kVectors];
-        HWY_UNROLL(8)
-        for (std::size_t v = 0; v < kVectors; ++v) lb[v] = hn::Load(di, bl + k * W + v * L);
-        HWY_UNROLL(8)
-        for (std::size_t r = 0; r < R; ++r) {
-          const VI la = hn::Set(di, al[r * lda + k]);
-          HWY_UNROLL(8)
-          for (std::size_t v = 0; v < kVectors; ++v) ref[r][v] = hn::Max(ref[r][v], hn::Add(la, lb[v]));
-        }
-      }
       VF scale[R][kVectors];
       VI sum[R][kVectors];
       HWY_UNROLL(8)
@@ -502,17 +572,28 @@ struct block_tile {
 
 // False, before any arithmetic, when B holds a value that is not finite.
 bool block_chain(const block_job& job) {
-  const std::size_t W = kVectors * hn::Lanes(DF()), size = (job.N + W - 1) / W * W * job.K;
-  const auto bv = hwy::AllocateAligned<float>(size);
-  const auto bl = hwy::AllocateAligned<std::int32_t>(size);
+  const int n = job.step.n;
+  const std::size_t W = kVectors * hn::Lanes(DF()), panels = (job.N + W - 1) / W, row = lead_row(job.K, n);
+  const auto bv = hwy::AllocateAligned<float>(panels * W * job.K);
   if (!pack_panels(*job.b_decoder, job.b, job.N, job.K, W, bv.get())) return false;
-  for (std::size_t i = 0; i < size; ++i) bl[i] = lead_of(bv[i], job.b_emin);  // padding: kNoTerm
+  // B's byte leads in panels as its values: panel p holds words w = 0..row-1 of its W columns.
+  const auto bl = hwy::AllocateAligned<std::uint32_t>(panels * row * W);
+  std::fill_n(bl.get(), panels * row * W, kNoWord);
+  for (std::size_t p = 0; p < panels; ++p)
+    for (int k = 0; k < job.K; ++k) {
+      std::uint32_t* words = bl.get() + (p * row + lead_word_of(k, n)) * W;
+      const float* values = bv.get() + (p * job.K + k) * W;
+      const int shift = lead_shift_of(k, n);
+      for (std::size_t j = 0; j < W; ++j)  // the padding columns' zeros: kNoByte
+        words[j] = (words[j] & ~(0xffu << shift)) | lead_byte(values[j], job.b_emin) << shift;
+    }
   static constexpr auto tiles = tile_table<block_tile, kBlockRows>();
-  for_chunks<kBlockRows>(job.d, job.M, job.N, job.K, job.step.n, W, job.threads,
+  for_chunks<kBlockRows>(job.d, job.M, job.N, job.K, n, W, job.threads,
                          [&](int rows, int i, int j0, int k0, int kc, float* c, std::size_t ldc) {
                            const std::size_t at = (j0 / W * job.K + k0) * W, a_at = static_cast<std::size_t>(i) * job.K + k0;
-                           tiles[rows - 1](job.step, job.a + a_at, job.a_lead + a_at, job.K, bv.get() + at, bl.get() + at,
-                                           kc, c, ldc);
+                           const std::size_t word = lead_word_of(k0, n);  // k0 starts a block
+                           tiles[rows - 1](job.step, job.a + a_at, job.a_lead + i * row + word, row, job.K, bv.get() + at,
+                                           bl.get() + (j0 / W * row + word) * W, kc, c, ldc);
                          });
   return true;
 }
@@ -1550,6 +1631,35 @@ struct wide_operand {
   }
 };
 
+// What float_values finds: a non-zero `bad` for a value that is not finite, the bits of the
+// smallest and largest non-zero magnitudes (ordered as the magnitudes; peak 0 when all are zero),
+// and the lowest lead of a non-zero value.
+struct value_range {
+  std::uint32_t bad = 0, least = UINT32_MAX, peak = 0;
+  std::int32_t lowest = INT_MAX;
+};
+
+// The values (into out) and leads of n codes whose values are floats, in a loop without branches
+// or aliasing, which the compiler vectorises.
+template <class Decode, class T>
+value_range float_values(const Decode& decode, const std::uint32_t* HWY_RESTRICT codes, std::size_t n, int low,
+                         T* HWY_RESTRICT out, std::int32_t* HWY_RESTRICT lead) {
+  std::uint32_t bad = 0, least = UINT32_MAX, peak = 0;
+  std::int32_t lowest = INT_MAX;
+  for (std::size_t i = 0; i < n; ++i) {
+    const float x = decode(codes[i]);
+    const std::uint32_t bits = std::bit_cast<std::uint32_t>(x) & 0x7fffffffu;
+    const std::int32_t l = std::max(static_cast<std::int32_t>(bits >> 23) - 127, low);  // lead_of
+    bad |= bits >= 0x7f800000u;
+    out[i] = x;
+    lead[i] = bits == 0 ? kNoTerm : l;
+    least = std::min(least, bits == 0 ? UINT32_MAX : bits);
+    peak = std::max(peak, bits);
+    lowest = std::min(lowest, bits == 0 ? INT_MAX : l);
+  }
+  return {bad, least, peak, lowest};
+}
+
 std::optional<wide_operand> wide_operand_of(const format& f, std::span<const std::uint32_t> codes, int rows, int cols,
                                             bool k_along_cols, const format& scale_fmt,
                                             std::span<const std::uint32_t> scales, int g, bool floats) {
@@ -1571,19 +1681,23 @@ std::optional<wide_operand> wide_operand_of(const format& f, std::span<const std
     o.value = std::make_unique_for_overwrite<double[]>(o.size);
   bool finite = true, exact = true;
   decoder(f, codes.size()).visit([&](const auto& decode) {
+    if (scales.empty()) {  // every value a float: all but the MX presets
+      const value_range v = floats ? float_values(decode, codes.data(), o.size, low, o.narrow.get(), o.lead.get())
+                                   : float_values(decode, codes.data(), o.size, low, o.value.get(), o.lead.get());
+      finite = v.bad == 0;
+      if (v.peak > 0)
+        o.least = std::bit_cast<float>(v.least), o.peak = std::bit_cast<float>(v.peak), o.lowest_lead = v.lowest;
+      return;
+    }
     for (int r = 0; r < rows; ++r)
       for (int c = 0; c < cols; ++c) {
         const std::size_t at = static_cast<std::size_t>(r) * cols + c;
         const float x = decode(codes[at]);
         finite &= std::isfinite(x);
-        double value = x;
-        std::int32_t lead = lead_of(x, low);
-        if (!scales.empty()) {
-          const int k = k_along_cols ? c : r, other = k_along_cols ? r : c;
-          const std::size_t s = static_cast<std::size_t>(other) * per + k / g;
-          value *= scale_value[s];
-          lead += scale_lead[s];
-        }
+        const int k = k_along_cols ? c : r, other = k_along_cols ? r : c;
+        const std::size_t s = static_cast<std::size_t>(other) * per + k / g;
+        const double value = x * scale_value[s];
+        const std::int32_t lead = lead_of(x, low) + scale_lead[s];
         if (floats) {
           o.narrow[at] = static_cast<float>(value);
           exact &= static_cast<double>(o.narrow[at]) == value;
@@ -1736,10 +1850,17 @@ std::optional<accumulated> fast_accumulate(const format& fa, std::span<const std
     if (!av) return std::nullopt;
     const decoder b_decoder(fb, b.size());
     std::vector<float> d(MN);
-    std::vector<std::int32_t> a_lead(av->size());
-    for (std::size_t i = 0; i < a_lead.size(); ++i) a_lead[i] = lead_of((*av)[i], emin(fa));
-    const block_step step{m.block_size, m.frac_bits, emin(fa) + emin(fb) - m.frac_bits,
-                          ~((std::uint32_t{1} << (23 - m.acc.frac_bits)) - 1)};
+    const int n = m.block_size;
+    const std::size_t row = lead_row(K, n);
+    std::vector<std::uint32_t> a_lead(static_cast<std::size_t>(M) * row, kNoWord);
+    for (int i = 0; i < M; ++i)
+      for (int k = 0; k < K; ++k) {
+        std::uint32_t& word = a_lead[i * row + lead_word_of(k, n)];
+        const int shift = lead_shift_of(k, n);
+        word = (word & ~(0xffu << shift)) | lead_byte((*av)[static_cast<std::size_t>(i) * K + k], emin(fa)) << shift;
+      }
+    const block_step step{n, m.frac_bits, emin(fa) + emin(fb) - m.frac_bits,
+                          ~((std::uint32_t{1} << (23 - m.acc.frac_bits)) - 1), emin(fa) + emin(fb)};
     if (!run_block_chain(
             block_job{step, av->data(), a_lead.data(), b, &b_decoder, emin(fb), d.data(), M, N, K, threads}))
       return std::nullopt;
