@@ -142,14 +142,23 @@ inline std::uint32_t lead_byte(float value, int low) {
   return static_cast<std::uint8_t>(value == 0.0f ? kNoByte : static_cast<std::int8_t>(lead_of(value, low) - low));
 }
 
-// The word and byte of product k in a row of words for blocks of n products.
-inline std::size_t lead_word_of(int k, int n) {
-  return static_cast<std::size_t>(k / n) * lead_words(n) + static_cast<std::size_t>(k % n) / 4;
-}
-inline int lead_shift_of(int k, int n) { return 8 * (k % n % 4); }
-
 // Words per row of K products in blocks of n.
 inline std::size_t lead_row(int K, int n) { return static_cast<std::size_t>((K + n - 1) / n) * lead_words(n); }
+
+// The byte leads of K inputs `values` (a row of A, or a column of B's panel at stride `lanes`
+// floats) into words laid out for blocks of n products: product k's byte is byte k % n % 4 of
+// word (k / n) lead_words(n) + k % n / 4, which is lanes words further on per word (a panel's
+// columns lie side by side). The words start as kNoWord.
+inline void pack_lead_bytes(const float* values, std::size_t lanes, int K, int n, int low, std::uint32_t* words) {
+  static_assert(std::endian::native == std::endian::little, "byte t of a word is its bits 8t..8t+7");
+  auto* bytes = reinterpret_cast<std::uint8_t*>(words);
+  const std::size_t block = 4 * lanes * lead_words(n);  // bytes per block
+  for (int k0 = 0; k0 < K; k0 += n) {
+    std::uint8_t* out = bytes + static_cast<std::size_t>(k0 / n) * block;
+    for (int t = 0; t < std::min(n, K - k0); ++t)
+      out[(static_cast<std::size_t>(t / 4) * lanes) * 4 + t % 4] = static_cast<std::uint8_t>(lead_byte(values[(k0 + t) * lanes], low));
+  }
+}
 
 // A as row-major values (and leads), B as its codes: the kernels pack B for their vector width.
 struct fma_job {
@@ -576,22 +585,18 @@ bool block_chain(const block_job& job) {
   const std::size_t W = kVectors * hn::Lanes(DF()), panels = (job.N + W - 1) / W, row = lead_row(job.K, n);
   const auto bv = hwy::AllocateAligned<float>(panels * W * job.K);
   if (!pack_panels(*job.b_decoder, job.b, job.N, job.K, W, bv.get())) return false;
-  // B's byte leads in panels as its values: panel p holds words w = 0..row-1 of its W columns.
+  // B's byte leads in panels as its values: panel p holds words w = 0..row-1 of its W columns (the
+  // padding columns' zeros lead as kNoByte).
   const auto bl = hwy::AllocateAligned<std::uint32_t>(panels * row * W);
   std::fill_n(bl.get(), panels * row * W, kNoWord);
   for (std::size_t p = 0; p < panels; ++p)
-    for (int k = 0; k < job.K; ++k) {
-      std::uint32_t* words = bl.get() + (p * row + lead_word_of(k, n)) * W;
-      const float* values = bv.get() + (p * job.K + k) * W;
-      const int shift = lead_shift_of(k, n);
-      for (std::size_t j = 0; j < W; ++j)  // the padding columns' zeros: kNoByte
-        words[j] = (words[j] & ~(0xffu << shift)) | lead_byte(values[j], job.b_emin) << shift;
-    }
+    for (std::size_t j = 0; j < W; ++j)
+      pack_lead_bytes(bv.get() + p * job.K * W + j, W, job.K, n, job.b_emin, bl.get() + p * row * W + j);
   static constexpr auto tiles = tile_table<block_tile, kBlockRows>();
   for_chunks<kBlockRows>(job.d, job.M, job.N, job.K, n, W, job.threads,
                          [&](int rows, int i, int j0, int k0, int kc, float* c, std::size_t ldc) {
                            const std::size_t at = (j0 / W * job.K + k0) * W, a_at = static_cast<std::size_t>(i) * job.K + k0;
-                           const std::size_t word = lead_word_of(k0, n);  // k0 starts a block
+                           const std::size_t word = static_cast<std::size_t>(k0 / n) * lead_words(n);
                            tiles[rows - 1](job.step, job.a + a_at, job.a_lead + i * row + word, row, job.K, bv.get() + at,
                                            bl.get() + (j0 / W * row + word) * W, kc, c, ldc);
                          });
@@ -1853,12 +1858,7 @@ std::optional<accumulated> fast_accumulate(const format& fa, std::span<const std
     const int n = m.block_size;
     const std::size_t row = lead_row(K, n);
     std::vector<std::uint32_t> a_lead(static_cast<std::size_t>(M) * row, kNoWord);
-    for (int i = 0; i < M; ++i)
-      for (int k = 0; k < K; ++k) {
-        std::uint32_t& word = a_lead[i * row + lead_word_of(k, n)];
-        const int shift = lead_shift_of(k, n);
-        word = (word & ~(0xffu << shift)) | lead_byte((*av)[static_cast<std::size_t>(i) * K + k], emin(fa)) << shift;
-      }
+    for (int i = 0; i < M; ++i) pack_lead_bytes(av->data() + static_cast<std::size_t>(i) * K, 1, K, n, emin(fa), a_lead.data() + i * row);
     const block_step step{n, m.frac_bits, emin(fa) + emin(fb) - m.frac_bits,
                           ~((std::uint32_t{1} << (23 - m.acc.frac_bits)) - 1), emin(fa) + emin(fb)};
     if (!run_block_chain(
