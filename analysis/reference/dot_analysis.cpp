@@ -2,6 +2,7 @@
 #include "analysis/reference/dot_analysis.hpp"
 
 #include <algorithm>
+#include <array>
 #include <bit>
 #include <cmath>
 #include <cstdio>
@@ -165,21 +166,27 @@ std::vector<std::string> rows_premise(const dot_problem& p, const scaled_matrix&
   for (std::size_t q = 0; q < uK; q = blocks.back().second) blocks.push_back(block_around(p, uK, q));
   const std::size_t nb = blocks.size();
   // B's leads and normal leads in chain order, a row of N per position q (so that a block's test
-  // runs across the columns, in int16 vector lanes), and per block and column whether the block
-  // holds a subnormal.
-  std::vector<std::int16_t> b_lead(fast ? uK * static_cast<std::size_t>(N) : 0), b_normal(b_lead.size());
+  // runs across the columns, in int16 vector lanes; kNone past N to a whole number of chunks of
+  // kCols columns), and per block and column whether the block holds a subnormal.
+  constexpr std::size_t kCols = 32;
+  const std::size_t ldb = (static_cast<std::size_t>(N) + kCols - 1) / kCols * kCols;
+  std::vector<std::int16_t> b_lead(fast ? uK * ldb : 0, kNone), b_normal(b_lead.size(), kNone);
   std::vector<char> b_sub(fast ? nb * static_cast<std::size_t>(N) : 0);
   const lead_codes la(a.fmt), lb(b.fmt);
   if (fast)
     for (std::size_t t = 0; t < nb; ++t)
-      for (std::size_t q = blocks[t].first; q < blocks[t].second; ++q)
+      for (std::size_t q = blocks[t].first; q < blocks[t].second; ++q) {
+        const std::uint32_t* codes = &b.codes[static_cast<std::size_t>(order[q]) * static_cast<std::size_t>(N)];
+        std::int16_t* lead = &b_lead[q * ldb];
+        std::int16_t* normal = &b_normal[q * ldb];
+        char* sub = &b_sub[t * static_cast<std::size_t>(N)];
         for (int j = 0; j < N; ++j) {
-          const auto uj = static_cast<std::size_t>(j);
-          const code_leads x = lb.of(b_code(q, j));
-          b_lead[q * static_cast<std::size_t>(N) + uj] = x.lead;
-          b_normal[q * static_cast<std::size_t>(N) + uj] = x.normal;
-          b_sub[t * static_cast<std::size_t>(N) + uj] |= static_cast<char>(x.subnormal);
+          const code_leads x = lb.of(codes[j]);
+          lead[j] = x.lead;
+          normal[j] = x.normal;
+          sub[j] |= static_cast<char>(x.subnormal);
         }
+      }
   std::vector<std::string> premise(static_cast<std::size_t>(M));
   // Rows a slice at a time, block by block, so that a block of B's leads (block size x N) is read
   // from the cache for every row of the slice rather than streamed from memory for each.
@@ -188,7 +195,7 @@ std::vector<std::string> rows_premise(const dot_problem& p, const scaled_matrix&
     const auto uN = static_cast<std::size_t>(N), rows = static_cast<std::size_t>(r1 - r0);
     std::vector<std::uint32_t> a_rows(rows * uK), b_col(uK);
     std::vector<std::int16_t> a_lead(fast ? rows * uK : 0), a_normal(a_lead.size());
-    std::vector<std::int16_t> all(fast ? uN : 0), normal(all.size());
+    std::vector<std::int16_t> all(fast ? ldb : 0), normal(all.size());
     std::vector<char> a_sub(fast ? rows * nb : 0);
     // Per row of the slice, the output its reason names: its first output that breaks the premise.
     std::vector<int> why_j(rows, N);
@@ -220,21 +227,36 @@ std::vector<std::string> rows_premise(const dot_problem& p, const scaled_matrix&
       const auto [lo, hi] = blocks[t];
       const char* sub_t = &b_sub[t * uN];
       for (std::size_t r = 0; r < rows; ++r) {
-        if (by_leads) {
-          // In int16 throughout (kNone + kNone fits), so that the loop vectorises.
-          std::fill(all.begin(), all.end(), static_cast<std::int16_t>(kNone + kNone));
-          std::fill(normal.begin(), normal.end(), static_cast<std::int16_t>(kNone + kNone));
-          for (std::size_t q = lo; q < hi; ++q) {
-            const std::int16_t al = a_lead[r * uK + q], an = a_normal[r * uK + q];
-            const std::int16_t* bl = &b_lead[q * uN];
-            const std::int16_t* bn = &b_normal[q * uN];
-            for (std::size_t j = 0; j < uN; ++j) {
-              all[j] = std::max(all[j], static_cast<std::int16_t>(al + bl[j]));
-              normal[j] = std::max(normal[j], static_cast<std::int16_t>(an + bn[j]));
+        if (by_leads)
+          // In int16 throughout (kNone + kNone fits), so that the loops vectorise, kCols columns
+          // at a time, whose maxima stay in registers over the block's products.
+          for (std::size_t j0 = 0; j0 < ldb; j0 += kCols) {
+            std::array<std::int16_t, kCols> chunk_all, chunk_normal;
+            chunk_all.fill(static_cast<std::int16_t>(kNone + kNone));
+            chunk_normal.fill(static_cast<std::int16_t>(kNone + kNone));
+            for (std::size_t q = lo; q < hi; ++q) {
+              const std::int16_t al = a_lead[r * uK + q], an = a_normal[r * uK + q];
+              const std::int16_t* bl = &b_lead[q * ldb + j0];
+              const std::int16_t* bn = &b_normal[q * ldb + j0];
+              for (std::size_t j = 0; j < kCols; ++j) {
+                chunk_all[j] = std::max(chunk_all[j], static_cast<std::int16_t>(al + bl[j]));
+                chunk_normal[j] = std::max(chunk_normal[j], static_cast<std::int16_t>(an + bn[j]));
+              }
             }
+            std::copy(chunk_all.begin(), chunk_all.end(), all.begin() + static_cast<std::ptrdiff_t>(j0));
+            std::copy(chunk_normal.begin(), chunk_normal.end(), normal.begin() + static_cast<std::ptrdiff_t>(j0));
           }
-        }
         const bool a_has_sub = a_sub[r * nb + t] != 0;
+        if (by_leads) {
+          // Most blocks are settled for every column: find out in one branch-free pass.
+          std::int16_t unsettled = 0;
+          for (int j = 0; j < why_j[r]; ++j) {
+            const auto uj = static_cast<std::size_t>(j);
+            const auto open = static_cast<std::int16_t>((normal[uj] <= kPairFloor) | (normal[uj] < all[uj]));
+            unsettled |= static_cast<std::int16_t>(open & (a_has_sub ? 1 : sub_t[uj]));
+          }
+          if (unsettled == 0) continue;
+        }
         for (int j = 0; j < why_j[r]; ++j) {
           const auto uj = static_cast<std::size_t>(j);
           if (!a_has_sub && !sub_t[uj]) continue;
@@ -685,15 +707,17 @@ gemm_report analyse_gemm(const scaled_matrix& a, const scaled_matrix& b, std::sp
     }
   constexpr int kTile = 64;  // B is transposed in tiles of K, for the cache
   for (int k0 = 0; k0 < K; k0 += kTile)
-    for (int j = 0; j < N; ++j)
+    for (int j = 0; j < N; ++j) {
+      const std::uint32_t* codes = &b.codes[static_cast<std::size_t>(j)];
+      double* x = &bv[static_cast<std::size_t>(j) * K];
       for (int k = k0; k < std::min(K, k0 + kTile); ++k) {
-        const std::uint32_t code = b.codes[static_cast<std::size_t>(k) * N + j];
-        double& x = bv[static_cast<std::size_t>(j) * K + k];
+        const std::uint32_t code = codes[static_cast<std::size_t>(k) * N];
         if (b_plain)
-          x = b_value(code);
-        else if (!exact_double_product(b_value(code), scale_of(b, k, j, false), x))
+          x[k] = b_value(code);
+        else if (!exact_double_product(b_value(code), scale_of(b, k, j, false), x[k]))
           b_exact[static_cast<std::size_t>(j)] = 0;
       }
+    }
   const exact_operands ops{
       double_vectors(std::move(av), std::move(a_exact), M, K), double_vectors(std::move(bv), std::move(b_exact), N, K),
       [&](std::vector<unpacked>& at, std::vector<unpacked>& bt) {

@@ -693,9 +693,10 @@ struct operand_bounds {
   bool finite = true;
   double top = 0;
   int lsb = INT_MAX;
-  void add(const value_bounds& v, const format& f, const value_bounds& scale) {
+  // v times scale; `least` is max(2^emin(f), 1), the smallest top of a value of f.
+  void add(const value_bounds& v, double least, const value_bounds& scale) {
     finite = finite && v.finite && scale.finite;
-    top = std::max(top, std::max({v.magnitude, min_normal(f), 1.0}) * scale.magnitude);
+    top = std::max(top, std::max(v.magnitude, least) * scale.magnitude);
     lsb = std::min(lsb, add_lsb(v.lsb, scale.lsb));
   }
 };
@@ -705,15 +706,20 @@ std::vector<operand_bounds> operand_bounds_of(const plan& p, const scaled_matrix
                                               bool along_k_is_cols) {
   const bounds_table table(m.fmt);
   const value_bounds one{true, 1.0, 0};
+  const double least = std::max(min_normal(m.fmt), 1.0);
   std::vector<operand_bounds> v(static_cast<std::size_t>(along_k_is_cols ? m.rows : m.cols));
-  for (int r = 0; r < m.rows; ++r)
+  for (int r = 0; r < m.rows; ++r) {
+    const std::uint32_t* codes = m.codes.data() + static_cast<std::size_t>(r) * m.cols;
     for (int c = 0; c < m.cols; ++c) {
-      const value_bounds scale = p.block_scaled
-                                     ? bounds_of(detail::read_scale(scale_fmt, block_scale_code(m, scale_fmt, r, c, along_k_is_cols)))
-                                     : one;
-      v[static_cast<std::size_t>(along_k_is_cols ? r : c)].add(table(m.codes[static_cast<std::size_t>(r) * m.cols + c]),
-                                                               m.fmt, scale);
+      operand_bounds& o = v[static_cast<std::size_t>(along_k_is_cols ? r : c)];
+      if (!p.block_scaled) {
+        o.add(table(codes[c]), least, one);
+        continue;
+      }
+      o.add(table(codes[c]), least,
+            bounds_of(detail::read_scale(scale_fmt, block_scale_code(m, scale_fmt, r, c, along_k_is_cols))));
     }
+  }
   return v;
 }
 

@@ -145,18 +145,21 @@ inline std::uint32_t lead_byte(float value, int low) {
 // Words per row of K products in blocks of n.
 inline std::size_t lead_row(int K, int n) { return static_cast<std::size_t>((K + n - 1) / n) * lead_words(n); }
 
-// The byte leads of K inputs `values` (a row of A, or a column of B's panel at stride `lanes`
-// floats) into words laid out for blocks of n products: product k's byte is byte k % n % 4 of
-// word (k / n) lead_words(n) + k % n / 4, which is lanes words further on per word (a panel's
-// columns lie side by side). The words start as kNoWord.
+// The byte leads of K x lanes inputs `values` (a row of A, lanes = 1, or B's panel of lanes
+// columns, k-major) into words laid out for blocks of n products: product k's byte is byte
+// k % n % 4 of word (k / n) lead_words(n) + k % n / 4, one word per lane side by side. The words
+// start as kNoWord.
 inline void pack_lead_bytes(const float* values, std::size_t lanes, int K, int n, int low, std::uint32_t* words) {
   static_assert(std::endian::native == std::endian::little, "byte t of a word is its bits 8t..8t+7");
   auto* bytes = reinterpret_cast<std::uint8_t*>(words);
   const std::size_t block = 4 * lanes * lead_words(n);  // bytes per block
   for (int k0 = 0; k0 < K; k0 += n) {
     std::uint8_t* out = bytes + static_cast<std::size_t>(k0 / n) * block;
-    for (int t = 0; t < std::min(n, K - k0); ++t)
-      out[(static_cast<std::size_t>(t / 4) * lanes) * 4 + t % 4] = static_cast<std::uint8_t>(lead_byte(values[(k0 + t) * lanes], low));
+    for (int t = 0; t < std::min(n, K - k0); ++t) {
+      const float* in = values + static_cast<std::size_t>(k0 + t) * lanes;
+      std::uint8_t* word = out + static_cast<std::size_t>(t / 4) * lanes * 4 + t % 4;
+      for (std::size_t j = 0; j < lanes; ++j) word[4 * j] = static_cast<std::uint8_t>(lead_byte(in[j], low));
+    }
   }
 }
 
@@ -589,9 +592,7 @@ bool block_chain(const block_job& job) {
   // padding columns' zeros lead as kNoByte).
   const auto bl = hwy::AllocateAligned<std::uint32_t>(panels * row * W);
   std::fill_n(bl.get(), panels * row * W, kNoWord);
-  for (std::size_t p = 0; p < panels; ++p)
-    for (std::size_t j = 0; j < W; ++j)
-      pack_lead_bytes(bv.get() + p * job.K * W + j, W, job.K, n, job.b_emin, bl.get() + p * row * W + j);
+  for (std::size_t p = 0; p < panels; ++p) pack_lead_bytes(bv.get() + p * job.K * W, W, job.K, n, job.b_emin, bl.get() + p * row * W);
   static constexpr auto tiles = tile_table<block_tile, kBlockRows>();
   for_chunks<kBlockRows>(job.d, job.M, job.N, job.K, n, W, job.threads,
                          [&](int rows, int i, int j0, int k0, int kc, float* c, std::size_t ldc) {
