@@ -220,12 +220,22 @@ TEST_CASE("double_gemm's sums equal exact_accumulator's where double_dot_exact h
     const double_panels panels(b);
     std::vector<double> sum(static_cast<std::size_t>(n) * n), mag(sum.size());
     double_gemm(a, 0, n, panels, sum, mag);
+    // B's vectors laid out k-major, as analyse_gemm passes B: the same panels, so the same sums.
+    std::vector<double> t(static_cast<std::size_t>(n) * K);
+    for (int j = 0; j < n; ++j)
+      for (int k = 0; k < K; ++k) t[static_cast<std::size_t>(k) * n + j] = b.vector(j)[k];
+    const double_vectors bk(std::move(t), std::vector<char>(static_cast<std::size_t>(n), 1), n, K, true);
+    std::vector<double> sum_k(sum.size()), mag_k(sum.size());
+    double_gemm(a, 0, n, double_panels(bk), sum_k, mag_k);
+    CHECK(sum_k == sum);
+    CHECK(mag_k == mag);
     for (int i = 0; i < n; ++i)
       for (int j = 0; j < n; ++j) {
         CAPTURE(i);
         CAPTURE(j);
         const bool exact = double_dot_exact(a, i, b, j);
         CHECK(exact == (delta <= 0));
+        CHECK(double_dot_exact(a, i, bk, j) == exact);
         if (!exact) continue;
         ++exact_pairs;
         exact_accumulator x, s;

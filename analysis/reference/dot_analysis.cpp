@@ -679,7 +679,7 @@ gemm_report analyse_gemm(const scaled_matrix& a, const scaled_matrix& b, std::sp
     }
   }
 
-  // The quantised values with their scales (and alpha) applied, B transposed: doubles from a
+  // The quantised values with their scales (and alpha) applied, B k-major as stored: doubles from a
   // table of codes where exact, and the exact values for the outputs the doubles cannot serve.
   const auto decoder = [](const format& f) {
     std::vector<double> table;
@@ -705,21 +705,16 @@ gemm_report analyse_gemm(const scaled_matrix& a, const scaled_matrix& b, std::sp
       else if (!exact_double_product(o.alpha, a_value(a.codes[ik]), scale_of(a, i, k, true), av[ik]))
         a_exact[static_cast<std::size_t>(i)] = 0;
     }
-  constexpr int kTile = 64;  // B is transposed in tiles of K, for the cache
-  for (int k0 = 0; k0 < K; k0 += kTile)
+  for (int k = 0; k < K; ++k)  // B's columns stay k-major
     for (int j = 0; j < N; ++j) {
-      const std::uint32_t* codes = &b.codes[static_cast<std::size_t>(j)];
-      double* x = &bv[static_cast<std::size_t>(j) * K];
-      for (int k = k0; k < std::min(K, k0 + kTile); ++k) {
-        const std::uint32_t code = codes[static_cast<std::size_t>(k) * N];
-        if (b_plain)
-          x[k] = b_value(code);
-        else if (!exact_double_product(b_value(code), scale_of(b, k, j, false), x[k]))
-          b_exact[static_cast<std::size_t>(j)] = 0;
-      }
+      const std::size_t kj = static_cast<std::size_t>(k) * N + j;
+      if (b_plain)
+        bv[kj] = b_value(b.codes[kj]);
+      else if (!exact_double_product(b_value(b.codes[kj]), scale_of(b, k, j, false), bv[kj]))
+        b_exact[static_cast<std::size_t>(j)] = 0;
     }
   const exact_operands ops{
-      double_vectors(std::move(av), std::move(a_exact), M, K), double_vectors(std::move(bv), std::move(b_exact), N, K),
+      double_vectors(std::move(av), std::move(a_exact), M, K), double_vectors(std::move(bv), std::move(b_exact), N, K, true),
       [&](std::vector<unpacked>& at, std::vector<unpacked>& bt) {
         at.resize(static_cast<std::size_t>(M) * K);
         bt.resize(static_cast<std::size_t>(K) * N);
@@ -781,10 +776,9 @@ gemm_report compare_with_original(std::span<const float> a, std::span<const floa
   std::vector<char> a_exact(static_cast<std::size_t>(M), 1), b_exact(static_cast<std::size_t>(N), 1);
   for (std::size_t ik = 0; ik < av.size(); ++ik)
     if (!exact_double_product(o.alpha, a[ik], av[ik])) a_exact[ik / static_cast<std::size_t>(K)] = 0;
-  for (int k = 0; k < K; ++k)
-    for (int j = 0; j < N; ++j) bv[static_cast<std::size_t>(j) * K + k] = b[static_cast<std::size_t>(k) * N + j];
+  std::copy(b.begin(), b.end(), bv.begin());  // B's columns stay k-major
   const exact_operands ops{
-      double_vectors(std::move(av), std::move(a_exact), M, K), double_vectors(std::move(bv), std::move(b_exact), N, K),
+      double_vectors(std::move(av), std::move(a_exact), M, K), double_vectors(std::move(bv), std::move(b_exact), N, K, true),
       [&](std::vector<unpacked>& at, std::vector<unpacked>& bt) {
         const unpacked ua = unpack(o.alpha);
         at.resize(static_cast<std::size_t>(M) * K);

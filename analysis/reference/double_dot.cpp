@@ -152,26 +152,28 @@ bits_of bits(double x) {
 
 }  // namespace
 
-double_vectors::double_vectors(std::vector<double> values, std::vector<char> exact, int n, int K)
-    : n_(n), k_(K), values_(std::move(values)), ok_(std::move(exact)), low_(static_cast<std::size_t>(n), INT_MAX),
-      top_(static_cast<std::size_t>(n), INT_MIN) {
+double_vectors::double_vectors(std::vector<double> values, std::vector<char> exact, int n, int K, bool k_major)
+    : n_(n), k_(K), k_major_(k_major), values_(std::move(values)), ok_(std::move(exact)),
+      low_(static_cast<std::size_t>(n), INT_MAX), top_(static_cast<std::size_t>(n), INT_MIN) {
   assert(values_.size() == static_cast<std::size_t>(n) * static_cast<std::size_t>(K));
   assert(ok_.size() == static_cast<std::size_t>(n));
-  for (int v = 0; v < n; ++v) {
-    const auto uv = static_cast<std::size_t>(v);
-    double* x = &values_[uv * static_cast<std::size_t>(K)];
-    for (int k = 0; k < K; ++k) {
-      if (!std::isfinite(x[k])) {
-        ok_[uv] = 0;
-        x[k] = 0;  // the kernel's sums for this vector are discarded; keep them quiet
-      } else if (x[k] != 0) {
-        const bits_of b = bits(x[k]);
-        low_[uv] = std::min(low_[uv], b.low);
-        top_[uv] = std::max(top_[uv], b.top);
+  // In memory order, whichever the layout.
+  const auto outer = static_cast<std::size_t>(k_major ? K : n), inner = static_cast<std::size_t>(k_major ? n : K);
+  for (std::size_t o = 0; o < outer; ++o)
+    for (std::size_t in = 0; in < inner; ++in) {
+      const std::size_t v = k_major ? in : o;
+      double& x = values_[o * inner + in];
+      if (!std::isfinite(x)) {
+        ok_[v] = 0;
+        x = 0;  // the kernel's sums for this vector are discarded; keep them quiet
+      } else if (x != 0) {
+        const bits_of b = bits(x);
+        low_[v] = std::min(low_[v], b.low);
+        top_[v] = std::max(top_[v], b.top);
       }
     }
-    if (low_[uv] == INT_MAX) ok_[uv] = 0;  // a zero sum: left to exact_accumulator's signed zero
-  }
+  for (std::size_t v = 0; v < low_.size(); ++v)
+    if (low_[v] == INT_MAX) ok_[v] = 0;  // a zero sum: left to exact_accumulator's signed zero
 }
 
 bool double_dot_exact(const double_vectors& a, int i, const double_vectors& b, int j) {
@@ -195,6 +197,13 @@ bool exact_double_product(double x, double y, double& product) {
 double_panels::double_panels(const double_vectors& b)
     : n_(b.count()), k_(b.k()),
       packed_(static_cast<std::size_t>((b.count() + kPanel - 1) / kPanel) * kPanel * static_cast<std::size_t>(b.k())) {
+  if (b.k_major()) {
+    for (int j0 = 0; j0 < n_; j0 += kPanel)
+      for (int k = 0; k < k_; ++k)
+        std::copy_n(b.at_k(k, j0), std::min(kPanel, n_ - j0),
+                    &packed_[(static_cast<std::size_t>(j0) * static_cast<std::size_t>(k_) + static_cast<std::size_t>(k) * kPanel)]);
+    return;
+  }
   for (int j = 0; j < n_; ++j) {
     const double* v = b.vector(j);
     double* out = &packed_[static_cast<std::size_t>(j / kPanel) * kPanel * static_cast<std::size_t>(k_) +

@@ -20,16 +20,21 @@
 
 namespace fpemu::analysis {
 
-// n vectors of K doubles each, values[v K .. v K + K - 1], each value exact (or its vector marked
-// not exact by the caller: a value that could not be made a double exactly).
+// n vectors of K doubles each, each value exact (or its vector marked not exact by the caller: a
+// value that could not be made a double exactly): vector-major, values[v K .. v K + K - 1], as A's
+// rows are stored, or k-major, vector v's k-th value at values[k n + v], as B's columns are.
 class double_vectors {
  public:
   // `exact[v]`: vector v's doubles are its exact values (every one finite).
-  double_vectors(std::vector<double> values, std::vector<char> exact, int n, int K);
+  double_vectors(std::vector<double> values, std::vector<char> exact, int n, int K, bool k_major = false);
 
   int count() const { return n_; }
   int k() const { return k_; }
+  bool k_major() const { return k_major_; }
+  // Vector v's values: vector-major vectors only.
   const double* vector(int v) const { return &values_[static_cast<std::size_t>(v) * static_cast<std::size_t>(k_)]; }
+  // The values of vectors v0, v0 + 1, ... at k: k-major vectors only.
+  const double* at_k(int k, int v0) const { return &values_[static_cast<std::size_t>(k) * static_cast<std::size_t>(n_) + static_cast<std::size_t>(v0)]; }
 
   // Whether double_gemm's sums for vector i of a and vector j of b are exact: both vectors exact,
   // each with a non-zero value, and the span condition at the top.
@@ -37,6 +42,7 @@ class double_vectors {
 
  private:
   int n_ = 0, k_ = 0;
+  bool k_major_ = false;
   std::vector<double> values_;
   std::vector<char> ok_;         // per vector: exact, finite, some value non-zero
   std::vector<int> low_, top_;   // per vector: min last-bit exponent, max exponent above the lead
