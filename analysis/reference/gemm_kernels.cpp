@@ -1586,12 +1586,19 @@ std::optional<group_operand> group_operand_of(const format& f, std::span<const s
   group_operand o{std::vector<double>(v->begin(), v->end()), std::vector<std::int64_t>(static_cast<std::size_t>(others) * T),
                   std::vector<double>(static_cast<std::size_t>(others) * T, 1.0),
                   std::vector<double>(static_cast<std::size_t>(others) * T, 0.0)};
-  for (int r = 0; r < rows; ++r)
-    for (int c = 0; c < cols; ++c)
-      if ((*v)[static_cast<std::size_t>(r) * cols + c] != 0.0f) {
-        const int k = k_along_cols ? c : r, other = k_along_cols ? r : c;
-        o.mask[at(other, k / g)] |= std::int64_t{1} << (k % g);
+  for (int r = 0; r < rows; ++r) {
+    const float* x = v->data() + static_cast<std::size_t>(r) * cols;
+    if (k_along_cols) {  // a row of A: its groups side by side
+      for (int t = 0; t < T; ++t) {
+        std::int64_t mask = 0;
+        for (int k = t * g; k < std::min(K, t * g + g); ++k) mask |= static_cast<std::int64_t>(x[k] != 0.0f) << (k - t * g);
+        o.mask[at(r, t)] = mask;
       }
+    } else {  // a row k of B: one bit of every column's group
+      std::int64_t* mask = &o.mask[at(0, r / g)];
+      for (int c = 0; c < cols; ++c) mask[c] |= static_cast<std::int64_t>(x[c] != 0.0f) << (r % g);
+    }
+  }
   if (scales.empty() || m.scale_block == 0) return o;
   for (int other = 0; other < others; ++other)
     for (int t = 0; t < T; ++t) {
@@ -1758,17 +1765,24 @@ chunk_bounds bounds_of(const wide_operand& o, int rows, int cols, bool k_along_c
   const int K = k_along_cols ? cols : rows, others = k_along_cols ? rows : cols, C = (K + chunk - 1) / chunk;
   chunk_bounds out{std::vector<double>(static_cast<std::size_t>(others) * C, kNoQuantum),
                    std::vector<double>(static_cast<std::size_t>(others) * C, 0.0)};
-  // In memory order; out.norm holds the sums of squares until the end.
-  for (int r = 0; r < rows; ++r)
-    for (int col = 0; col < cols; ++col) {
-      const std::size_t at = static_cast<std::size_t>(r) * cols + col;
-      if (o.value[at] == 0.0) continue;
-      const int k = k_along_cols ? col : r, other = k_along_cols ? r : col;
-      const std::size_t i = k_along_cols ? static_cast<std::size_t>(other) * C + k / chunk
-                                         : static_cast<std::size_t>(k / chunk) * others + other;
-      out.quantum[i] = std::min(out.quantum[i], static_cast<double>(o.lead[at] - frac_bits));
-      out.norm[i] += o.value[at] * o.value[at];
+  // In memory order, a row at a time; out.norm holds the sums of squares until the end.
+  const auto bound = [frac_bits](double x, std::int32_t lead, double& quantum, double& squares) {
+    quantum = std::min(quantum, x == 0.0 ? kNoQuantum : static_cast<double>(lead - frac_bits));
+    squares += x * x;
+  };
+  for (int r = 0; r < rows; ++r) {
+    const double* x = o.value.get() + static_cast<std::size_t>(r) * cols;
+    const std::int32_t* lead = o.lead.get() + static_cast<std::size_t>(r) * cols;
+    if (k_along_cols) {  // a row of A: its chunks side by side
+      for (int c0 = 0; c0 < cols; c0 += chunk) {
+        const std::size_t i = static_cast<std::size_t>(r) * C + static_cast<std::size_t>(c0 / chunk);
+        for (int c = c0; c < std::min(cols, c0 + chunk); ++c) bound(x[c], lead[c], out.quantum[i], out.norm[i]);
+      }
+    } else {  // a row k of B: one chunk of every column
+      const std::size_t i = static_cast<std::size_t>(r / chunk) * others;
+      for (int c = 0; c < cols; ++c) bound(x[c], lead[c], out.quantum[i + c], out.norm[i + c]);
     }
+  }
   for (double& n : out.norm) n = std::sqrt(n) * (1.0 + 0x1p-40);
   return out;
 }
