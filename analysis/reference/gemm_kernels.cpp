@@ -1625,7 +1625,7 @@ bool exact_kernel_applies(const block_fma_model& m, const format& fa, const form
 // A or column of B (empty: scales of 1). Asked for floats, the pass stores the values as floats
 // (the float-lane kernels read only those), or starts over with doubles at a value that is not a
 // float. The arrays are left uninitialised until the pass writes them: at 512 x 4096, zeroing them
-// first and its page faults cost a fifth of an emulated GEMM.
+// first, with the page faults that caused, cost about a quarter of an emulated GEMM.
 struct wide_operand {
   std::size_t size = 0;
   std::unique_ptr<double[]> value;  // null while the values are floats
