@@ -18,8 +18,8 @@
 #include <array>
 #include <bit>
 #include <climits>
-#include <memory>
 #include <cmath>
+#include <memory>
 #include <utility>
 
 #include "analysis/reference/parallel_rows.hpp"
@@ -1652,8 +1652,8 @@ struct value_range {
   std::int32_t lowest = INT_MAX;
 };
 
-// The values (into out) and leads of n codes whose values are floats, in a loop without branches
-// or aliasing, which the compiler vectorises.
+// The values (into out) and leads of n codes whose values are floats, in one loop without branches
+// or aliasing.
 template <class Decode, class T>
 value_range float_values(const Decode& decode, const std::uint32_t* HWY_RESTRICT codes, std::size_t n, int low,
                          T* HWY_RESTRICT out, std::int32_t* HWY_RESTRICT lead) {
@@ -1662,10 +1662,10 @@ value_range float_values(const Decode& decode, const std::uint32_t* HWY_RESTRICT
   for (std::size_t i = 0; i < n; ++i) {
     const float x = decode(codes[i]);
     const std::uint32_t bits = std::bit_cast<std::uint32_t>(x) & 0x7fffffffu;
-    const std::int32_t l = std::max(static_cast<std::int32_t>(bits >> 23) - 127, low);  // lead_of
+    const std::int32_t l = lead_of(x, low);
     bad |= bits >= 0x7f800000u;
     out[i] = x;
-    lead[i] = bits == 0 ? kNoTerm : l;
+    lead[i] = l;
     least = std::min(least, bits == 0 ? UINT32_MAX : bits);
     peak = std::max(peak, bits);
     lowest = std::min(lowest, bits == 0 ? INT_MAX : l);
