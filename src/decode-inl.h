@@ -40,17 +40,17 @@ class Decoder {
         sub_all_subnormal_(p.sub_all_subnormal),
         sub_all_normal_(p.sub_all_normal),
         has_nan_(p.has_nan),
+        s0_(static_cast<int>(p.s0)),
+        half_shift_(static_cast<int>(p.half_shift)),
+        half_sign_shift_(static_cast<int>(p.half_sign_shift)),
+        frac_bits_(static_cast<int>(p.frac_bits)),
+        sub_shift_(static_cast<int>(p.sub_shift)),
         sign_(hn::Set(du, p.sign)),
         mag_mask_(hn::Set(du, p.mag_mask)),
         short_limit_(hn::Set(du, kAnyNaN ? p.short_limit_any_nan : p.short_limit_exact_nan)),
-        s0_(hn::Set(du, p.s0)),
-        half_shift_(hn::Set(du, p.half_shift)),
-        half_sign_shift_(hn::Set(du, p.half_sign_shift)),
         half_scale_(hn::Set(hn::Rebind<float, D>(), p.half_scale)),
-        frac_bits_(hn::Set(du, p.frac_bits)),
         rebias_(hn::Set(du, p.rebias)),
         fraction_(hn::Set(du, p.fraction)),
-        sub_shift_(hn::Set(du, p.sub_shift)),
         sub_exponent_(hn::Set(du, p.sub_exponent)),
         subnormal_quantum_(hn::Set(hn::Rebind<float, D>(), p.subnormal_quantum)),
         max_magnitude_(hn::Set(du, p.max_magnitude)),
@@ -81,10 +81,11 @@ class Decoder {
       auto full = hn::Gt(hn::AndNot(sign_, code), short_limit_);
       if (negative_zero_is_nan_) full = hn::Or(full, hn::Eq(code, sign_));
       if (HWY_LIKELY(hn::AllFalse(du, full))) {
-        if (!kHalf || way_ == way::binary32_top) return code << s0_;
-        V half = code << half_shift_;
+        if (!kHalf || way_ == way::binary32_top) return hn::ShiftLeftSame(code, s0_);
+        V half = hn::ShiftLeftSame(code, half_shift_);
         if (half_sign_apart_)
-          half = hn::Or(hn::And(code, mag_mask_) << half_shift_, hn::And(code, sign_) << half_sign_shift_);
+          half = hn::Or(hn::ShiftLeftSame(hn::And(code, mag_mask_), half_shift_),
+                        hn::ShiftLeftSame(hn::And(code, sign_), half_sign_shift_));
         const hn::Rebind<std::uint16_t, D> d16;
         const hn::Rebind<hwy::float16_t, D> dh;
         auto value = hn::PromoteTo(df, hn::BitCast(dh, hn::TruncateTo(d16, half)));
@@ -103,12 +104,12 @@ class Decoder {
     const V zero = hn::Zero(du), sign_bit = hn::Set(du, 0x80000000u);
     const V mag = hn::And(code, mag_mask_);
     const auto negative = hn::Ne(hn::And(code, sign_), zero);
-    const auto subnormal = hn::Eq(mag >> frac_bits_, zero);
-    const V normal_bits = hn::Sub(mag, rebias_) << s0_;
+    const auto subnormal = hn::Eq(hn::ShiftRightSame(mag, frac_bits_), zero);
+    const V normal_bits = hn::ShiftLeftSame(hn::Sub(mag, rebias_), s0_);
     const V frac = hn::And(code, fraction_);
     V sub_bits;
     if (sub_all_subnormal_) {
-      sub_bits = frac << sub_shift_;
+      sub_bits = hn::ShiftLeftSame(frac, sub_shift_);
     } else if (sub_all_normal_) {
       const V as_float = hn::BitCast(du, hn::ConvertTo(df, hn::BitCast(di, frac)));
       sub_bits = hn::IfThenZeroElse(hn::Eq(frac, zero), hn::Add(as_float, sub_exponent_));
@@ -145,9 +146,12 @@ class Decoder {
   const decode_params& p_;  // for the rare paths
   way way_;
   bool half_sign_apart_, half_scaled_, negative_zero_is_nan_, sub_all_subnormal_, sub_all_normal_, has_nan_;
-  V sign_, mag_mask_, short_limit_, s0_, half_shift_, half_sign_shift_;
+  // The shifts are the same in every lane: ShiftLeftSame is one instruction on every x86 target,
+  // where a shift by a vector is emulated below AVX2.
+  int s0_, half_shift_, half_sign_shift_, frac_bits_, sub_shift_;
+  V sign_, mag_mask_, short_limit_;
   hn::Vec<hn::Rebind<float, D>> half_scale_;
-  V frac_bits_, rebias_, fraction_, sub_shift_, sub_exponent_;
+  V rebias_, fraction_, sub_exponent_;
   hn::Vec<hn::Rebind<float, D>> subnormal_quantum_;
   V max_magnitude_, negative_zero_, inf_magnitude_, all_bits_, quiet_bit_;
 };
