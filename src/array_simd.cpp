@@ -99,25 +99,34 @@ void FillKeystream(std::uint64_t seed, std::uint32_t stream, std::uint64_t first
   }
 }
 
+// A shift count less n, for a count per lane (a vector) or one for every lane (an int, which
+// LeftBy and RightBy in decode-inl.h take).
+template <class V>
+HWY_INLINE V CountLess(V s, int n) { return hn::Sub(s, hn::Set(hn::DFromV<V>(), static_cast<hn::TFromV<V>>(n))); }
+template <class V>
+HWY_INLINE V CountLess(V s, V n) { return hn::Sub(s, n); }
+HWY_INLINE int CountLess(int s, int n) { return s - n; }
+
 // Whether v / 2^s is not an integer.
-template <class D, class V>
-HWY_INLINE auto Inexact(D d, V v, V s) {
+template <class D, class V, class S>
+HWY_INLINE auto Inexact(D d, V v, S s) {
   const V one = hn::Set(d, 1);
-  return hn::Ne(hn::And(v, hn::Sub(one << s, one)), hn::Zero(d));
+  return hn::Ne(hn::And(v, hn::Sub(LeftBy(one, s), one)), hn::Zero(d));
 }
 
 // Rounds v / 2^s to an integer by the mode's increment (round_float.hpp): s >= 1 and every
 // count below stays under the lane width, so no shift is out of range on any target. Only the
 // directed modes need to know whether the result is inexact; the others leave it to Inexact()
 // where a flag is wanted.
-template <round_mode Mode, class D, class V, class M>
-HWY_INLINE V RoundShift(D d, V v, V s, M negative, V random, V k, bool k_within_s) {
+// The count s (and k, the same kind) is an int where it is the same in every lane.
+template <round_mode Mode, class D, class V, class M, class S>
+HWY_INLINE V RoundShift(D d, V v, S s, M negative, V random, S k, bool k_within_s) {
   const V one = hn::Set(d, 1);
-  const V kept = v >> s;
+  const V kept = RightBy(v, s);
   if constexpr (Mode == round_mode::nearest_even) {
-    return hn::Add(hn::Sub(hn::Add(v, one << hn::Sub(s, one)), one), hn::And(kept, one)) >> s;
+    return RightBy(hn::Add(hn::Sub(hn::Add(v, LeftBy(one, CountLess(s, 1))), one), hn::And(kept, one)), s);
   } else if constexpr (Mode == round_mode::nearest_away) {
-    return hn::Add(v, one << hn::Sub(s, one)) >> s;
+    return RightBy(hn::Add(v, LeftBy(one, CountLess(s, 1))), s);
   } else if constexpr (Mode == round_mode::toward_zero) {
     return kept;
   } else if constexpr (Mode == round_mode::toward_positive) {
@@ -129,11 +138,15 @@ HWY_INLINE V RoundShift(D d, V v, V s, M negative, V random, V k, bool k_within_
   } else {
     // The k random bits aligned with the top k bits of the fraction below the quantum
     // (k_within_s: s >= k in every lane, the common case, with no lane to shift right).
-    if (k_within_s) return hn::Add(v, random << hn::Sub(s, k)) >> s;
-    const auto narrow = hn::Lt(s, k);
-    const V left = hn::IfThenZeroElse(narrow, hn::Sub(s, k));
-    const V right = hn::IfThenElseZero(narrow, hn::Sub(k, s));
-    return hn::Add(v, (random << left) >> right) >> s;
+    if (k_within_s) return RightBy(hn::Add(v, LeftBy(random, CountLess(s, k))), s);
+    if constexpr (std::is_same_v<S, int>) {
+      return RightBy(hn::Add(v, RightBy(random, k - s)), s);
+    } else {
+      const auto narrow = hn::Lt(s, k);
+      const V left = hn::IfThenZeroElse(narrow, hn::Sub(s, k));
+      const V right = hn::IfThenElseZero(narrow, hn::Sub(k, s));
+      return hn::Add(v, (random << left) >> right) >> s;
+    }
   }
 }
 
@@ -189,8 +202,9 @@ std::uint8_t EncodeMode(const format& f, const rounding& r, const T* in, std::si
 
   const V zero = hn::Zero(du), one = hn::Set(du, 1);
   const V sign_bit = hn::Set(du, U{1} << (sizeof(U) * 8 - 1));
-  const V s0 = hn::Set(du, p.s0), fb = hn::Set(du, p.frac_bits), k = hn::Set(du, p.k);
+  const V s0 = hn::Set(du, p.s0), k = hn::Set(du, p.k);
   const bool k_within_s0 = p.s0 >= p.k;  // every shift is at least s0
+  const int s0_count = static_cast<int>(p.s0), k_count = static_cast<int>(p.k), fb_count = static_cast<int>(p.frac_bits);
   const V emin_field = hn::Set(du, p.emin_field), low = hn::Set(du, p.low_field), high = hn::Set(du, p.high_field);
   const V max_extra = hn::Set(du, p.max_shift_extra), rebias = hn::Set(du, p.rebias);
   const V max_mag = hn::Set(du, p.max_magnitude), fsign = hn::Set(du, p.sign), negzero = hn::Set(du, p.negative_zero);
@@ -274,7 +288,7 @@ std::uint8_t EncodeMode(const format& f, const rounding& r, const T* in, std::si
   // flags is wanted here, so inexact and underflow are looked for only until first seen;
   // tininess needs a second rounding (at p bits) for lanes one binade below the normal range.
   const V range_span = hn::Set(du, p.high_field - p.low_field);
-  const V sign_shift = hn::Set(du, static_cast<U>(sizeof(U) * 8 - 1) - p.sign_position);
+  const int sign_shift = static_cast<int>(sizeof(U) * 8 - 1 - p.sign_position);
   const V low_mask = hn::Set(du, (U{1} << p.s0) - 1);
   const int frac_bits = static_cast<int>(p.frac_bits), s0_bits = static_cast<int>(p.s0);
   const V smallest_normal = hn::Set(du, p.emin_field << tr::mant);  // 2^emin's input bits
@@ -326,7 +340,7 @@ std::uint8_t EncodeMode(const format& f, const rounding& r, const T* in, std::si
     const V bits = hn::BitCast(du, hn::LoadU(dt, src));
     const V mag = hn::AndNot(sign_bit, bits);
     const V field = hn::ShiftRight<tr::mant>(mag);
-    const V sign = hn::And(bits >> sign_shift, fsign);  // the input's sign at the format's sign bit
+    const V sign = hn::And(RightBy(bits, sign_shift), fsign);  // the input's sign at the format's sign bit
     const auto negative = hn::Ne(sign, zero);
     const V random_v = random_of(rnd);
     // Lanes out of the vector rule: outside the input range it covers.
@@ -367,7 +381,7 @@ std::uint8_t EncodeMode(const format& f, const rounding& r, const T* in, std::si
     // A result with the input's sign, where that is the format's zero of that sign too.
     auto store_signed = [&]() FPEMU_KERNEL_LAMBDA {
       if (signed_zero) {
-        store(hn::OrAnd(code_mag, bits >> sign_shift, fsign), hn::OrAnd(value_bits, bits, sign_bit));
+        store(hn::OrAnd(code_mag, RightBy(bits, sign_shift), fsign), hn::OrAnd(value_bits, bits, sign_bit));
       } else {  // zero results are +0
         const auto zero_result = hn::Eq(code_mag, zero);
         store(hn::IfThenZeroElse(zero_result, hn::Or(code_mag, sign)),
@@ -377,11 +391,11 @@ std::uint8_t EncodeMode(const format& f, const rounding& r, const T* in, std::si
     const auto above_max = [&]() FPEMU_KERNEL_LAMBDA { return hn::Gt(code_mag, max_mag); };
     const auto below_normal = hn::Lt(mag, smallest_normal);
     if (!subnormal_results) {
-      const V rounded = RoundShift<Mode>(du, mag, s0, negative, random_v, k, k_within_s0);
+      const V rounded = RoundShift<Mode>(du, mag, s0_count, negative, random_v, k_count, k_within_s0);
       code_mag = hn::Add(rounded, rebias);
       const auto is_zero = hn::Eq(mag, zero);
       if (!covered(hn::AndNot(is_zero, hn::Or(bad_input(), above_max())))) return false;
-      if (value_out) value_bits = rounded << s0;
+      if (value_out) value_bits = LeftBy(rounded, s0_count);
       if (!inexact_seen) inexact_seen = !hn::AllFalse(du, hn::AndNot(is_zero, hn::Ne(hn::And(mag, low_mask), zero)));
       // Without subnormal results nothing in range rounds to zero: zero results are zero inputs.
       store(hn::IfThenElse(is_zero, hn::And(sign, negzero), hn::Or(code_mag, sign)),
@@ -390,17 +404,17 @@ std::uint8_t EncodeMode(const format& f, const rounding& r, const T* in, std::si
       return true;
     }
     if (!per_lane && hn::AllFalse(du, below_normal)) {
-      const V rounded = RoundShift<Mode>(du, mag, s0, negative, random_v, k, k_within_s0);
+      const V rounded = RoundShift<Mode>(du, mag, s0_count, negative, random_v, k_count, k_within_s0);
       code_mag = hn::Add(rounded, rebias);
       if (!covered(inf_above_max ? above_max() : hn::Or(bad_input(), above_max()))) return false;
-      if (value_out) value_bits = rounded << s0;
+      if (value_out) value_bits = LeftBy(rounded, s0_count);
       if (!inexact_seen) inexact_seen = !hn::AllFalse(du, hn::Ne(hn::And(mag, low_mask), zero));
-      store(hn::OrAnd(code_mag, bits >> sign_shift, fsign), hn::OrAnd(value_bits, bits, sign_bit));
+      store(hn::OrAnd(code_mag, RightBy(bits, sign_shift), fsign), hn::OrAnd(value_bits, bits, sign_bit));
       return true;
     }
     if (!per_lane) per_lane = ++vectors_with_subnormals * 8 > static_cast<std::size_t>(src - in) / L + 8;
     if (scaled) {
-      const V rounded = RoundShift<Mode>(du, mag, s0, negative, random_v, k, k_within_s0);  // the normal lanes
+      const V rounded = RoundShift<Mode>(du, mag, s0_count, negative, random_v, k_count, k_within_s0);  // the normal lanes
       const V units = ScaledUnits<Mode>(dt, hn::Mul(hn::BitCast(dt, mag), per_quantum), negative, random_v, k, two_k);
       code_mag = hn::IfThenElse(below_normal, units, hn::Add(rounded, rebias));
       if (!covered(scaled_takes_tiny_inputs ? above_max()
@@ -408,7 +422,7 @@ std::uint8_t EncodeMode(const format& f, const rounding& r, const T* in, std::si
         return false;
       const hn::RebindToSigned<decltype(dt)> di;
       const V subnormal_bits = hn::BitCast(du, hn::Mul(hn::ConvertTo(dt, hn::BitCast(di, units)), quantum));
-      if (value_out) value_bits = hn::IfThenElse(below_normal, subnormal_bits, rounded << s0);
+      if (value_out) value_bits = hn::IfThenElse(below_normal, subnormal_bits, LeftBy(rounded, s0_count));
       if (HWY_UNLIKELY(!inexact_seen || !underflow_seen)) {
         // Compared as bits, so that a subnormal input zeroed by DAZ still counts as inexact.
         const auto lane_inexact = hn::Ne(hn::IfThenElse(below_normal, subnormal_bits, hn::And(mag, low_mask)),
@@ -417,7 +431,7 @@ std::uint8_t EncodeMode(const format& f, const rounding& r, const T* in, std::si
         const auto candidate = hn::And(below_normal, lane_inexact);
         if (!underflow_seen && !hn::AllFalse(du, candidate)) {
           // Not tiny: one binade below 2^emin and carrying into it when rounded at p bits.
-          const auto not_tiny = hn::And(hn::Eq(hn::Add(field, one), emin_field), hn::Ne(rounded >> fb, field));
+          const auto not_tiny = hn::And(hn::Eq(hn::Add(field, one), emin_field), hn::Ne(RightBy(rounded, fb_count), field));
           underflow_seen = !hn::AllFalse(du, hn::AndNot(not_tiny, candidate));
         }
       }
@@ -466,8 +480,8 @@ std::uint8_t EncodeMode(const format& f, const rounding& r, const T* in, std::si
     if (HWY_UNLIKELY(!underflow_seen)) {
       const auto candidate = hn::And(below_normal, Inexact(du, v, shift));
       if (!hn::AllFalse(du, candidate)) {
-        const V at_p_bits = RoundShift<Mode>(du, mag, s0, negative, random_v, k, k_within_s0);
-        const auto not_tiny = hn::And(hn::Eq(extra, one), hn::Ne(at_p_bits >> fb, field));
+        const V at_p_bits = RoundShift<Mode>(du, mag, s0_count, negative, random_v, k_count, k_within_s0);
+        const auto not_tiny = hn::And(hn::Eq(extra, one), hn::Ne(RightBy(at_p_bits, fb_count), field));
         underflow_seen = !hn::AllFalse(du, hn::AndNot(not_tiny, candidate));
       }
     }
@@ -492,10 +506,10 @@ std::uint8_t EncodeMode(const format& f, const rounding& r, const T* in, std::si
     auto inexact = hn::Ne(zero, zero);
     auto underflow = inexact;
     if (hn::AllFalse(du, sub)) {
-      const V rounded = RoundShift<Mode>(du, mag, s0, negative, random_v, k, k_within_s0);
-      inexact = Inexact(du, mag, s0);
+      const V rounded = RoundShift<Mode>(du, mag, s0_count, negative, random_v, k_count, k_within_s0);
+      inexact = Inexact(du, mag, s0_count);
       code_mag = hn::Add(rounded, rebias);
-      value_bits = rounded << s0;
+      value_bits = LeftBy(rounded, s0_count);
     } else {
       const V extra = hn::Min(hn::IfThenElseZero(sub, hn::Sub(emin_field, field)), max_extra);
       const V v = hn::IfThenElse(sub, hn::Or(hn::And(mag, mant_mask), implicit), mag);
@@ -504,13 +518,13 @@ std::uint8_t EncodeMode(const format& f, const rounding& r, const T* in, std::si
       inexact = Inexact(du, v, shift);
       // Tininess after rounding: a lane one binade below the smallest normal is not tiny when
       // rounding it to p bits carries into 2^emin.
-      const V at_p_bits = RoundShift<Mode>(du, mag, s0, negative, random_v, k, k_within_s0);
-      const auto carries = hn::Ne(at_p_bits >> fb, field);
+      const V at_p_bits = RoundShift<Mode>(du, mag, s0_count, negative, random_v, k_count, k_within_s0);
+      const auto carries = hn::Ne(RightBy(at_p_bits, fb_count), field);
       const auto tiny = hn::AndNot(hn::And(hn::Eq(extra, one), carries), sub);
       underflow = hn::And(tiny, inexact);
       code_mag = hn::IfThenElse(sub, rounded, hn::Add(rounded, rebias));
       if constexpr (sizeof(U) == 4) {
-        value_bits = hn::IfThenElse(sub, subnormal_value(rounded), rounded << s0);
+        value_bits = hn::IfThenElse(sub, subnormal_value(rounded), LeftBy(rounded, s0_count));
       } else {
         value_bits = zero;  // values are produced for binary32 inputs only
       }

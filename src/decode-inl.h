@@ -22,6 +22,26 @@ HWY_BEFORE_NAMESPACE();
 namespace fpemu::simd::HWY_NAMESPACE {
 namespace hn = hwy::HWY_NAMESPACE;
 
+// Shifts by a count per lane (a vector) or by one count for every lane (an int). Where a shift
+// by a vector is one instruction (AVX2 and AVX-512) the int is broadcast, because a shift by a
+// count in a register takes two there; below AVX2 a shift by a vector is emulated through
+// multiplications, and the int takes the one-instruction shift by a count.
+template <class V>
+HWY_INLINE V LeftBy(V v, V s) { return v << s; }
+template <class V>
+HWY_INLINE V RightBy(V v, V s) { return v >> s; }
+#if HWY_TARGET <= HWY_AVX2
+template <class V>
+HWY_INLINE V LeftBy(V v, int s) { return v << hn::Set(hn::DFromV<V>(), static_cast<hn::TFromV<V>>(s)); }
+template <class V>
+HWY_INLINE V RightBy(V v, int s) { return v >> hn::Set(hn::DFromV<V>(), static_cast<hn::TFromV<V>>(s)); }
+#else
+template <class V>
+HWY_INLINE V LeftBy(V v, int s) { return hn::ShiftLeftSame(v, s); }
+template <class V>
+HWY_INLINE V RightBy(V v, int s) { return hn::ShiftRightSame(v, s); }
+#endif
+
 // The binary32 bits of the value of each code (to_float's; with kAnyNaN, NaN codes give some
 // NaN). Exact: every value of such a format is a binary32 value. Made once before a loop: it
 // holds the parameters broadcast, and its call is inlined into the loop.
@@ -81,11 +101,11 @@ class Decoder {
       auto full = hn::Gt(hn::AndNot(sign_, code), short_limit_);
       if (negative_zero_is_nan_) full = hn::Or(full, hn::Eq(code, sign_));
       if (HWY_LIKELY(hn::AllFalse(du, full))) {
-        if (!kHalf || way_ == way::binary32_top) return hn::ShiftLeftSame(code, s0_);
-        V half = hn::ShiftLeftSame(code, half_shift_);
+        if (!kHalf || way_ == way::binary32_top) return LeftBy(code, s0_);
+        V half = LeftBy(code, half_shift_);
         if (half_sign_apart_)
-          half = hn::Or(hn::ShiftLeftSame(hn::And(code, mag_mask_), half_shift_),
-                        hn::ShiftLeftSame(hn::And(code, sign_), half_sign_shift_));
+          half = hn::Or(LeftBy(hn::And(code, mag_mask_), half_shift_),
+                        LeftBy(hn::And(code, sign_), half_sign_shift_));
         const hn::Rebind<std::uint16_t, D> d16;
         const hn::Rebind<hwy::float16_t, D> dh;
         auto value = hn::PromoteTo(df, hn::BitCast(dh, hn::TruncateTo(d16, half)));
@@ -104,12 +124,12 @@ class Decoder {
     const V zero = hn::Zero(du), sign_bit = hn::Set(du, 0x80000000u);
     const V mag = hn::And(code, mag_mask_);
     const auto negative = hn::Ne(hn::And(code, sign_), zero);
-    const auto subnormal = hn::Eq(hn::ShiftRightSame(mag, frac_bits_), zero);
-    const V normal_bits = hn::ShiftLeftSame(hn::Sub(mag, rebias_), s0_);
+    const auto subnormal = hn::Eq(RightBy(mag, frac_bits_), zero);
+    const V normal_bits = LeftBy(hn::Sub(mag, rebias_), s0_);
     const V frac = hn::And(code, fraction_);
     V sub_bits;
     if (sub_all_subnormal_) {
-      sub_bits = hn::ShiftLeftSame(frac, sub_shift_);
+      sub_bits = LeftBy(frac, sub_shift_);
     } else if (sub_all_normal_) {
       const V as_float = hn::BitCast(du, hn::ConvertTo(df, hn::BitCast(di, frac)));
       sub_bits = hn::IfThenZeroElse(hn::Eq(frac, zero), hn::Add(as_float, sub_exponent_));
@@ -146,8 +166,7 @@ class Decoder {
   const decode_params& p_;  // for the rare paths
   way way_;
   bool half_sign_apart_, half_scaled_, negative_zero_is_nan_, sub_all_subnormal_, sub_all_normal_, has_nan_;
-  // The shifts are the same in every lane: ShiftLeftSame is one instruction on every x86 target,
-  // where a shift by a vector is emulated below AVX2.
+  // The shifts are the same in every lane (LeftBy, RightBy).
   int s0_, half_shift_, half_sign_shift_, frac_bits_, sub_shift_;
   V sign_, mag_mask_, short_limit_;
   hn::Vec<hn::Rebind<float, D>> half_scale_;
