@@ -204,7 +204,7 @@ std::uint8_t EncodeMode(const format& f, const rounding& r, const T* in, std::si
   const V sign_bit = hn::Set(du, U{1} << (sizeof(U) * 8 - 1));
   const V s0 = hn::Set(du, p.s0), k = hn::Set(du, p.k);
   const bool k_within_s0 = p.s0 >= p.k;  // every shift is at least s0
-  const int s0_count = static_cast<int>(p.s0), k_count = static_cast<int>(p.k), fb_count = static_cast<int>(p.frac_bits);
+  const int s0_bits = static_cast<int>(p.s0), frac_bits = static_cast<int>(p.frac_bits), k_bits = static_cast<int>(p.k);
   const V emin_field = hn::Set(du, p.emin_field), low = hn::Set(du, p.low_field), high = hn::Set(du, p.high_field);
   const V max_extra = hn::Set(du, p.max_shift_extra), rebias = hn::Set(du, p.rebias);
   const V max_mag = hn::Set(du, p.max_magnitude), fsign = hn::Set(du, p.sign), negzero = hn::Set(du, p.negative_zero);
@@ -290,7 +290,6 @@ std::uint8_t EncodeMode(const format& f, const rounding& r, const T* in, std::si
   const V range_span = hn::Set(du, p.high_field - p.low_field);
   const int sign_shift = static_cast<int>(sizeof(U) * 8 - 1 - p.sign_position);
   const V low_mask = hn::Set(du, (U{1} << p.s0) - 1);
-  const int frac_bits = static_cast<int>(p.frac_bits), s0_bits = static_cast<int>(p.s0);
   const V smallest_normal = hn::Set(du, p.emin_field << tr::mant);  // 2^emin's input bits
   const V below_low = hn::Set(du, (p.low_field << tr::mant) - 1);
   const V input_subnormal_top = hn::Set(du, (U{1} << tr::mant) - 1);  // mag - 1 below it: a subnormal input
@@ -391,11 +390,11 @@ std::uint8_t EncodeMode(const format& f, const rounding& r, const T* in, std::si
     const auto above_max = [&]() FPEMU_KERNEL_LAMBDA { return hn::Gt(code_mag, max_mag); };
     const auto below_normal = hn::Lt(mag, smallest_normal);
     if (!subnormal_results) {
-      const V rounded = RoundShift<Mode>(du, mag, s0_count, negative, random_v, k_count, k_within_s0);
+      const V rounded = RoundShift<Mode>(du, mag, s0_bits, negative, random_v, k_bits, k_within_s0);
       code_mag = hn::Add(rounded, rebias);
       const auto is_zero = hn::Eq(mag, zero);
       if (!covered(hn::AndNot(is_zero, hn::Or(bad_input(), above_max())))) return false;
-      if (value_out) value_bits = LeftBy(rounded, s0_count);
+      if (value_out) value_bits = LeftBy(rounded, s0_bits);
       if (!inexact_seen) inexact_seen = !hn::AllFalse(du, hn::AndNot(is_zero, hn::Ne(hn::And(mag, low_mask), zero)));
       // Without subnormal results nothing in range rounds to zero: zero results are zero inputs.
       store(hn::IfThenElse(is_zero, hn::And(sign, negzero), hn::Or(code_mag, sign)),
@@ -404,17 +403,17 @@ std::uint8_t EncodeMode(const format& f, const rounding& r, const T* in, std::si
       return true;
     }
     if (!per_lane && hn::AllFalse(du, below_normal)) {
-      const V rounded = RoundShift<Mode>(du, mag, s0_count, negative, random_v, k_count, k_within_s0);
+      const V rounded = RoundShift<Mode>(du, mag, s0_bits, negative, random_v, k_bits, k_within_s0);
       code_mag = hn::Add(rounded, rebias);
       if (!covered(inf_above_max ? above_max() : hn::Or(bad_input(), above_max()))) return false;
-      if (value_out) value_bits = LeftBy(rounded, s0_count);
+      if (value_out) value_bits = LeftBy(rounded, s0_bits);
       if (!inexact_seen) inexact_seen = !hn::AllFalse(du, hn::Ne(hn::And(mag, low_mask), zero));
       store(hn::OrAnd(code_mag, RightBy(bits, sign_shift), fsign), hn::OrAnd(value_bits, bits, sign_bit));
       return true;
     }
     if (!per_lane) per_lane = ++vectors_with_subnormals * 8 > static_cast<std::size_t>(src - in) / L + 8;
     if (scaled) {
-      const V rounded = RoundShift<Mode>(du, mag, s0_count, negative, random_v, k_count, k_within_s0);  // the normal lanes
+      const V rounded = RoundShift<Mode>(du, mag, s0_bits, negative, random_v, k_bits, k_within_s0);  // the normal lanes
       const V units = ScaledUnits<Mode>(dt, hn::Mul(hn::BitCast(dt, mag), per_quantum), negative, random_v, k, two_k);
       code_mag = hn::IfThenElse(below_normal, units, hn::Add(rounded, rebias));
       if (!covered(scaled_takes_tiny_inputs ? above_max()
@@ -422,7 +421,7 @@ std::uint8_t EncodeMode(const format& f, const rounding& r, const T* in, std::si
         return false;
       const hn::RebindToSigned<decltype(dt)> di;
       const V subnormal_bits = hn::BitCast(du, hn::Mul(hn::ConvertTo(dt, hn::BitCast(di, units)), quantum));
-      if (value_out) value_bits = hn::IfThenElse(below_normal, subnormal_bits, LeftBy(rounded, s0_count));
+      if (value_out) value_bits = hn::IfThenElse(below_normal, subnormal_bits, LeftBy(rounded, s0_bits));
       if (HWY_UNLIKELY(!inexact_seen || !underflow_seen)) {
         // Compared as bits, so that a subnormal input zeroed by DAZ still counts as inexact.
         const auto lane_inexact = hn::Ne(hn::IfThenElse(below_normal, subnormal_bits, hn::And(mag, low_mask)),
@@ -431,7 +430,7 @@ std::uint8_t EncodeMode(const format& f, const rounding& r, const T* in, std::si
         const auto candidate = hn::And(below_normal, lane_inexact);
         if (!underflow_seen && !hn::AllFalse(du, candidate)) {
           // Not tiny: one binade below 2^emin and carrying into it when rounded at p bits.
-          const auto not_tiny = hn::And(hn::Eq(hn::Add(field, one), emin_field), hn::Ne(RightBy(rounded, fb_count), field));
+          const auto not_tiny = hn::And(hn::Eq(hn::Add(field, one), emin_field), hn::Ne(RightBy(rounded, frac_bits), field));
           underflow_seen = !hn::AllFalse(du, hn::AndNot(not_tiny, candidate));
         }
       }
@@ -444,7 +443,7 @@ std::uint8_t EncodeMode(const format& f, const rounding& r, const T* in, std::si
     const V v = hn::IfThenZeroElse(is_zero, hn::OrAnd(implicit, bits, mant_mask));
     const V shift = hn::Add(s0, extra);
     const V rounded = RoundShift<Mode>(du, v, shift, negative, random_v, k, k_within_s0);
-    code_mag = hn::Add(hn::ShiftLeftSame(hn::Sub(above, emin_field), frac_bits), rounded);
+    code_mag = hn::Add(LeftBy(hn::Sub(above, emin_field), frac_bits), rounded);
     if constexpr (Mode == round_mode::stochastic_exact) {
       // Lanes more than 31 bits below the quantum, whose shift the clamp cut: their magnitude
       // rounds to 0 or the smallest subnormal, up when rem + (R >> (64 - S)) carries at S bits,
@@ -473,15 +472,15 @@ std::uint8_t EncodeMode(const format& f, const rounding& r, const T* in, std::si
     if constexpr (sizeof(U) == 4) {
       if (value_out) {
         value_bits = hn::IfThenElse(below_normal, subnormal_value(code_mag),
-                                    hn::Add(hn::ShiftLeftSame(code_mag, s0_bits), normal_value_base));
+                                    hn::Add(LeftBy(code_mag, s0_bits), normal_value_base));
       }
     }
     if (HWY_UNLIKELY(!inexact_seen)) inexact_seen = !hn::AllFalse(du, Inexact(du, v, shift));
     if (HWY_UNLIKELY(!underflow_seen)) {
       const auto candidate = hn::And(below_normal, Inexact(du, v, shift));
       if (!hn::AllFalse(du, candidate)) {
-        const V at_p_bits = RoundShift<Mode>(du, mag, s0_count, negative, random_v, k_count, k_within_s0);
-        const auto not_tiny = hn::And(hn::Eq(extra, one), hn::Ne(RightBy(at_p_bits, fb_count), field));
+        const V at_p_bits = RoundShift<Mode>(du, mag, s0_bits, negative, random_v, k_bits, k_within_s0);
+        const auto not_tiny = hn::And(hn::Eq(extra, one), hn::Ne(RightBy(at_p_bits, frac_bits), field));
         underflow_seen = !hn::AllFalse(du, hn::AndNot(not_tiny, candidate));
       }
     }
@@ -506,10 +505,10 @@ std::uint8_t EncodeMode(const format& f, const rounding& r, const T* in, std::si
     auto inexact = hn::Ne(zero, zero);
     auto underflow = inexact;
     if (hn::AllFalse(du, sub)) {
-      const V rounded = RoundShift<Mode>(du, mag, s0_count, negative, random_v, k_count, k_within_s0);
-      inexact = Inexact(du, mag, s0_count);
+      const V rounded = RoundShift<Mode>(du, mag, s0_bits, negative, random_v, k_bits, k_within_s0);
+      inexact = Inexact(du, mag, s0_bits);
       code_mag = hn::Add(rounded, rebias);
-      value_bits = LeftBy(rounded, s0_count);
+      value_bits = LeftBy(rounded, s0_bits);
     } else {
       const V extra = hn::Min(hn::IfThenElseZero(sub, hn::Sub(emin_field, field)), max_extra);
       const V v = hn::IfThenElse(sub, hn::Or(hn::And(mag, mant_mask), implicit), mag);
@@ -518,13 +517,13 @@ std::uint8_t EncodeMode(const format& f, const rounding& r, const T* in, std::si
       inexact = Inexact(du, v, shift);
       // Tininess after rounding: a lane one binade below the smallest normal is not tiny when
       // rounding it to p bits carries into 2^emin.
-      const V at_p_bits = RoundShift<Mode>(du, mag, s0_count, negative, random_v, k_count, k_within_s0);
-      const auto carries = hn::Ne(RightBy(at_p_bits, fb_count), field);
+      const V at_p_bits = RoundShift<Mode>(du, mag, s0_bits, negative, random_v, k_bits, k_within_s0);
+      const auto carries = hn::Ne(RightBy(at_p_bits, frac_bits), field);
       const auto tiny = hn::AndNot(hn::And(hn::Eq(extra, one), carries), sub);
       underflow = hn::And(tiny, inexact);
       code_mag = hn::IfThenElse(sub, rounded, hn::Add(rounded, rebias));
       if constexpr (sizeof(U) == 4) {
-        value_bits = hn::IfThenElse(sub, subnormal_value(rounded), LeftBy(rounded, s0_count));
+        value_bits = hn::IfThenElse(sub, subnormal_value(rounded), LeftBy(rounded, s0_bits));
       } else {
         value_bits = zero;  // values are produced for binary32 inputs only
       }
