@@ -187,6 +187,11 @@ std::uint8_t apply_lanes(simd::lane_op op, const format& f, const std::uint32_t*
                          std::span<std::uint8_t> flags, One one) {
   const simd::op_path path = simd::op_lanes(op, f, r);
   if (path == simd::op_path::core) return for_each_element(out.size(), r, sr, flags, one);
+  rounded infinite_quotient[2] = {};  // by sign: the listed x / 0 (simd::kInfiniteQuotient)
+  if (op == simd::lane_op::div)
+    for (const bool negative : {false, true})
+      infinite_quotient[negative] =
+          round_exact(f, exact_result{unpacked{value_class::infinite, negative}, flag::divide_by_zero}, r);
   return for_each_piece(out.size(), [&](std::size_t begin, std::size_t end) {
     // A piece at a time: its results and special indices stay in the caches between the two
     // passes (blocks of 512 to 4096 elements ran alike).
@@ -212,7 +217,15 @@ std::uint8_t apply_lanes(simd::lane_op op, const format& f, const std::uint32_t*
       }
       for (std::size_t k = 0; k < specials; ++k) {
         const std::size_t j = i + (special[k] & ((std::uint32_t{1} << simd::kLaneIndexBits) - 1));
-        if (const auto raised = static_cast<std::uint8_t>(special[k] >> simd::kLaneIndexBits); raised != 0) {
+        const auto raised = static_cast<std::uint8_t>(special[k] >> simd::kLaneIndexBits);
+        if (raised == simd::kInfiniteQuotient) {
+          const rounded& q = infinite_quotient[((a[j] ^ b[j]) & sign_mask(f)) != 0];
+          out[j] = q.code;
+          if (fl) flags[j] = q.flags;
+          all |= q.flags;
+          continue;
+        }
+        if (raised != 0) {
           if (fl) flags[j] |= raised;  // the arithmetic's flags beside the encoding's
           all |= raised;
           continue;

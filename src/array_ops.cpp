@@ -54,8 +54,10 @@
 // nonzero is the hardware's infinity and raises divide-by-zero. Those flags are listed with the
 // lane for the caller to or into the encoding's. Lanes the vector rule leaves to the core, marked
 // special and set to 0 (which raises no flag): the range checks above (which take infinite
-// operands and results too, but in sqrt, and NaNs), x / 0 where rounding an infinity raises a
-// flag (the core clears its invalid after divide-by-zero), and (sr-exact) an inexact z. An exact zero
+// operands and results too, but in sqrt, and NaNs), and (sr-exact) an inexact z. x / 0 where
+// rounding an infinity raises a flag is set to 0 too and listed as kInfiniteQuotient: its result
+// is the core's rounding of the infinity with divide-by-zero, which clears that rounding's
+// invalid (so the union of flags could not carry it), the same for every lane of a sign. An exact zero
 // result of add, sub or fma takes the core's sign: that of the operands when they agree, else
 // +0, or -0 when rounding toward -infinity (the hardware, rounding to nearest or toward zero,
 // gives the first two; the last is put in here).
@@ -86,8 +88,8 @@ struct lane_checks {
   bool exact_only = false;         // sr-exact: inexact lanes go to the core
   bool range = false;              // binary32 lanes of a format whose range needs the checks
   double min_operand = 0;          // div: the smallest dividend, sqrt: the smallest operand, checked
-  // x / 0 goes to the core where rounding an infinity raises a flag (no infinity in the format,
-  // or policy saturate): the core then clears its invalid, which the union could not.
+  // x / 0 is listed as kInfiniteQuotient where rounding an infinity raises a flag (no infinity
+  // in the format, or policy saturate): the core then clears its invalid, which the union could not.
   bool zero_divisor_to_core = false;
 };
 }  // namespace fpemu::simd
@@ -168,6 +170,9 @@ std::size_t OpLanes(const format& f, const std::uint32_t* a, const std::uint32_t
   const V quiet_nan = hn::Set(d, std::numeric_limits<T>::quiet_NaN());
   const V min_operand = hn::Set(d, static_cast<T>(checks.min_operand));
   std::size_t count = 0;
+  // The NaN and listing steps below, each on every vector once frequent (wide-range fp16 data:
+  // a NaN result, inf x 0, in 2 of 5 vectors).
+  frequent_step nan_step, listing_step;
 
   // Whether an error term or remainder is nonzero; false for a NaN one, which arises only with
   // an infinite operand (or result), where the result is exact (the top of this file).
@@ -223,7 +228,7 @@ std::size_t OpLanes(const format& f, const std::uint32_t* a, const std::uint32_t
     if constexpr (Op == lane_op::fma) w = LoadOperand(d, decode, pc);
     // Lanes for the core, and the flags the arithmetic raises in the others (invalid,
     // divide-by-zero), which the caller ors into the encode kernels' (the top of this file).
-    auto bad = hn::Ne(fzero, fzero), out_of_range = bad, inexact = bad;
+    auto bad = hn::Ne(fzero, fzero), out_of_range = bad, inexact = bad, infinite_quotient = bad;
     VU raised = zero;
     V z, p = fzero;
     if constexpr (Op == lane_op::add || Op == lane_op::sub) {
@@ -241,7 +246,7 @@ std::size_t OpLanes(const format& f, const std::uint32_t* a, const std::uint32_t
       // x / 0 with x finite and nonzero: the hardware's infinity, and divide-by-zero.
       const auto by_zero = hn::And(hn::Eq(y, fzero), hn::AndNot(hn::Eq(x, fzero), hn::IsFinite(x)));
       if (zero_divisor_to_core) {
-        bad = by_zero;
+        bad = infinite_quotient = by_zero;
       } else {
         raised = hn::IfThenElseZero(hn::RebindMask(du, by_zero), hn::Set(du, U{flag::divide_by_zero}));
       }
@@ -274,7 +279,7 @@ std::size_t OpLanes(const format& f, const std::uint32_t* a, const std::uint32_t
     }
     bad = hn::Or(bad, out_of_range);
     const auto nan = hn::IsNaN(z);
-    if (HWY_UNLIKELY(!hn::AllFalse(d, nan))) {
+    if (nan_step(!hn::AllFalse(d, nan), base / L)) {
       // NaN results (see the top): the core's quiet NaN, signed as the first NaN operand (+
       // without one), and invalid for an invalid operation (no NaN operand, or 0 x inf in fma)
       // or a signaling NaN operand, which only its code tells (decoded, all NaNs are quiet).
@@ -307,15 +312,23 @@ std::size_t OpLanes(const format& f, const std::uint32_t* a, const std::uint32_t
     if (exact_only) bad = hn::Or(bad, inexact);
     hn::StoreU(hn::IfThenZeroElse(bad, z), d, dst);
     raised = hn::IfThenZeroElse(hn::RebindMask(du, bad), raised);
-    const auto listed = hn::Or(bad, hn::RebindMask(d, hn::Ne(raised, zero)));
-    if (HWY_UNLIKELY(!hn::AllFalse(d, listed))) {
-      HWY_ALIGN std::uint8_t bits[(HWY_MAX_BYTES / sizeof(T) + 7) / 8 + 8] = {};
-      HWY_ALIGN U flags_of[HWY_MAX_BYTES / sizeof(T)];
-      hn::StoreMaskBits(d, listed, bits);
-      hn::Store(raised, du, flags_of);
-      for (std::size_t j = 0; j < L; ++j)
-        if ((bits[j / 8] >> (j % 8) & 1) != 0 && base + j < n)
-          special[count++] = static_cast<std::uint32_t>(base + j) | static_cast<std::uint32_t>(flags_of[j]) << kLaneIndexBits;
+    if constexpr (Op == lane_op::div)
+      raised = hn::IfThenElse(hn::RebindMask(du, infinite_quotient), hn::Set(du, U{kInfiniteQuotient}), raised);
+    auto listed = hn::Or(bad, hn::RebindMask(d, hn::Ne(raised, zero)));
+    if (base + L > n) listed = hn::And(listed, hn::FirstN(d, n - base));  // not the tail's padding
+    if (listing_step(!hn::AllFalse(d, listed), base / L)) {
+      // The listed lanes' entries (index | flags << kLaneIndexBits), compressed to the front: a
+      // loop over the lanes mispredicted on data with many of them (fp16 div: one in twelve).
+      const VU entries = hn::Or(hn::Add(hn::Iota(du, U{0}), hn::Set(du, static_cast<U>(base))),
+                                hn::ShiftLeft<kLaneIndexBits>(raised));
+      const auto listed_u = hn::RebindMask(du, listed);
+      if constexpr (sizeof(U) == sizeof(std::uint32_t)) {
+        count += hn::CompressBlendedStore(entries, listed_u, du, special + count);
+      } else {  // binary64 lanes: compressed in place, then narrowed
+        HWY_ALIGN U compressed[HWY_MAX_BYTES / sizeof(U)];
+        const std::size_t listed_lanes = hn::CompressStore(entries, listed_u, du, compressed);
+        for (std::size_t j = 0; j < listed_lanes; ++j) special[count++] = static_cast<std::uint32_t>(compressed[j]);
+      }
     }
   };
 

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <bit>
 #include <cmath>
+#include <cstddef>
 #include <cstdint>
 
 #include "fpemu/convert.hpp"
@@ -18,6 +19,25 @@
 #define FPEMU_KERNEL_LAMBDA __attribute__((always_inline)) HWY_ATTR
 
 namespace fpemu::simd {
+
+// A step that a kernel runs only on the vectors that need it, behind a branch, until more than
+// one vector in 8 so far has needed it, and from then on every vector, without the branch: with
+// data that often needs it (wide-range data: subnormal results, NaNs, flagged lanes) the
+// mispredicted branches cost more than the step. Either way the results are the same.
+class frequent_step {
+ public:
+  // Whether to run the step on a vector, given whether it needs it and how many came before.
+  bool operator()(bool needed, std::size_t vectors_before) {
+    if (always_) return true;
+    if (!needed) return false;
+    always_ = ++needed_ * 8 > vectors_before + 8;
+    return true;
+  }
+
+ private:
+  bool always_ = false;
+  std::size_t needed_ = 0;
+};
 
 template <class T>
 struct input_traits;

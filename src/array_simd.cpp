@@ -296,7 +296,7 @@ std::uint8_t EncodeMode(const format& f, const rounding& r, const T* in, std::si
   // Binary32 bits of the normal result whose format code (sans sign) is 0: code << s0 plus this.
   const V normal_value_base = hn::Set(du, static_cast<U>((p.emin_field - 1) << tr::mant));
   const bool signed_zero = p.negative_zero != 0;
-  bool inexact_seen = false, underflow_seen = false, overflow_seen = false, infinite_seen = false;
+  bool inexact_seen = false, underflow_seen = false, overflow_seen = false, infinite_seen = false, nan_seen = false;
   // Whether inf and NaN inputs, rounded like finite ones, land above the largest finite code
   // (not so for a format whose range reaches past the input's): then the rounded magnitude
   // says whether a lane is covered, given that its input lies in the range the rule covers.
@@ -329,12 +329,9 @@ std::uint8_t EncodeMode(const format& f, const rounding& r, const T* in, std::si
   const bool clamped_lanes_round_to_zero =
       (Mode == round_mode::nearest_even || Mode == round_mode::nearest_away || Mode == round_mode::toward_zero) &&
       p.low_field > 1;
-  // Whether to go lane by lane for every vector rather than branch on each: once more than one
-  // vector in 8 so far has needed it, because with frequent subnormal results (e4m3fn on N(0,1)
-  // data: one in 5 vectors of 16) the mispredicted branches cost more than the lane rule.
-  // Either way the result is the same.
-  bool per_lane = false;
-  std::size_t vectors_with_subnormals = 0;
+  // The lane rule, on every vector once frequent (e4m3fn on N(0,1) data: subnormal results in
+  // one vector of 16 lanes in 5).
+  frequent_step lane_rule;
   auto fast_vector = [&](const T* src, const std::uint32_t* rnd, code_sink code_out, T* value_out) FPEMU_KERNEL_LAMBDA {
     const V bits = hn::BitCast(du, hn::LoadU(dt, src));
     const V mag = hn::AndNot(sign_bit, bits);
@@ -345,27 +342,32 @@ std::uint8_t EncodeMode(const format& f, const rounding& r, const T* in, std::si
     // Lanes out of the vector rule: outside the input range it covers.
     auto bad_input = [&]() FPEMU_KERNEL_LAMBDA { return hn::Gt(hn::Sub(field, low), range_span); };
     V code_mag, value_bits = zero;
-    // Whether every lane is covered, overflowing (marked in `overflow`) or infinite (marked in
-    // `infinite`), given the lanes `out` of the rule. (NaN lanes are one_vector's: the flag
-    // checks below read their payload bits.)
-    auto overflow = hn::Ne(zero, zero), infinite = overflow;
+    // Whether every lane is covered, overflowing (marked in `overflow`), infinite (`infinite`)
+    // or a quiet NaN (`nan`), given the lanes `out` of the rule. The inexact checks below read
+    // a NaN lane's payload bits under the format's last fraction bit (mag & low_mask, on every
+    // path: a NaN is no subnormal, so it rounds at s0), so only NaNs without such bits are
+    // covered, as the quiet NaN of an arithmetic result is; the others are one_vector's.
+    auto overflow = hn::Ne(zero, zero), infinite = overflow, nan = overflow;
     bool any_out = false;
     auto covered = [&](M out) FPEMU_KERNEL_LAMBDA {
       if (HWY_LIKELY(hn::AllFalse(du, out))) return true;
       overflow = overflowing(field, hn::Not(bad_input()), code_mag);
       infinite = hn::Eq(mag, infinity);
+      nan = hn::AndNot(hn::Ne(hn::And(mag, low_mask), zero), quiet_nan(mag));
       any_out = true;
-      return hn::AllFalse(du, hn::AndNot(hn::Or(overflow, infinite), out));
+      return hn::AllFalse(du, hn::AndNot(hn::Or(hn::Or(overflow, infinite), nan), out));
     };
     auto store = [&](V code, V value) FPEMU_KERNEL_LAMBDA {
       if (any_out) {
         overflow_seen = overflow_seen || !hn::AllFalse(du, overflow);
         infinite_seen = infinite_seen || !hn::AllFalse(du, infinite);
+        nan_seen = nan_seen || !hn::AllFalse(du, nan);
       }
       if (code_out.data) {
         if (any_out) {
           code = put_overflow(overflow, negative, overflow_code_pos, overflow_code_neg, code);
           code = put_overflow(infinite, negative, infinite_code_pos, infinite_code_neg, code);
+          code = put_overflow(nan, negative, nan_code_pos, nan_code_neg, code);
         }
         store_codes(code, code_out.data, code_out.bytes);
       }
@@ -373,6 +375,7 @@ std::uint8_t EncodeMode(const format& f, const rounding& r, const T* in, std::si
         if (any_out) {
           value = put_overflow(overflow, negative, overflow_value_pos, overflow_value_neg, value);
           value = put_overflow(infinite, negative, infinite_value_pos, infinite_value_neg, value);
+          value = put_overflow(nan, negative, nan_value_pos, nan_value_neg, value);
         }
         hn::StoreU(hn::BitCast(dt, value), dt, value_out);
       }
@@ -402,7 +405,7 @@ std::uint8_t EncodeMode(const format& f, const rounding& r, const T* in, std::si
                            hn::Or(value_bits, hn::IfThenElseZero(negative, sign_bit))));
       return true;
     }
-    if (!per_lane && hn::AllFalse(du, below_normal)) {
+    if (!lane_rule(!hn::AllFalse(du, below_normal), static_cast<std::size_t>(src - in) / L)) {
       const V rounded = RoundShift<Mode>(du, mag, s0_bits, negative, random_v, k_bits, k_within_s0);
       code_mag = hn::Add(rounded, rebias);
       if (!covered(inf_above_max ? above_max() : hn::Or(bad_input(), above_max()))) return false;
@@ -411,7 +414,6 @@ std::uint8_t EncodeMode(const format& f, const rounding& r, const T* in, std::si
       store(hn::OrAnd(code_mag, RightBy(bits, sign_shift), fsign), hn::OrAnd(value_bits, bits, sign_bit));
       return true;
     }
-    if (!per_lane) per_lane = ++vectors_with_subnormals * 8 > static_cast<std::size_t>(src - in) / L + 8;
     if (scaled) {
       const V rounded = RoundShift<Mode>(du, mag, s0_bits, negative, random_v, k_bits, k_within_s0);  // the normal lanes
       const V units = ScaledUnits<Mode>(dt, hn::Mul(hn::BitCast(dt, mag), per_quantum), negative, random_v, k, two_k);
@@ -643,6 +645,7 @@ std::uint8_t EncodeMode(const format& f, const rounding& r, const T* in, std::si
   if (underflow_seen) result |= flag::underflow;
   if (overflow_seen) result |= p.overflow_flags;
   if (infinite_seen) result |= p.infinite_flags;
+  if (nan_seen) result |= p.nan_flags;
   return result;
 }
 

@@ -12,7 +12,8 @@
 //    zeros, infinities, NaNs (quiet, signaling, payloads), binary32/64 subnormals, values above
 //    the largest finite and far below the smallest subnormal, random bit patterns and random
 //    values across the format's range, blocks of flag-free lanes (NaN payloads beside exact
-//    values) and of lanes that round up to the smallest normal without tininess, in runs of
+//    values), of an arithmetic result's quiet NaN beside exact values, and of lanes that round
+//    up to the smallest normal without tininess, in runs of
 //    neighbouring inputs and shuffled;
 //  - every mode (rne rna rz ru rd rto, sr with sr_bits 1 3 8 16 17 23 32, sr-exact on the
 //    scalar path) under every overflow policy the format allows (saturate and nan on the inputs
@@ -243,6 +244,17 @@ std::vector<T> inputs_for(const format& f, const std::vector<std::uint32_t>& cod
       v.push_back(std::bit_cast<T>(quiet_nan));
     } else if (i % 8 == 7) {
       v.push_back(rng() & 1 ? T{0} : -T{0});
+    } else {
+      v.push_back(static_cast<T>(exact[rng() % exact.size()]));
+    }
+  }
+  // Then the quiet NaN of an arithmetic result (no payload below the quiet bit) of either sign
+  // between exact values: vectors the flag-free fast path takes whole, NaN lanes included (in a
+  // format without NaNs they raise invalid, which the union must hold).
+  const U canonical_nan = std::bit_cast<U>(inf) | (U{1} << (tr::digits - 2));
+  for (int i = 0; i < 256; ++i) {
+    if (i % 4 == 1) {
+      v.push_back(std::bit_cast<T>(canonical_nan | (static_cast<U>(rng() & 1) << (bits - 1))));
     } else {
       v.push_back(static_cast<T>(exact[rng() % exact.size()]));
     }
