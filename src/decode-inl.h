@@ -57,6 +57,7 @@ class Decoder {
         half_sign_apart_(p.half_sign_apart),
         half_scaled_(p.half_scaled),
         negative_zero_is_nan_(p.negative_zero_is_nan),
+        nan_above_max_(p.nan_above_max),
         sub_all_subnormal_(p.sub_all_subnormal),
         sub_all_normal_(p.sub_all_normal),
         has_nan_(p.has_nan),
@@ -77,7 +78,8 @@ class Decoder {
         negative_zero_(hn::Set(du, p.negative_zero)),
         inf_magnitude_(hn::Set(du, p.inf_magnitude)),
         all_bits_(hn::Set(du, p.all_bits)),
-        quiet_bit_(hn::Set(du, p.f.frac_bits > 0 ? std::uint32_t{1} << (p.f.frac_bits - 1) : 0)) {}
+        quiet_bit_(hn::Set(du, p.f.frac_bits > 0 ? std::uint32_t{1} << (p.f.frac_bits - 1) : 0)),
+        quiet_nan_(hn::Set(du, 0x7fc00000u)) {}
 
   // The signaling NaN codes (decode's): NaNs above the infinity, so IEEE ones, with the top
   // fraction bit clear.
@@ -98,7 +100,8 @@ class Decoder {
     constexpr bool kHalf = false;
 #endif
     if (way_ == way::binary32_top || (kHalf && way_ == way::via_half)) {
-      auto full = hn::Gt(hn::AndNot(sign_, code), short_limit_);
+      const V mag = hn::AndNot(sign_, code);
+      auto full = hn::Gt(mag, short_limit_);
       if (negative_zero_is_nan_) full = hn::Or(full, hn::Eq(code, sign_));
       if (HWY_LIKELY(hn::AllFalse(du, full))) {
         if (!kHalf || way_ == way::binary32_top) return LeftBy(code, s0_);
@@ -110,6 +113,9 @@ class Decoder {
         const hn::Rebind<hwy::float16_t, D> dh;
         auto value = hn::PromoteTo(df, hn::BitCast(dh, hn::TruncateTo(d16, half)));
         if (half_scaled_) value = hn::Mul(value, half_scale_);
+        // The NaN codes' lanes: their value's sign (the NaN result's, see array_ops.cpp), quiet.
+        if (kAnyNaN && nan_above_max_)
+          return hn::Or(hn::BitCast(du, value), hn::IfThenElseZero(hn::Gt(mag, max_magnitude_), quiet_nan_));
         return hn::BitCast(du, value);
       }
     }
@@ -165,14 +171,15 @@ class Decoder {
 
   const decode_params& p_;  // for the rare paths
   way way_;
-  bool half_sign_apart_, half_scaled_, negative_zero_is_nan_, sub_all_subnormal_, sub_all_normal_, has_nan_;
+  bool half_sign_apart_, half_scaled_, negative_zero_is_nan_, nan_above_max_, sub_all_subnormal_, sub_all_normal_,
+      has_nan_;
   // The shifts are the same in every lane (LeftBy, RightBy).
   int s0_, half_shift_, half_sign_shift_, frac_bits_, sub_shift_;
   V sign_, mag_mask_, short_limit_;
   hn::Vec<hn::Rebind<float, D>> half_scale_;
   V rebias_, fraction_, sub_exponent_;
   hn::Vec<hn::Rebind<float, D>> subnormal_quantum_;
-  V max_magnitude_, negative_zero_, inf_magnitude_, all_bits_, quiet_bit_;
+  V max_magnitude_, negative_zero_, inf_magnitude_, all_bits_, quiet_bit_, quiet_nan_;
 };
 
 }  // namespace fpemu::simd::HWY_NAMESPACE
