@@ -17,6 +17,10 @@
 //                                           (apply, apply_fma, apply_sqrt; the data set rounded to
 //                                           the format, b and c the same codes rotated; sqrt of
 //                                           their magnitudes), one thread
+//   op_traffic/operands:K                   the bytes apply moves for K operands, without its
+//                                           arithmetic: out[i] = a[i] ^ b[i] (^ c[i]) on uint32
+//                                           codes, one thread; (K + 1) x 4 bytes per element
+//                                           against memcpy's 8, the limit of apply on such arrays
 //
 // Modes: rne rz ru rd rto, sr16 (16 random bits) and sr-exact. items_per_second is elements per
 // second everywhere; scripts/bench_report.py turns a JSON run into ratios against memcpy and
@@ -84,6 +88,19 @@ void memcpy_elements(benchmark::State& state) {
       others.emplace_back([&, t] { std::memcpy(out.data() + t * share, in.data() + t * share, share * sizeof(float)); });
     std::memcpy(out.data(), in.data(), share * sizeof(float));
     for (std::thread& t : others) t.join();
+    benchmark::DoNotOptimize(out.data());
+    benchmark::ClobberMemory();
+  }
+  set_elements(state);
+}
+
+void op_traffic(benchmark::State& state) {
+  const auto operands = state.range(0);
+  const std::vector<std::uint32_t> a(kElements, 1), b(kElements, 2), c(kElements, 4);
+  std::vector<std::uint32_t> out(kElements);
+  for (auto _ : state) {
+    for (std::size_t i = 0; i < out.size(); ++i)
+      out[i] = operands == 1 ? a[i] ^ 0x80000000u : operands == 2 ? a[i] ^ b[i] : a[i] ^ b[i] ^ c[i];
     benchmark::DoNotOptimize(out.data());
     benchmark::ClobberMemory();
   }
@@ -213,6 +230,11 @@ void register_all() {
     b->ArgName("threads")->Arg(1)->Arg(2)->Unit(benchmark::kMillisecond)->UseRealTime();
   };
   per_thread(benchmark::RegisterBenchmark("memcpy", memcpy_elements));
+  benchmark::RegisterBenchmark("op_traffic", op_traffic)
+      ->ArgName("operands")
+      ->DenseRange(1, 3)
+      ->Unit(benchmark::kMillisecond)
+      ->UseRealTime();
   benchmark::RegisterBenchmark("encode_first/bf16_rne", encode_first)
       ->ArgNames({"n", "threads"})
       ->ArgsProduct({{1 << 14, 1 << 15, 1 << 16, 1 << 17, 1 << 18, 1 << 19, 1 << 20}, {1, 2}})

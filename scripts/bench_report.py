@@ -81,7 +81,7 @@ def main():
         binary = os.path.join(args.build_dir, "bench", "bench_round")
         listed = subprocess.run([binary, "--list-targets"], check=True, capture_output=True, text=True).stdout.split()
         targets = args.targets.split(",") if args.targets else [t for t in listed if t not in ("SSSE3", "SCALAR", "EMU128")]
-        only_ops = ["--benchmark_filter=^(memcpy|apply)/"] if args.only == "ops" else []
+        only_ops = ["--benchmark_filter=^(memcpy|apply|op_traffic)/"] if args.only == "ops" else []
         for target in targets:
             rnd, context = run(binary, args.repetitions,
                                [f"--target={target}", f"--benchmark_min_time={args.min_time}", *only_ops])
@@ -169,6 +169,11 @@ def op_rows(rnd, target, lines, failed):
               f"apply, apply_fma, apply_sqrt on 2^24 uint32 codes (the data set rounded to the format; sqrt of "
               f"magnitudes), one thread, elements per second against memcpy of 2^24 floats in the same run "
               f"({memcpy1 / 1e9:.3f} G/s). Target >= {TARGET_OPS:g}; \\* marks a miss.", ""]
+    if "op_traffic/operands:2" in rnd:
+        traffic = {k: rnd[f"op_traffic/operands:{k}"] / memcpy1 for k in (1, 2, 3)}
+        lines += [f"The bytes alone (op_traffic: out = a ^ b on the same uint32 arrays, no arithmetic) run at "
+                  f"{traffic[2]:.2f} of memcpy's element rate for two operands, {traffic[3]:.2f} for three (fma) "
+                  f"and {traffic[1]:.2f} for one (sqrt): no apply on such arrays exceeds these.", ""]
     for data in ("normal", "wide"):
         lines += [f"{data} data:", "", "| op, mode | " + " | ".join(OP_FORMATS) + " |",
                   "|---" * (len(OP_FORMATS) + 1) + "|"]

@@ -216,7 +216,7 @@ std::uint8_t apply_lanes(simd::lane_op op, const format& f, const std::uint32_t*
         all |= simd::encode_doubles(f, r, z.as_double, m, keystream_at(sr, i), out.data() + i, fl);
       }
       for (std::size_t k = 0; k < specials; ++k) {
-        const std::size_t j = i + (special[k] & ((std::uint32_t{1} << simd::kLaneIndexBits) - 1));
+        const std::size_t j = i + (special[k] & simd::kLaneIndexMask);
         const auto raised = static_cast<std::uint8_t>(special[k] >> simd::kLaneIndexBits);
         if (raised == simd::kInfiniteQuotient) {
           const rounded& q = infinite_quotient[((a[j] ^ b[j]) & sign_mask(f)) != 0];

@@ -90,7 +90,7 @@ struct lane_checks {
   double min_operand = 0;          // div: the smallest dividend, sqrt: the smallest operand, checked
   // x / 0 is listed as kInfiniteQuotient where rounding an infinity raises a flag (no infinity
   // in the format, or policy saturate): the core then clears its invalid, which the union could not.
-  bool zero_divisor_to_core = false;
+  bool list_infinite_quotients = false;
 };
 }  // namespace fpemu::simd
 #endif
@@ -153,7 +153,7 @@ std::size_t OpLanes(const format& f, const std::uint32_t* a, const std::uint32_t
                     std::size_t n, const lane_checks& checks, T* out, std::uint32_t* special,
                     std::uint32_t* codes) {
   const bool negative_zero_sum = checks.negative_zero_sum, exact_only = checks.exact_only, range = checks.range;
-  const bool zero_divisor_to_core = checks.zero_divisor_to_core;
+  const bool list_infinite_quotients = checks.list_infinite_quotients;
   const hn::ScalableTag<T> d;
   const Decoder<hn::Rebind<std::uint32_t, decltype(d)>, true> decode(hn::Rebind<std::uint32_t, decltype(d)>(),
                                                                       decode_params_for(f));
@@ -245,7 +245,7 @@ std::size_t OpLanes(const format& f, const std::uint32_t* a, const std::uint32_t
     } else if constexpr (Op == lane_op::div) {
       // x / 0 with x finite and nonzero: the hardware's infinity, and divide-by-zero.
       const auto by_zero = hn::And(hn::Eq(y, fzero), hn::AndNot(hn::Eq(x, fzero), hn::IsFinite(x)));
-      if (zero_divisor_to_core) {
+      if (list_infinite_quotients) {
         bad = infinite_quotient = by_zero;
       } else {
         raised = hn::IfThenElseZero(hn::RebindMask(du, by_zero), hn::Set(du, U{flag::divide_by_zero}));
@@ -318,7 +318,8 @@ std::size_t OpLanes(const format& f, const std::uint32_t* a, const std::uint32_t
     if (base + L > n) listed = hn::And(listed, hn::FirstN(d, n - base));  // not the tail's padding
     if (listing_step(!hn::AllFalse(d, listed), base / L)) {
       // The listed lanes' entries (index | flags << kLaneIndexBits), compressed to the front: a
-      // loop over the lanes mispredicted on data with many of them (fp16 div: one in twelve).
+      // loop over the lanes mispredicted on data with many of them (wide-range fp16 div: x / 0
+      // in one lane of 12).
       const VU entries = hn::Or(hn::Add(hn::Iota(du, U{0}), hn::Set(du, static_cast<U>(base))),
                                 hn::ShiftLeft<kLaneIndexBits>(raised));
       const auto listed_u = hn::RebindMask(du, listed);
@@ -426,7 +427,7 @@ lane_checks checks_for(lane_op op, const format& f, const rounding& r, bool bina
   k.exact_only = r.mode == round_mode::stochastic_exact;
   k.range = binary32 && !lanes_in_range(op, f);
   k.min_operand = std::ldexp(1.0, op == lane_op::div ? f.frac_bits - 125 : -102);
-  k.zero_divisor_to_core = round(f, unpacked{value_class::infinite, false}, r).flags != 0;
+  k.list_infinite_quotients = round(f, unpacked{value_class::infinite, false}, r).flags != 0;
   return k;
 }
 

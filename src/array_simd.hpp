@@ -101,6 +101,7 @@ op_path op_lanes(lane_op op, const format& f, const rounding& r);
 // finite and nonzero, in a format whose infinity rounds with a flag (none, or policy saturate):
 // its result is the core's for that sign, one for every such lane, which the caller puts in.
 inline constexpr int kLaneIndexBits = 24;
+inline constexpr std::uint32_t kLaneIndexMask = (std::uint32_t{1} << kLaneIndexBits) - 1;
 inline constexpr std::uint8_t kInfiniteQuotient = 0x80;
 std::size_t op_floats(lane_op op, const format& f, const std::uint32_t* a, const std::uint32_t* b,
                       const std::uint32_t* c, std::size_t n, const rounding& r, float* out, std::uint32_t* special,
