@@ -13,14 +13,14 @@
 //   decode/<data>/<fmt>/threads:T           uint32 codes -> floats
 //   memcpy/threads:T                        the same bytes copied, T threads each copying a share
 //   encode_first/bf16_rne/n:N/threads:T     encode of the first N elements: where threads start to pay
-//   apply/<data>/<fmt>_<mode>/<op>          element-wise add, mul, div, fma, sqrt on uint32 codes
-//                                           (apply, apply_fma, apply_sqrt; the data set rounded to
-//                                           the format, b and c the same codes rotated; sqrt of
-//                                           their magnitudes), one thread
-//   op_traffic/operands:K                   the bytes apply moves for K operands, without its
-//                                           arithmetic: out[i] = a[i] ^ b[i] (^ c[i]) on uint32
-//                                           codes, one thread; (K + 1) x 4 bytes per element
-//                                           against memcpy's 8, the limit of apply on such arrays
+//   apply/<data>/<fmt>_<mode>/<op>          element-wise add, mul, div, fma, sqrt on storage-width
+//                                           codes (apply, apply_fma, apply_sqrt; the data set
+//                                           rounded to the format, b and c the same codes rotated;
+//                                           sqrt of their magnitudes), one thread
+//   op_traffic/bytes:B/operands:K           the bytes apply moves for K operands of B bytes, without
+//                                           its arithmetic: out[i] = a[i] ^ b[i] (^ c[i]), one
+//                                           thread; (K + 1) x B bytes per element against
+//                                           memcpy's 8, the limit of apply on such arrays
 //
 // Modes: rne rz ru rd rto, sr16 (16 random bits) and sr-exact. items_per_second is elements per
 // second everywhere; scripts/bench_report.py turns a JSON run into ratios against memcpy and
@@ -94,17 +94,24 @@ void memcpy_elements(benchmark::State& state) {
   set_elements(state);
 }
 
-void op_traffic(benchmark::State& state) {
-  const auto operands = state.range(0);
-  const std::vector<std::uint32_t> a(kElements, 1), b(kElements, 2), c(kElements, 4);
-  std::vector<std::uint32_t> out(kElements);
+template <class Code>
+void op_traffic_of(benchmark::State& state) {
+  const auto operands = state.range(1);
+  const std::vector<Code> a(kElements, 1), b(kElements, 2), c(kElements, 4);
+  std::vector<Code> out(kElements);
   for (auto _ : state) {
     for (std::size_t i = 0; i < out.size(); ++i)
-      out[i] = operands == 1 ? a[i] ^ 0x80000000u : operands == 2 ? a[i] ^ b[i] : a[i] ^ b[i] ^ c[i];
+      out[i] = static_cast<Code>(operands == 1 ? a[i] ^ 0x80u : operands == 2 ? a[i] ^ b[i] : a[i] ^ b[i] ^ c[i]);
     benchmark::DoNotOptimize(out.data());
     benchmark::ClobberMemory();
   }
   set_elements(state);
+}
+
+void op_traffic(benchmark::State& state) {
+  if (state.range(0) == 1) return op_traffic_of<std::uint8_t>(state);
+  if (state.range(0) == 2) return op_traffic_of<std::uint16_t>(state);
+  op_traffic_of<std::uint32_t>(state);
 }
 
 // "sr16" is stochastic rounding with 16 random bits; every other name is parse_round_mode's.
@@ -195,31 +202,41 @@ std::vector<std::uint32_t> codes_of(const fpemu::format& f, data_set d, std::siz
   return codes;
 }
 
-void apply_op(benchmark::State& state, const std::string& spec, const std::string& mode, const std::string& op,
-              data_set d) {
+// On storage-width codes (Code: uint16_t for bf16 and fp16, uint8_t for the FP8 formats).
+template <class Code>
+void apply_codes(benchmark::State& state, const std::string& spec, const std::string& mode, const std::string& op,
+                 data_set d) {
   fpemu::set_array_threads(1);
   const fpemu::format f = *fpemu::parse_format(spec);
   const fpemu::rounding r = mode_of(mode);
-  std::vector<std::uint32_t> a = codes_of(f, d, 0);
-  const std::vector<std::uint32_t> b = codes_of(f, d, 1);
+  auto narrow = [](const std::vector<std::uint32_t>& v) { return std::vector<Code>(v.begin(), v.end()); };
+  std::vector<std::uint32_t> wide_a = codes_of(f, d, 0);
   if (op == "sqrt")  // of magnitudes: negative operands (NaN, invalid) go to the core
-    for (std::uint32_t& x : a) x &= fpemu::magnitude_mask(f);
-  const std::vector<std::uint32_t> c = op == "fma" ? codes_of(f, d, 2) : std::vector<std::uint32_t>(a.size());
-  std::vector<std::uint32_t> out(a.size());
+    for (std::uint32_t& x : wide_a) x &= fpemu::magnitude_mask(f);
+  const std::vector<Code> a = narrow(wide_a), b = narrow(codes_of(f, d, 1));
+  const std::vector<Code> c = op == "fma" ? narrow(codes_of(f, d, 2)) : std::vector<Code>(a.size());
+  std::vector<Code> out(a.size());
+  const std::span<const Code> sa(a), sb(b), sc(c);
   const fpemu::sr_stream sr{1, 0, 0};
   for (auto _ : state) {
-    auto flags = op == "fma"    ? fpemu::apply_fma(f, a, b, c, out, r, sr)
-                 : op == "sqrt" ? fpemu::apply_sqrt(f, a, out, r, sr)
+    auto flags = op == "fma"    ? fpemu::apply_fma(f, sa, sb, sc, out, r, sr)
+                 : op == "sqrt" ? fpemu::apply_sqrt(f, sa, out, r, sr)
                                 : fpemu::apply(op == "add" ? fpemu::array_op::add
                                                : op == "mul" ? fpemu::array_op::mul
                                                              : fpemu::array_op::div,
-                                               f, a, b, out, r, sr);
+                                               f, sa, sb, out, r, sr);
     if (!flags) state.SkipWithError(flags.message().c_str());
     benchmark::DoNotOptimize(flags);
     benchmark::DoNotOptimize(out.data());
     benchmark::ClobberMemory();
   }
   set_elements(state);
+}
+
+void apply_op(benchmark::State& state, const std::string& spec, const std::string& mode, const std::string& op,
+              data_set d) {
+  if (fpemu::width(*fpemu::parse_format(spec)) <= 8) return apply_codes<std::uint8_t>(state, spec, mode, op, d);
+  apply_codes<std::uint16_t>(state, spec, mode, op, d);
 }
 
 constexpr const char* kFormats[] = {"bf16", "fp16", "e4m3fn", "e5m2", "e3m2fn", "e2m3fn", "e2m1fn"};
@@ -231,8 +248,8 @@ void register_all() {
   };
   per_thread(benchmark::RegisterBenchmark("memcpy", memcpy_elements));
   benchmark::RegisterBenchmark("op_traffic", op_traffic)
-      ->ArgName("operands")
-      ->DenseRange(1, 3)
+      ->ArgNames({"bytes", "operands"})
+      ->ArgsProduct({{1, 2, 4}, {1, 2, 3}})
       ->Unit(benchmark::kMillisecond)
       ->UseRealTime();
   benchmark::RegisterBenchmark("encode_first/bf16_rne", encode_first)

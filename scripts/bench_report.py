@@ -166,14 +166,18 @@ def op_rows(rnd, target, lines, failed):
     columns, one thread against memcpy's element rate. A missed target is marked with *."""
     memcpy1 = rnd["memcpy/threads:1"]
     lines += ["", f"### Element-wise arithmetic dispatched to {target}", "",
-              f"apply, apply_fma, apply_sqrt on 2^24 uint32 codes (the data set rounded to the format; sqrt of "
+              f"apply, apply_fma, apply_sqrt on 2^24 storage-width codes (uint16 for bf16 and fp16, uint8 for "
+              f"the FP8 formats; the data set rounded to the format; sqrt of "
               f"magnitudes), one thread, elements per second against memcpy of 2^24 floats in the same run "
               f"({memcpy1 / 1e9:.3f} G/s). Target >= {TARGET_OPS:g}; \\* marks a miss.", ""]
-    if "op_traffic/operands:2" in rnd:
-        traffic = {k: rnd[f"op_traffic/operands:{k}"] / memcpy1 for k in (1, 2, 3)}
-        lines += [f"The bytes alone (op_traffic: out = a ^ b on the same uint32 arrays, no arithmetic) run at "
-                  f"{traffic[2]:.2f} of memcpy's element rate for two operands, {traffic[3]:.2f} for three (fma) "
-                  f"and {traffic[1]:.2f} for one (sqrt): no apply on such arrays exceeds these.", ""]
+    if "op_traffic/bytes:2/operands:2" in rnd:
+        lines += ["The bytes alone (op_traffic: out = a ^ b (^ c) on arrays of the same width, no arithmetic), "
+                  "against memcpy's element rate: no apply on such arrays exceeds these.", "",
+                  "| code width | one operand (sqrt) | two (add, mul, div) | three (fma) |", "|---|---|---|---|"]
+        for width in (1, 2, 4):
+            lines.append(f"| {8 * width} bits | " + " | ".join(
+                f"{rnd[f'op_traffic/bytes:{width}/operands:{k}'] / memcpy1:.2f}" for k in (1, 2, 3)) + " |")
+        lines.append("")
     for data in ("normal", "wide"):
         lines += [f"{data} data:", "", "| op, mode | " + " | ".join(OP_FORMATS) + " |",
                   "|---" * (len(OP_FORMATS) + 1) + "|"]

@@ -136,14 +136,20 @@ std::uint8_t for_each_element(std::size_t n, const rounding& r, const random_sou
   }, kScalarParallelFrom);
 }
 
+// Storage-width codes, which f's codes must fit: `arrays_hold` names the arrays, as in "'out' holds".
+template <class Code>
+std::optional<error> check_code_width(const format& f, std::string_view arrays_hold) {
+  if (width(f) <= static_cast<int>(8 * sizeof(Code))) return std::nullopt;
+  return error{"format " + to_string(f) + " has " + std::to_string(width(f)) + "-bit codes; " +
+               std::string(arrays_hold) + " " + std::to_string(8 * sizeof(Code)) + "-bit codes (use uint" +
+               (width(f) <= 16 ? "16" : "32") + "_t codes, or uint32_t for any format)"};
+}
+
 template <class T, class Code>
 expected<std::uint8_t> round_span(const format& f, std::span<const T> in, std::span<Code> out, const rounding& r,
                                   const random_source& sr, std::span<std::uint8_t> flags) {
   if (auto e = check_format(f, "format")) return *e;
-  if (width(f) > static_cast<int>(8 * sizeof(Code)))
-    return error{"format " + to_string(f) + " has " + std::to_string(width(f)) + "-bit codes; 'out' holds " +
-                 std::to_string(8 * sizeof(Code)) + "-bit codes (use uint" + (width(f) <= 16 ? "16" : "32") +
-                 "_t codes, or uint32_t for any format)"};
+  if (auto e = check_code_width<Code>(f, "'out' holds")) return *e;
   if (auto e = check_rounding(f, r)) return *e;
   if (auto e = check_sizes({{"in", in.size()}, {"out", out.size()}}, flags.size())) return *e;
   constexpr bool is_double = std::is_same_v<T, double>;
@@ -181,10 +187,10 @@ expected<std::uint8_t> round_given(const format& f, std::span<const float> in, s
 // inexact sr-exact lanes and the like) by `one(i, random)`, which stores element i's result
 // through the core and returns its flags; every element through `one` where the kernels do not
 // cover the op.
-template <class One>
-std::uint8_t apply_lanes(simd::lane_op op, const format& f, const std::uint32_t* a, const std::uint32_t* b,
-                         const std::uint32_t* c, std::span<std::uint32_t> out, const rounding& r, const sr_stream& sr,
-                         std::span<std::uint8_t> flags, One one) {
+template <class Code, class One>
+std::uint8_t apply_lanes(simd::lane_op op, const format& f, const Code* a, const Code* b, const Code* c,
+                         std::span<Code> out, const rounding& r, const sr_stream& sr, std::span<std::uint8_t> flags,
+                         One one) {
   const simd::op_path path = simd::op_lanes(op, f, r);
   if (path == simd::op_path::core) return for_each_element(out.size(), r, sr, flags, one);
   rounded infinite_quotient[2] = {};  // by sign: the listed x / 0 (simd::kInfiniteQuotient)
@@ -204,8 +210,8 @@ std::uint8_t apply_lanes(simd::lane_op op, const format& f, const std::uint32_t*
     std::uint8_t all = 0;
     for (std::size_t i = begin; i < end; i += kBlock) {
       const std::size_t m = std::min(kBlock, end - i);
-      const std::uint32_t* bi = (b ? b : a) + i;  // (ops without b or c do not read them)
-      const std::uint32_t* ci = (c ? c : a) + i;
+      const Code* bi = (b ? b : a) + i;  // (ops without b or c do not read them)
+      const Code* ci = (c ? c : a) + i;
       std::uint8_t* fl = flags.empty() ? nullptr : flags.data() + i;
       std::size_t specials = 0;
       if (path == simd::op_path::binary32) {
@@ -220,7 +226,7 @@ std::uint8_t apply_lanes(simd::lane_op op, const format& f, const std::uint32_t*
         const auto raised = static_cast<std::uint8_t>(special[k] >> simd::kLaneIndexBits);
         if (raised == simd::kInfiniteQuotient) {
           const rounded& q = infinite_quotient[((a[j] ^ b[j]) & sign_mask(f)) != 0];
-          out[j] = q.code;
+          out[j] = static_cast<Code>(q.code);
           if (fl) flags[j] = q.flags;
           all |= q.flags;
           continue;
@@ -386,55 +392,114 @@ expected<std::uint8_t> decode_array(const format& f, std::span<const std::uint32
   return std::uint8_t{0};
 }
 
-expected<std::uint8_t> apply(array_op op, const format& f, std::span<const std::uint32_t> a,
-                             std::span<const std::uint32_t> b, std::span<std::uint32_t> out, const rounding& r,
-                             sr_stream sr, std::span<std::uint8_t> flags) {
+namespace {
+
+template <class Code>
+expected<std::uint8_t> apply_codes(array_op op, const format& f, std::span<const Code> a, std::span<const Code> b,
+                                   std::span<Code> out, const rounding& r, sr_stream sr,
+                                   std::span<std::uint8_t> flags) {
   if (auto e = check_format(f, "format")) return *e;
+  if (auto e = check_code_width<Code>(f, "the operands and 'out' hold")) return *e;
   if (auto e = check_rounding(f, r)) return *e;
   if (auto e = check_sizes({{"a", a.size()}, {"b", b.size()}, {"out", out.size()}}, flags.size())) return *e;
   const simd::lane_op lane = op == array_op::add   ? simd::lane_op::add
                              : op == array_op::sub ? simd::lane_op::sub
                              : op == array_op::mul ? simd::lane_op::mul
                                                    : simd::lane_op::div;
-  return apply_lanes(lane, f, a.data(), b.data(), nullptr, out, r, sr, flags, [&](std::size_t i, std::uint64_t random) {
-    rounded res;
-    switch (op) {
-      case array_op::add: res = add(f, a[i], b[i], r, random); break;
-      case array_op::sub: res = sub(f, a[i], b[i], r, random); break;
-      case array_op::mul: res = mul(f, a[i], b[i], r, random); break;
-      case array_op::div: res = div(f, a[i], b[i], r, random); break;
-    }
-    out[i] = res.code;
-    return res.flags;
-  });
+  return apply_lanes(lane, f, a.data(), b.data(), static_cast<const Code*>(nullptr), out, r, sr, flags,
+                     [&](std::size_t i, std::uint64_t random) {
+                       rounded res;
+                       switch (op) {
+                         case array_op::add: res = add(f, a[i], b[i], r, random); break;
+                         case array_op::sub: res = sub(f, a[i], b[i], r, random); break;
+                         case array_op::mul: res = mul(f, a[i], b[i], r, random); break;
+                         case array_op::div: res = div(f, a[i], b[i], r, random); break;
+                       }
+                       out[i] = static_cast<Code>(res.code);
+                       return res.flags;
+                     });
 }
 
-expected<std::uint8_t> apply_fma(const format& f, std::span<const std::uint32_t> a, std::span<const std::uint32_t> b,
-                                 std::span<const std::uint32_t> c, std::span<std::uint32_t> out, const rounding& r,
-                                 sr_stream sr, std::span<std::uint8_t> flags) {
+template <class Code>
+expected<std::uint8_t> apply_fma_codes(const format& f, std::span<const Code> a, std::span<const Code> b,
+                                       std::span<const Code> c, std::span<Code> out, const rounding& r, sr_stream sr,
+                                       std::span<std::uint8_t> flags) {
   if (auto e = check_format(f, "format")) return *e;
+  if (auto e = check_code_width<Code>(f, "the operands and 'out' hold")) return *e;
   if (auto e = check_rounding(f, r)) return *e;
   if (auto e = check_sizes({{"a", a.size()}, {"b", b.size()}, {"c", c.size()}, {"out", out.size()}}, flags.size()))
     return *e;
   return apply_lanes(simd::lane_op::fma, f, a.data(), b.data(), c.data(), out, r, sr, flags,
                      [&](std::size_t i, std::uint64_t random) {
                        const rounded res = fma(f, a[i], b[i], c[i], r, random);
-                       out[i] = res.code;
+                       out[i] = static_cast<Code>(res.code);
                        return res.flags;
                      });
 }
 
-expected<std::uint8_t> apply_sqrt(const format& f, std::span<const std::uint32_t> a, std::span<std::uint32_t> out,
-                                  const rounding& r, sr_stream sr, std::span<std::uint8_t> flags) {
+template <class Code>
+expected<std::uint8_t> apply_sqrt_codes(const format& f, std::span<const Code> a, std::span<Code> out,
+                                        const rounding& r, sr_stream sr, std::span<std::uint8_t> flags) {
   if (auto e = check_format(f, "format")) return *e;
+  if (auto e = check_code_width<Code>(f, "the operands and 'out' hold")) return *e;
   if (auto e = check_rounding(f, r)) return *e;
   if (auto e = check_sizes({{"a", a.size()}, {"out", out.size()}}, flags.size())) return *e;
-  return apply_lanes(simd::lane_op::sqrt, f, a.data(), nullptr, nullptr, out, r, sr, flags,
-                     [&](std::size_t i, std::uint64_t random) {
+  return apply_lanes(simd::lane_op::sqrt, f, a.data(), static_cast<const Code*>(nullptr),
+                     static_cast<const Code*>(nullptr), out, r, sr, flags, [&](std::size_t i, std::uint64_t random) {
                        const rounded res = sqrt(f, a[i], r, random);
-                       out[i] = res.code;
+                       out[i] = static_cast<Code>(res.code);
                        return res.flags;
                      });
+}
+
+}  // namespace
+
+expected<std::uint8_t> apply(array_op op, const format& f, std::span<const std::uint32_t> a, std::span<const std::uint32_t> b,
+                             std::span<std::uint32_t> out, const rounding& r, sr_stream sr, std::span<std::uint8_t> flags) {
+  return apply_codes(op, f, a, b, out, r, sr, flags);
+}
+
+expected<std::uint8_t> apply_fma(const format& f, std::span<const std::uint32_t> a, std::span<const std::uint32_t> b,
+                                 std::span<const std::uint32_t> c, std::span<std::uint32_t> out, const rounding& r, sr_stream sr,
+                                 std::span<std::uint8_t> flags) {
+  return apply_fma_codes(f, a, b, c, out, r, sr, flags);
+}
+
+expected<std::uint8_t> apply_sqrt(const format& f, std::span<const std::uint32_t> a, std::span<std::uint32_t> out, const rounding& r,
+                                  sr_stream sr, std::span<std::uint8_t> flags) {
+  return apply_sqrt_codes(f, a, out, r, sr, flags);
+}
+
+expected<std::uint8_t> apply(array_op op, const format& f, std::span<const std::uint16_t> a, std::span<const std::uint16_t> b,
+                             std::span<std::uint16_t> out, const rounding& r, sr_stream sr, std::span<std::uint8_t> flags) {
+  return apply_codes(op, f, a, b, out, r, sr, flags);
+}
+
+expected<std::uint8_t> apply_fma(const format& f, std::span<const std::uint16_t> a, std::span<const std::uint16_t> b,
+                                 std::span<const std::uint16_t> c, std::span<std::uint16_t> out, const rounding& r, sr_stream sr,
+                                 std::span<std::uint8_t> flags) {
+  return apply_fma_codes(f, a, b, c, out, r, sr, flags);
+}
+
+expected<std::uint8_t> apply_sqrt(const format& f, std::span<const std::uint16_t> a, std::span<std::uint16_t> out, const rounding& r,
+                                  sr_stream sr, std::span<std::uint8_t> flags) {
+  return apply_sqrt_codes(f, a, out, r, sr, flags);
+}
+
+expected<std::uint8_t> apply(array_op op, const format& f, std::span<const std::uint8_t> a, std::span<const std::uint8_t> b,
+                             std::span<std::uint8_t> out, const rounding& r, sr_stream sr, std::span<std::uint8_t> flags) {
+  return apply_codes(op, f, a, b, out, r, sr, flags);
+}
+
+expected<std::uint8_t> apply_fma(const format& f, std::span<const std::uint8_t> a, std::span<const std::uint8_t> b,
+                                 std::span<const std::uint8_t> c, std::span<std::uint8_t> out, const rounding& r, sr_stream sr,
+                                 std::span<std::uint8_t> flags) {
+  return apply_fma_codes(f, a, b, c, out, r, sr, flags);
+}
+
+expected<std::uint8_t> apply_sqrt(const format& f, std::span<const std::uint8_t> a, std::span<std::uint8_t> out, const rounding& r,
+                                  sr_stream sr, std::span<std::uint8_t> flags) {
+  return apply_sqrt_codes(f, a, out, r, sr, flags);
 }
 
 }  // namespace fpemu

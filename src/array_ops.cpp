@@ -101,12 +101,21 @@ namespace hn = hwy::HWY_NAMESPACE;
 
 bool NativeFma() { return HWY_NATIVE_FMA != 0; }
 
+// The codes at p in 32-bit lanes, from their storage width (a branch that always goes the same way).
+template <class DU>
+HWY_INLINE hn::Vec<DU> LoadCodes(DU du, const code_source& p) {
+  if (p.bytes == 1) return hn::PromoteTo(du, hn::LoadU(hn::Rebind<std::uint8_t, DU>(), static_cast<const std::uint8_t*>(p.data)));
+  if (p.bytes == 2)
+    return hn::PromoteTo(du, hn::LoadU(hn::Rebind<std::uint16_t, DU>(), static_cast<const std::uint16_t*>(p.data)));
+  return hn::LoadU(du, static_cast<const std::uint32_t*>(p.data));
+}
+
 // Operand lanes of type T: the values of the codes at p, decoded in registers.
 template <class D, class Dec>
-HWY_INLINE hn::Vec<D> LoadOperand(D d, const Dec& decode, const std::uint32_t* p) {
+HWY_INLINE hn::Vec<D> LoadOperand(D d, const Dec& decode, const code_source& p) {
   const hn::Rebind<std::uint32_t, D> du;
   const hn::Rebind<float, D> df;
-  const auto values = hn::BitCast(df, decode(hn::LoadU(du, p)));
+  const auto values = hn::BitCast(df, decode(LoadCodes(du, p)));
   if constexpr (sizeof(hn::TFromD<D>) == 4) {
     return values;
   } else {
@@ -149,9 +158,9 @@ V SqrtRounded(V a);
 #endif
 
 template <lane_op Op, class T>
-std::size_t OpLanes(const format& f, const std::uint32_t* a, const std::uint32_t* b, const std::uint32_t* c,
+std::size_t OpLanes(const format& f, code_source a, code_source b, code_source c,
                     std::size_t n, const lane_checks& checks, T* out, std::uint32_t* special,
-                    std::uint32_t* codes) {
+                    code_sink codes) {
   const bool negative_zero_sum = checks.negative_zero_sum, exact_only = checks.exact_only, range = checks.range;
   const bool list_infinite_quotients = checks.list_infinite_quotients;
   const hn::ScalableTag<T> d;
@@ -220,7 +229,7 @@ std::size_t OpLanes(const format& f, const std::uint32_t* a, const std::uint32_t
     return hn::Or(beyond_range(p), hn::AndNot(zero_operand, hn::Lt(hn::Abs(p), min_normal)));
   };
 
-  auto one_vector = [&](const std::uint32_t* pa, const std::uint32_t* pb, const std::uint32_t* pc, T* dst,
+  auto one_vector = [&](const code_source& pa, const code_source& pb, const code_source& pc, T* dst,
                         std::size_t base) FPEMU_KERNEL_LAMBDA {
     const V x = LoadOperand(d, decode, pa);
     V y = fzero, w = fzero;
@@ -283,10 +292,10 @@ std::size_t OpLanes(const format& f, const std::uint32_t* a, const std::uint32_t
       // NaN results (see the top): the core's quiet NaN, signed as the first NaN operand (+
       // without one), and invalid for an invalid operation (no NaN operand, or 0 x inf in fma)
       // or a signaling NaN operand, which only its code tells (decoded, all NaNs are quiet).
-      auto signaling = [&](const std::uint32_t* codes) FPEMU_KERNEL_LAMBDA {
+      auto signaling = [&](const code_source& codes) FPEMU_KERNEL_LAMBDA {
         const hn::Rebind<std::uint32_t, decltype(d)> du32;
         const hn::RebindToSigned<decltype(du32)> di32;
-        const auto s32 = decode.Signaling(hn::LoadU(du32, codes));
+        const auto s32 = decode.Signaling(LoadCodes(du32, codes));
         if constexpr (sizeof(T) == 4) {
           return hn::RebindMask(d, s32);
         } else {  // widened lane by lane: masks of different lane sizes do not rebind
@@ -340,28 +349,30 @@ std::size_t OpLanes(const format& f, const std::uint32_t* a, const std::uint32_t
   // with this pass's arithmetic instead of stalling the stores (fp16 add: 0.75 to 0.85 G/s).
   constexpr std::size_t kPrefetchAhead = 1024;
   for (; i + L <= n; i += L) {
-    hwy::Prefetch(a + i + kPrefetchAhead);
-    if constexpr (Op != lane_op::sqrt) hwy::Prefetch(b + i + kPrefetchAhead);
-    if constexpr (Op == lane_op::fma) hwy::Prefetch(c + i + kPrefetchAhead);
-    __builtin_prefetch(codes + i, 1);
-    one_vector(a + i, b + i, c + i, out + i, i);
+    hwy::Prefetch(a.at(i + kPrefetchAhead).data);
+    if constexpr (Op != lane_op::sqrt) hwy::Prefetch(b.at(i + kPrefetchAhead).data);
+    if constexpr (Op == lane_op::fma) hwy::Prefetch(c.at(i + kPrefetchAhead).data);
+    __builtin_prefetch(codes.at(i).data, 1);
+    one_vector(a.at(i), b.at(i), c.at(i), out + i, i);
   }
-  if (i < n) {  // the tail through zero-padded lanes (one_vector lists no index >= n)
+  if (i < n) {  // the tail through zero-padded 32-bit codes (one_vector lists no index >= n)
     constexpr std::size_t kMax = HWY_MAX_BYTES / sizeof(T);
     HWY_ALIGN std::uint32_t pa[kMax] = {}, pb[kMax] = {}, pc[kMax] = {};
     HWY_ALIGN T po[kMax];
-    std::memcpy(pa, a + i, (n - i) * sizeof(std::uint32_t));
-    if (Op != lane_op::sqrt) std::memcpy(pb, b + i, (n - i) * sizeof(std::uint32_t));
-    if (Op == lane_op::fma) std::memcpy(pc, c + i, (n - i) * sizeof(std::uint32_t));
-    one_vector(pa, pb, pc, po, i);
+    for (std::size_t j = 0; j < n - i; ++j) {
+      pa[j] = a[i + j];
+      if (Op != lane_op::sqrt) pb[j] = b[i + j];
+      if (Op == lane_op::fma) pc[j] = c[i + j];
+    }
+    one_vector(code_source(pa), code_source(pb), code_source(pc), po, i);
     std::memcpy(out + i, po, (n - i) * sizeof(T));
   }
   return count;
 }
 
 template <class T>
-std::size_t Op(lane_op op, const format& f, const std::uint32_t* a, const std::uint32_t* b, const std::uint32_t* c,
-               std::size_t n, const lane_checks& k, T* out, std::uint32_t* special, std::uint32_t* codes) {
+std::size_t Op(lane_op op, const format& f, code_source a, code_source b, code_source c, std::size_t n,
+               const lane_checks& k, T* out, std::uint32_t* special, code_sink codes) {
   switch (op) {
     case lane_op::add: return OpLanes<lane_op::add>(f, a, b, c, n, k, out, special, codes);
     case lane_op::sub: return OpLanes<lane_op::sub>(f, a, b, c, n, k, out, special, codes);
@@ -373,15 +384,13 @@ std::size_t Op(lane_op op, const format& f, const std::uint32_t* a, const std::u
   return 0;
 }
 
-std::size_t OpFloats(lane_op op, const format& f, const std::uint32_t* a, const std::uint32_t* b,
-                     const std::uint32_t* c, std::size_t n, const lane_checks& k, float* out, std::uint32_t* special,
-                     std::uint32_t* codes) {
+std::size_t OpFloats(lane_op op, const format& f, code_source a, code_source b, code_source c, std::size_t n,
+                     const lane_checks& k, float* out, std::uint32_t* special, code_sink codes) {
   return Op(op, f, a, b, c, n, k, out, special, codes);
 }
 
-std::size_t OpDoubles(lane_op op, const format& f, const std::uint32_t* a, const std::uint32_t* b,
-                      const std::uint32_t* c, std::size_t n, const lane_checks& k, double* out,
-                      std::uint32_t* special, std::uint32_t* codes) {
+std::size_t OpDoubles(lane_op op, const format& f, code_source a, code_source b, code_source c, std::size_t n,
+                      const lane_checks& k, double* out, std::uint32_t* special, code_sink codes) {
   return Op(op, f, a, b, c, n, k, out, special, codes);
 }
 
@@ -443,15 +452,13 @@ op_path op_lanes(lane_op op, const format& f, const rounding& r) {
   return op_path::core;
 }
 
-std::size_t op_floats(lane_op op, const format& f, const std::uint32_t* a, const std::uint32_t* b,
-                      const std::uint32_t* c, std::size_t n, const rounding& r, float* out, std::uint32_t* special,
-                      std::uint32_t* codes) {
+std::size_t op_floats(lane_op op, const format& f, code_source a, code_source b, code_source c, std::size_t n,
+                      const rounding& r, float* out, std::uint32_t* special, code_sink codes) {
   return HWY_DYNAMIC_DISPATCH(OpFloats)(op, f, a, b, c, n, checks_for(op, f, r, true), out, special, codes);
 }
 
-std::size_t op_doubles(lane_op op, const format& f, const std::uint32_t* a, const std::uint32_t* b,
-                       const std::uint32_t* c, std::size_t n, const rounding& r, double* out,
-                       std::uint32_t* special, std::uint32_t* codes) {
+std::size_t op_doubles(lane_op op, const format& f, code_source a, code_source b, code_source c, std::size_t n,
+                       const rounding& r, double* out, std::uint32_t* special, code_sink codes) {
   return HWY_DYNAMIC_DISPATCH(OpDoubles)(op, f, a, b, c, n, checks_for(op, f, r, false), out, special, codes);
 }
 

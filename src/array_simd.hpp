@@ -14,6 +14,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <type_traits>
 
 #include "fpemu/format.hpp"
 #include "fpemu/rounding.hpp"
@@ -39,23 +40,36 @@ struct keystream {
   const std::uint32_t* given = nullptr;  // when set, element i reads given[i] instead (mode sr only)
 };
 
-// Where codes go: one code per element in 1, 2 or 4 bytes (the caller checks that the format's
-// codes fit), or nowhere. Storage-width codes (a byte per FP8 code) write a quarter or half of
-// the bytes of 32-bit ones, which is what bounds large arrays on more than one thread.
-struct code_sink {
-  void* data = nullptr;
+// Where codes go (code_sink) or come from (code_source): one code per element in 1, 2 or 4
+// bytes (the caller checks that the format's codes fit), or nowhere. Storage-width codes (a byte
+// per FP8 code) move a quarter or half of the bytes of 32-bit ones, which is what bounds large
+// arrays.
+template <class Void>
+struct code_array {
+  Void* data = nullptr;
   int bytes = 4;
-  code_sink(std::nullptr_t = nullptr) {}
-  code_sink(std::uint32_t* p) : data(p), bytes(4) {}
-  code_sink(std::uint16_t* p) : data(p), bytes(2) {}
-  code_sink(std::uint8_t* p) : data(p), bytes(1) {}
-  // The sink of element i onwards.
-  code_sink at(std::size_t i) const {
-    code_sink s = *this;
-    if (data) s.data = static_cast<std::byte*>(data) + i * static_cast<std::size_t>(bytes);
+  code_array(std::nullptr_t = nullptr) {}
+  template <class Code>
+    requires(std::is_convertible_v<Code*, Void*> && std::is_unsigned_v<Code> &&
+             !std::is_same_v<std::remove_const_t<Code>, bool> && (sizeof(Code) == 1 || sizeof(Code) == 2 || sizeof(Code) == 4))
+  code_array(Code* p) : data(p), bytes(static_cast<int>(sizeof(Code))) {}
+  // The codes of element i onwards.
+  code_array at(std::size_t i) const {
+    using Byte = std::conditional_t<std::is_const_v<Void>, const std::byte, std::byte>;
+    code_array s = *this;
+    if (data) s.data = static_cast<Byte*>(data) + i * static_cast<std::size_t>(bytes);
     return s;
   }
+  // Code i, one at a time.
+  std::uint32_t operator[](std::size_t i) const {
+    const void* p = at(i).data;
+    if (bytes == 1) return *static_cast<const std::uint8_t*>(p);
+    if (bytes == 2) return *static_cast<const std::uint16_t*>(p);
+    return *static_cast<const std::uint32_t*>(p);
+  }
 };
+using code_sink = code_array<void>;
+using code_source = code_array<const void>;
 
 // In and out for [0, n). `codes`, `values` (the rounded value, for round-in-place) and `flags`
 // may each be null. Returns the union of the flags.
@@ -89,8 +103,9 @@ enum class lane_op : std::uint8_t { add, sub, mul, div, fma, sqrt };
 // none (the core then does every element).
 enum class op_path : std::uint8_t { core, binary32, binary64 };
 op_path op_lanes(lane_op op, const format& f, const rounding& r);
-// out[i] = op(a[i], b[i], c[i]) for i in [0, n), n < 2^24, on codes of f (op_lanes not core; b
-// and c are read by the ops that take them); a NaN result is a quiet NaN with the core's sign.
+// out[i] = op(a[i], b[i], c[i]) for i in [0, n), n < 2^24, on codes of f at any width (op_lanes
+// not core; b and c are read by the ops that take them); a NaN result is a quiet NaN with the
+// core's sign.
 // Lanes left to the core (values out of the range binary32 lanes cover exactly, an inexact lane
 // under sr-exact) get 0; they and the lanes whose arithmetic raised a flag (invalid,
 // divide-by-zero: to be or-ed into their encoding's) are listed in `special`, in order, each as
@@ -103,12 +118,10 @@ op_path op_lanes(lane_op op, const format& f, const rounding& r);
 inline constexpr int kLaneIndexBits = 24;
 inline constexpr std::uint32_t kLaneIndexMask = (std::uint32_t{1} << kLaneIndexBits) - 1;
 inline constexpr std::uint8_t kInfiniteQuotient = 0x80;
-std::size_t op_floats(lane_op op, const format& f, const std::uint32_t* a, const std::uint32_t* b,
-                      const std::uint32_t* c, std::size_t n, const rounding& r, float* out, std::uint32_t* special,
-                      std::uint32_t* codes);
-std::size_t op_doubles(lane_op op, const format& f, const std::uint32_t* a, const std::uint32_t* b,
-                       const std::uint32_t* c, std::size_t n, const rounding& r, double* out,
-                       std::uint32_t* special, std::uint32_t* codes);
+std::size_t op_floats(lane_op op, const format& f, code_source a, code_source b, code_source c, std::size_t n,
+                      const rounding& r, float* out, std::uint32_t* special, code_sink codes);
+std::size_t op_doubles(lane_op op, const format& f, code_source a, code_source b, code_source c, std::size_t n,
+                       const rounding& r, double* out, std::uint32_t* special, code_sink codes);
 
 // For tests: the name of the target the kernels dispatch to now.
 const char* target_name();

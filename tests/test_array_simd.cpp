@@ -20,9 +20,10 @@
 //    near and above the overflow threshold, the non-finite ones and 1 in 8 of the rest); for sr
 //    also every input moved onto the carry boundary of its keystream bits (the smallest value
 //    that rounds away from zero with those bits) and just below it;
-// element-wise arithmetic (apply, apply_fma, apply_sqrt: src/array_ops.cpp) on every pair of
-// codes of the FP8/FP6/FP4 formats and on random and near-cancelling bf16/fp16 pairs in every
-// mode, and its round-to-odd step on binary32 operands with full significands;
+// element-wise arithmetic (apply, apply_fma, apply_sqrt: src/array_ops.cpp; on 32-bit and
+// storage-width codes) on every pair of codes of the FP8/FP6/FP4 formats and on random and
+// near-cancelling bf16/fp16 pairs in every mode, and its round-to-odd step on binary32 operands
+// with full significands;
 // decode_array (float, double) for every code, convert_array between format pairs for every
 // source code (signaling NaNs included), fill_keystream against keystream_bits (also at the end
 // of the 64-bit index space), results independent of thread count, array splitting, target and
@@ -1132,8 +1133,39 @@ rounded core_op(simd::lane_op op, const format& f, const rounding& r, const sr_s
   return {};
 }
 
+// The storage-width apply / apply_fma / apply_sqrt (codes of type Code, where f's fit), with
+// per-element flags, against `want`: codes, flags and the union. Returns the elements checked.
+template <class Code>
+std::uint64_t check_apply_narrow(simd::lane_op op, const format& f, const rounding& r, const sr_stream& sr,
+                                 const std::vector<std::uint32_t>& a, const std::vector<std::uint32_t>& b,
+                                 const std::vector<std::uint32_t>& c, const std::vector<rounded>& want) {
+  if (width(f) > static_cast<int>(8 * sizeof(Code))) return 0;
+  const std::size_t n = a.size();
+  const std::vector<Code> na(a.begin(), a.end()), nb(b.begin(), b.end()), nc(c.begin(), c.end());
+  std::vector<Code> out(n);
+  std::vector<std::uint8_t> flags(n);
+  const auto all = op == simd::lane_op::fma    ? apply_fma(f, std::span<const Code>(na), nb, nc, out, r, sr, flags)
+                   : op == simd::lane_op::sqrt ? apply_sqrt(f, std::span<const Code>(na), out, r, sr, flags)
+                                               : apply(static_cast<array_op>(op), f, std::span<const Code>(na), nb,
+                                                       out, r, sr, flags);
+  REQUIRE(all.has_value());
+  std::uint8_t want_all = 0;
+  for (std::size_t i = 0; i < n; ++i) {
+    want_all |= want[i].flags;
+    if (out[i] == want[i].code && flags[i] == want[i].flags) continue;
+    FAIL_CHECK(kLaneOpNames[static_cast<int>(op)] << " on " << 8 * sizeof(Code) << "-bit codes (" << hex(a[i]) << ", "
+                                                  << hex(b[i]) << ", " << hex(c[i]) << ") element " << i << ": code "
+                                                  << hex(out[i]) << " flags " << int(flags[i]) << ", core "
+                                                  << hex(want[i].code) << " flags " << int(want[i].flags));
+    return 0;
+  }
+  CHECK(*all == want_all);
+  return n;
+}
+
 // apply / apply_fma / apply_sqrt, with per-element flags and without, against `want` (the core's
-// results): codes, flags and the union. Returns the elements checked (twice per element).
+// results): codes, flags and the union; then on storage-width codes where f's fit (a byte, two
+// bytes). Returns the elements checked (once per call and element).
 std::uint64_t check_apply(simd::lane_op op, const format& f, const rounding& r, const sr_stream& sr,
                           const std::vector<std::uint32_t>& a, const std::vector<std::uint32_t>& b,
                           const std::vector<std::uint32_t>& c, const std::vector<rounded>& want) {
@@ -1162,7 +1194,8 @@ std::uint64_t check_apply(simd::lane_op op, const format& f, const rounding& r, 
   }
   CHECK(*all == want_all);
   CHECK(*all_plain == want_all);
-  return 2 * n;
+  return 2 * n + check_apply_narrow<std::uint16_t>(op, f, r, sr, a, b, c, want) +
+         check_apply_narrow<std::uint8_t>(op, f, r, sr, a, b, c, want);
 }
 
 // Checks every op on (a, b, c) in every op_roundings mode on every target against the core, and
@@ -1435,6 +1468,11 @@ TEST_CASE("round_in_place / decode_array(float) on formats whose values are not 
   std::vector<std::uint16_t> halves10(10, 0x5a5a);
   has(round_array(formats::fp32, std::span<const double>(ind), std::span<std::uint16_t>(halves10)),
       "format fp32 has 32-bit codes", "'out' holds 16-bit codes");
+  const std::vector<std::uint8_t> byte_codes10(10, 0x3c);
+  has(apply(array_op::add, f, std::span<const std::uint8_t>(byte_codes10), byte_codes10, bytes10),
+      "format bf16 has 16-bit codes", "the operands and 'out' hold 8-bit codes");
+  has(apply_sqrt(f, std::span<const std::uint8_t>(byte_codes10), bytes10), "format bf16 has 16-bit codes",
+      "the operands and 'out' hold 8-bit codes");
   CHECK(bytes10 == std::vector<std::uint8_t>(10, 0x5a));
   CHECK(halves10 == std::vector<std::uint16_t>(10, 0x5a5a));
   std::vector<std::uint8_t> bytes9(9);
