@@ -454,51 +454,54 @@ expected<std::uint8_t> apply_sqrt_codes(const format& f, std::span<const Code> a
 
 }  // namespace
 
-expected<std::uint8_t> apply(array_op op, const format& f, std::span<const std::uint32_t> a, std::span<const std::uint32_t> b,
-                             std::span<std::uint32_t> out, const rounding& r, sr_stream sr, std::span<std::uint8_t> flags) {
+expected<std::uint8_t> apply(array_op op, const format& f, std::span<const std::uint32_t> a,
+                             std::span<const std::uint32_t> b, std::span<std::uint32_t> out, const rounding& r,
+                             sr_stream sr, std::span<std::uint8_t> flags) {
   return apply_codes(op, f, a, b, out, r, sr, flags);
 }
 
 expected<std::uint8_t> apply_fma(const format& f, std::span<const std::uint32_t> a, std::span<const std::uint32_t> b,
-                                 std::span<const std::uint32_t> c, std::span<std::uint32_t> out, const rounding& r, sr_stream sr,
-                                 std::span<std::uint8_t> flags) {
+                                 std::span<const std::uint32_t> c, std::span<std::uint32_t> out, const rounding& r,
+                                 sr_stream sr, std::span<std::uint8_t> flags) {
   return apply_fma_codes(f, a, b, c, out, r, sr, flags);
 }
 
-expected<std::uint8_t> apply_sqrt(const format& f, std::span<const std::uint32_t> a, std::span<std::uint32_t> out, const rounding& r,
-                                  sr_stream sr, std::span<std::uint8_t> flags) {
+expected<std::uint8_t> apply_sqrt(const format& f, std::span<const std::uint32_t> a, std::span<std::uint32_t> out,
+                                  const rounding& r, sr_stream sr, std::span<std::uint8_t> flags) {
   return apply_sqrt_codes(f, a, out, r, sr, flags);
 }
 
-expected<std::uint8_t> apply(array_op op, const format& f, std::span<const std::uint16_t> a, std::span<const std::uint16_t> b,
-                             std::span<std::uint16_t> out, const rounding& r, sr_stream sr, std::span<std::uint8_t> flags) {
+expected<std::uint8_t> apply(array_op op, const format& f, std::span<const std::uint16_t> a,
+                             std::span<const std::uint16_t> b, std::span<std::uint16_t> out, const rounding& r,
+                             sr_stream sr, std::span<std::uint8_t> flags) {
   return apply_codes(op, f, a, b, out, r, sr, flags);
 }
 
 expected<std::uint8_t> apply_fma(const format& f, std::span<const std::uint16_t> a, std::span<const std::uint16_t> b,
-                                 std::span<const std::uint16_t> c, std::span<std::uint16_t> out, const rounding& r, sr_stream sr,
-                                 std::span<std::uint8_t> flags) {
+                                 std::span<const std::uint16_t> c, std::span<std::uint16_t> out, const rounding& r,
+                                 sr_stream sr, std::span<std::uint8_t> flags) {
   return apply_fma_codes(f, a, b, c, out, r, sr, flags);
 }
 
-expected<std::uint8_t> apply_sqrt(const format& f, std::span<const std::uint16_t> a, std::span<std::uint16_t> out, const rounding& r,
-                                  sr_stream sr, std::span<std::uint8_t> flags) {
+expected<std::uint8_t> apply_sqrt(const format& f, std::span<const std::uint16_t> a, std::span<std::uint16_t> out,
+                                  const rounding& r, sr_stream sr, std::span<std::uint8_t> flags) {
   return apply_sqrt_codes(f, a, out, r, sr, flags);
 }
 
-expected<std::uint8_t> apply(array_op op, const format& f, std::span<const std::uint8_t> a, std::span<const std::uint8_t> b,
-                             std::span<std::uint8_t> out, const rounding& r, sr_stream sr, std::span<std::uint8_t> flags) {
+expected<std::uint8_t> apply(array_op op, const format& f, std::span<const std::uint8_t> a,
+                             std::span<const std::uint8_t> b, std::span<std::uint8_t> out, const rounding& r,
+                             sr_stream sr, std::span<std::uint8_t> flags) {
   return apply_codes(op, f, a, b, out, r, sr, flags);
 }
 
 expected<std::uint8_t> apply_fma(const format& f, std::span<const std::uint8_t> a, std::span<const std::uint8_t> b,
-                                 std::span<const std::uint8_t> c, std::span<std::uint8_t> out, const rounding& r, sr_stream sr,
-                                 std::span<std::uint8_t> flags) {
+                                 std::span<const std::uint8_t> c, std::span<std::uint8_t> out, const rounding& r,
+                                 sr_stream sr, std::span<std::uint8_t> flags) {
   return apply_fma_codes(f, a, b, c, out, r, sr, flags);
 }
 
-expected<std::uint8_t> apply_sqrt(const format& f, std::span<const std::uint8_t> a, std::span<std::uint8_t> out, const rounding& r,
-                                  sr_stream sr, std::span<std::uint8_t> flags) {
+expected<std::uint8_t> apply_sqrt(const format& f, std::span<const std::uint8_t> a, std::span<std::uint8_t> out,
+                                  const rounding& r, sr_stream sr, std::span<std::uint8_t> flags) {
   return apply_sqrt_codes(f, a, out, r, sr, flags);
 }
 

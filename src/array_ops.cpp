@@ -104,7 +104,8 @@ bool NativeFma() { return HWY_NATIVE_FMA != 0; }
 // The codes at p in 32-bit lanes, from their storage width (a branch that always goes the same way).
 template <class DU>
 HWY_INLINE hn::Vec<DU> LoadCodes(DU du, const code_source& p) {
-  if (p.bytes == 1) return hn::PromoteTo(du, hn::LoadU(hn::Rebind<std::uint8_t, DU>(), static_cast<const std::uint8_t*>(p.data)));
+  if (p.bytes == 1)
+    return hn::PromoteTo(du, hn::LoadU(hn::Rebind<std::uint8_t, DU>(), static_cast<const std::uint8_t*>(p.data)));
   if (p.bytes == 2)
     return hn::PromoteTo(du, hn::LoadU(hn::Rebind<std::uint16_t, DU>(), static_cast<const std::uint16_t*>(p.data)));
   return hn::LoadU(du, static_cast<const std::uint32_t*>(p.data));

@@ -51,7 +51,8 @@ struct code_array {
   code_array(std::nullptr_t = nullptr) {}
   template <class Code>
     requires(std::is_convertible_v<Code*, Void*> && std::is_unsigned_v<Code> &&
-             !std::is_same_v<std::remove_const_t<Code>, bool> && (sizeof(Code) == 1 || sizeof(Code) == 2 || sizeof(Code) == 4))
+             !std::is_same_v<std::remove_const_t<Code>, bool> && (sizeof(Code) == 1 || sizeof(Code) == 2 ||
+                                                                  sizeof(Code) == 4))
   code_array(Code* p) : data(p), bytes(static_cast<int>(sizeof(Code))) {}
   // The codes of element i onwards.
   code_array at(std::size_t i) const {

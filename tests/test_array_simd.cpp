@@ -1154,10 +1154,10 @@ std::uint64_t check_apply_narrow(simd::lane_op op, const format& f, const roundi
   for (std::size_t i = 0; i < n; ++i) {
     want_all |= want[i].flags;
     if (out[i] == want[i].code && flags[i] == want[i].flags) continue;
-    FAIL_CHECK(std::string(kLaneOpNames[static_cast<int>(op)]) << " on " << 8 * sizeof(Code) << "-bit codes (" << hex(a[i]) << ", "
-                                                  << hex(b[i]) << ", " << hex(c[i]) << ") element " << i << ": code "
-                                                  << hex(out[i]) << " flags " << int(flags[i]) << ", core "
-                                                  << hex(want[i].code) << " flags " << int(want[i].flags));
+    FAIL_CHECK(std::string(kLaneOpNames[static_cast<int>(op)])
+               << " on " << 8 * sizeof(Code) << "-bit codes (" << hex(a[i]) << ", " << hex(b[i]) << ", " << hex(c[i])
+               << ") element " << i << ": code " << hex(out[i]) << " flags " << int(flags[i]) << ", core "
+               << hex(want[i].code) << " flags " << int(want[i].flags));
     return 0;
   }
   CHECK(*all == want_all);
@@ -1187,10 +1187,10 @@ std::uint64_t check_apply(simd::lane_op op, const format& f, const rounding& r, 
   for (std::size_t i = 0; i < n; ++i) {
     want_all |= want[i].flags;
     if (out[i] == want[i].code && flags[i] == want[i].flags && out_plain[i] == want[i].code) continue;
-    FAIL_CHECK(std::string(kLaneOpNames[static_cast<int>(op)]) << "(" << hex(a[i]) << ", " << hex(b[i]) << ", " << hex(c[i])
-                                                  << ") element " << i << ": code " << hex(out[i]) << " / "
-                                                  << hex(out_plain[i]) << " flags " << int(flags[i]) << ", core "
-                                                  << hex(want[i].code) << " flags " << int(want[i].flags));
+    FAIL_CHECK(std::string(kLaneOpNames[static_cast<int>(op)])
+               << "(" << hex(a[i]) << ", " << hex(b[i]) << ", " << hex(c[i]) << ") element " << i << ": code "
+               << hex(out[i]) << " / " << hex(out_plain[i]) << " flags " << int(flags[i]) << ", core "
+               << hex(want[i].code) << " flags " << int(want[i].flags));
     return 0;
   }
   CHECK(*all == want_all);
@@ -1372,9 +1372,9 @@ TEST_CASE("op_floats rounds to odd at 24 bits: == the core's binary32 ops in mod
                                               ? core_op(op, f32, zero_r, {}, i, a[i], b[i], c[i]).code
                                               : want.code;
           if (got != want_code) {
-            FAIL_CHECK(std::string(kLaneOpNames[static_cast<int>(op)]) << "(" << hex(a[i]) << ", " << hex(b[i]) << ", "
-                                                          << hex(c[i]) << "): " << hex(got) << ", core "
-                                                          << hex(want_code));
+            FAIL_CHECK(std::string(kLaneOpNames[static_cast<int>(op)]) << "(" << hex(a[i]) << ", " << hex(b[i])
+                                                                       << ", " << hex(c[i]) << "): " << hex(got)
+                                                                       << ", core " << hex(want_code));
             return;
           }
           ++checked;

@@ -79,20 +79,20 @@ expected<std::uint8_t> apply_sqrt(const format& f, std::span<const std::uint32_t
 // The same on storage-width codes (as round_array's: a byte per code up to 8 bits, two up to 16),
 // with the same results: a third to a half of the bytes to move, which is what bounds these
 // ops on large arrays. The error names a format whose codes do not fit.
-expected<std::uint8_t> apply(array_op op, const format& f, std::span<const std::uint16_t> a, std::span<const std::uint16_t> b,
-                             std::span<std::uint16_t> out, const rounding& r = {}, sr_stream sr = {},
-                             std::span<std::uint8_t> flags = {});
+expected<std::uint8_t> apply(array_op op, const format& f, std::span<const std::uint16_t> a,
+                             std::span<const std::uint16_t> b, std::span<std::uint16_t> out, const rounding& r = {},
+                             sr_stream sr = {}, std::span<std::uint8_t> flags = {});
 expected<std::uint8_t> apply_fma(const format& f, std::span<const std::uint16_t> a, std::span<const std::uint16_t> b,
-                                 std::span<const std::uint16_t> c, std::span<std::uint16_t> out, const rounding& r = {},
-                                 sr_stream sr = {}, std::span<std::uint8_t> flags = {});
+                                 std::span<const std::uint16_t> c, std::span<std::uint16_t> out,
+                                 const rounding& r = {}, sr_stream sr = {}, std::span<std::uint8_t> flags = {});
 expected<std::uint8_t> apply_sqrt(const format& f, std::span<const std::uint16_t> a, std::span<std::uint16_t> out,
                                   const rounding& r = {}, sr_stream sr = {}, std::span<std::uint8_t> flags = {});
-expected<std::uint8_t> apply(array_op op, const format& f, std::span<const std::uint8_t> a, std::span<const std::uint8_t> b,
-                             std::span<std::uint8_t> out, const rounding& r = {}, sr_stream sr = {},
-                             std::span<std::uint8_t> flags = {});
+expected<std::uint8_t> apply(array_op op, const format& f, std::span<const std::uint8_t> a,
+                             std::span<const std::uint8_t> b, std::span<std::uint8_t> out, const rounding& r = {},
+                             sr_stream sr = {}, std::span<std::uint8_t> flags = {});
 expected<std::uint8_t> apply_fma(const format& f, std::span<const std::uint8_t> a, std::span<const std::uint8_t> b,
-                                 std::span<const std::uint8_t> c, std::span<std::uint8_t> out, const rounding& r = {},
-                                 sr_stream sr = {}, std::span<std::uint8_t> flags = {});
+                                 std::span<const std::uint8_t> c, std::span<std::uint8_t> out,
+                                 const rounding& r = {}, sr_stream sr = {}, std::span<std::uint8_t> flags = {});
 expected<std::uint8_t> apply_sqrt(const format& f, std::span<const std::uint8_t> a, std::span<std::uint8_t> out,
                                   const rounding& r = {}, sr_stream sr = {}, std::span<std::uint8_t> flags = {});
 
