@@ -66,12 +66,22 @@ def main():
         json.dump({"argv": [sys.executable, "-m", "ipykernel_launcher", "-f", "{connection_file}"],
                    "display_name": "fpemu", "language": "python"}, f)
     os.environ["JUPYTER_PATH"] = os.pathsep.join(p for p in (specs, os.environ.get("JUPYTER_PATH")) if p)
-    nb = nbformat.read(source, as_version=4)
-    runner = ExecutePreprocessor(timeout=args.timeout, kernel_name="fpemu")
     start = time.monotonic()
     name = os.path.basename(source)
     try:
-        runner.preprocess(nb, {"metadata": {"path": workdir}})
+        for attempt in range(3):
+            nb = nbformat.read(source, as_version=4)
+            runner = ExecutePreprocessor(timeout=args.timeout, kernel_name="fpemu")
+            try:
+                runner.preprocess(nb, {"metadata": {"path": workdir}})
+                break
+            except RuntimeError as e:
+                # Two notebooks started at once can draw the same free port (jupyter_client picks
+                # the ports, then the kernel binds them): one kernel dies at its start ("Address
+                # already in use") before any cell ran. That start, and only that, is tried again.
+                if "Kernel died before replying to kernel_info" not in str(e) or attempt == 2:
+                    raise
+                print(f"{name}: the kernel died at its start; starting another", file=sys.stderr)
     except CellExecutionError as e:
         nbformat.write(nb, target if not args.in_place else target + ".failed")
         print(f"{name}: FAILED after {time.monotonic() - start:.1f} s\n{e}", file=sys.stderr)
