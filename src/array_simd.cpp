@@ -107,6 +107,16 @@ template <class V>
 HWY_INLINE V CountLess(V s, V n) { return hn::Sub(s, n); }
 HWY_INLINE int CountLess(int s, int n) { return s - n; }
 
+// a < b and a > b for lanes whose top bit is clear, where the signed compare is one
+// instruction and the unsigned one is not (AVX2, SSE4).
+template <class V>
+HWY_INLINE auto SignedLt(V a, V b) {
+  const hn::RebindToSigned<hn::DFromV<V>> di;
+  return hn::RebindMask(hn::DFromV<V>(), hn::Lt(hn::BitCast(di, a), hn::BitCast(di, b)));
+}
+template <class V>
+HWY_INLINE auto SignedGt(V a, V b) { return SignedLt(b, a); }
+
 // Whether v / 2^s is not an integer.
 template <class D, class V, class S>
 HWY_INLINE auto Inexact(D d, V v, S s) {
@@ -216,7 +226,7 @@ std::uint8_t EncodeMode(const format& f, const rounding& r, const T* in, std::si
   using M = hn::Mask<decltype(du)>;
   const V overflow_code_pos = hn::Set(du, p.overflow_code[0]), overflow_code_neg = hn::Set(du, p.overflow_code[1]);
   const V overflow_value_pos = hn::Set(du, p.overflow_value[0]), overflow_value_neg = hn::Set(du, p.overflow_value[1]);
-  const V overflow_flags = hn::Set(du, p.overflow_flags), finite_limit = hn::Set(du, tr::field_max);
+  const V overflow_flags = hn::Set(du, p.overflow_flags);
   const V infinite_code_pos = hn::Set(du, p.infinite_code[0]), infinite_code_neg = hn::Set(du, p.infinite_code[1]);
   const V infinite_value_pos = hn::Set(du, p.infinite_value[0]);
   const V infinite_value_neg = hn::Set(du, p.infinite_value[1]);
@@ -230,10 +240,13 @@ std::uint8_t EncodeMode(const format& f, const rounding& r, const T* in, std::si
   };
   // Lanes that overflow: finite inputs above the format's exponent range, and lanes within it
   // whose rounded magnitude exceeds the largest finite one. Their result is the core's
-  // (make_params), the same for every such lane of a sign.
-  auto overflowing = [&](V field, M in_range, V code_mag) FPEMU_KERNEL_LAMBDA {
-    return hn::Or(hn::And(hn::Gt(field, high), hn::Lt(field, finite_limit)),
-                  hn::And(in_range, hn::Gt(code_mag, max_mag)));
+  // (make_params), the same for every such lane of a sign. The compares are signed, one
+  // instruction where unsigned ones are not (AVX2, SSE4): magnitudes and fields have the top
+  // bit clear, and so does code_mag in the lanes whose field lies in [low, high], the only ones
+  // where it counts.
+  auto overflowing = [&](V mag, V field, V code_mag) FPEMU_KERNEL_LAMBDA {
+    return hn::And(SignedLt(mag, infinity), hn::AndNot(SignedLt(field, low), hn::Or(SignedGt(field, high),
+                                                                                  SignedGt(code_mag, max_mag))));
   };
   // `other` with the overflowing lanes' result (code or value) put in.
   auto put_overflow = [&](M overflow, M negative, V pos, V neg, V other) FPEMU_KERNEL_LAMBDA {
@@ -290,6 +303,10 @@ std::uint8_t EncodeMode(const format& f, const rounding& r, const T* in, std::si
   const V range_span = hn::Set(du, p.high_field - p.low_field);
   const int sign_shift = static_cast<int>(sizeof(U) * 8 - 1 - p.sign_position);
   const V low_mask = hn::Set(du, (U{1} << p.s0) - 1);
+  // A NaN input whose result is nan_code: quiet, and no payload bit under the format's last
+  // fraction bit (see fast_vector), so mag & nan_test_bits is the quiet bit alone (which lies
+  // above low_mask: the kernels take formats of at least one fraction bit, can_encode).
+  const V nan_test_bits = hn::Or(quiet_bit, low_mask);
   const V smallest_normal = hn::Set(du, p.emin_field << tr::mant);  // 2^emin's input bits
   const V below_low = hn::Set(du, (p.low_field << tr::mant) - 1);
   const V input_subnormal_top = hn::Set(du, (U{1} << tr::mant) - 1);  // mag - 1 below it: a subnormal input
@@ -351,9 +368,9 @@ std::uint8_t EncodeMode(const format& f, const rounding& r, const T* in, std::si
     bool any_out = false;
     auto covered = [&](M out) FPEMU_KERNEL_LAMBDA {
       if (HWY_LIKELY(hn::AllFalse(du, out))) return true;
-      overflow = overflowing(field, hn::Not(bad_input()), code_mag);
+      overflow = overflowing(mag, field, code_mag);
       infinite = hn::Eq(mag, infinity);
-      nan = hn::AndNot(hn::Ne(hn::And(mag, low_mask), zero), quiet_nan(mag));
+      nan = hn::And(SignedGt(mag, infinity), hn::Eq(hn::And(mag, nan_test_bits), quiet_bit));
       any_out = true;
       return hn::AllFalse(du, hn::AndNot(hn::Or(hn::Or(overflow, infinite), nan), out));
     };
@@ -390,8 +407,10 @@ std::uint8_t EncodeMode(const format& f, const rounding& r, const T* in, std::si
               hn::IfThenZeroElse(zero_result, hn::OrAnd(value_bits, bits, sign_bit)));
       }
     };
-    const auto above_max = [&]() FPEMU_KERNEL_LAMBDA { return hn::Gt(code_mag, max_mag); };
-    const auto below_normal = hn::Lt(mag, smallest_normal);
+    // Signed as in overflowing(): code_mag's top bit is set only in lanes below the format's
+    // normal range on a path that rebiases them, which every such path counts out by bad_input().
+    const auto above_max = [&]() FPEMU_KERNEL_LAMBDA { return SignedGt(code_mag, max_mag); };
+    const auto below_normal = SignedLt(mag, smallest_normal);
     if (!subnormal_results) {
       const V rounded = RoundShift<Mode>(du, mag, s0_bits, negative, random_v, k_bits, k_within_s0);
       code_mag = hn::Add(rounded, rebias);
@@ -541,7 +560,7 @@ std::uint8_t EncodeMode(const format& f, const rounding& r, const T* in, std::si
     V flag_v = hn::IfThenZeroElse(
         is_zero, hn::Or(hn::IfThenElseZero(inexact, f_inexact), hn::IfThenElseZero(underflow, f_underflow)));
     if (HWY_UNLIKELY(!hn::AllFalse(du, special))) {
-      const auto overflow = overflowing(field, in_range, code_mag);
+      const auto overflow = overflowing(mag, field, code_mag);
       special = hn::AndNot(overflow, special);
       code = put_overflow(overflow, negative, overflow_code_pos, overflow_code_neg, code);
       value = put_overflow(overflow, negative, overflow_value_pos, overflow_value_neg, value);
