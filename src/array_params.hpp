@@ -148,9 +148,10 @@ struct decode_params {
   // binary32 number. Codes whose magnitude exceeds `short_limit` (or the sign alone, NaN in
   // formats without -0) take the full decoder: `exact_nan` for to_float's NaNs, `any_nan` where
   // any NaN will do (operands of arithmetic, whose NaN results take their sign from the NaN).
-  // Where any NaN will do, the short way also takes the NaN codes of formats whose codes above
-  // the largest finite magnitude are all NaN (`nan_above_max`, encoding fn: e4m3fn), setting
-  // those lanes to a NaN itself: wide-range e4m3fn data holds many.
+  // The short way also takes the NaN codes of formats whose codes above the largest finite
+  // magnitude are all NaN and decode to binary32's quiet NaN of their sign (`nan_above_max`,
+  // encoding fn: e4m3fn), setting those lanes to that NaN itself: wide-range e4m3fn data holds
+  // many (overflow under policy ieee gives NaN there).
   enum class short_way : std::uint8_t { none, binary32_top, via_half } way;
   bool half_sign_apart, half_scaled, negative_zero_is_nan, nan_above_max;
   std::uint32_t half_shift, half_sign_shift;
@@ -201,8 +202,8 @@ inline decode_params make_decode_params(const format& f) {
   d.half_scale = static_cast<float>(std::ldexp(1.0, 15 - f.bias));
   d.negative_zero_is_nan = f.encoding == nonfinite::fnuz;
   const bool hardware_specials = d.way == way::binary32_top || (d.way == way::via_half && f.exp_bits == 5);
-  d.short_limit_exact_nan = hardware_specials ? d.inf_magnitude : d.max_magnitude;
-  d.nan_above_max = f.encoding == nonfinite::fn;
+  d.nan_above_max = f.encoding == nonfinite::fn && d.nan_value[0] == 0x7fc00000u && d.nan_value[1] == 0xffc00000u;
+  d.short_limit_exact_nan = hardware_specials ? d.inf_magnitude : d.nan_above_max ? d.mag_mask : d.max_magnitude;
   d.short_limit_any_nan = hardware_specials || d.nan_above_max ? d.mag_mask : d.max_magnitude;
   return d;
 }

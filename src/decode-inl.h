@@ -79,7 +79,8 @@ class Decoder {
         inf_magnitude_(hn::Set(du, p.inf_magnitude)),
         all_bits_(hn::Set(du, p.all_bits)),
         quiet_bit_(hn::Set(du, p.f.frac_bits > 0 ? std::uint32_t{1} << (p.f.frac_bits - 1) : 0)),
-        quiet_nan_(hn::Set(du, 0x7fc00000u)) {}
+        quiet_nan_(hn::Set(du, 0x7fc00000u)),
+        sign_bit_(hn::Set(du, 0x80000000u)) {}
 
   // The signaling NaN codes (decode's): NaNs above the infinity, so IEEE ones, with the top
   // fraction bit clear.
@@ -113,10 +114,14 @@ class Decoder {
         const hn::Rebind<hwy::float16_t, D> dh;
         auto value = hn::PromoteTo(df, hn::BitCast(dh, hn::TruncateTo(d16, half)));
         if (half_scaled_) value = hn::Mul(value, half_scale_);
-        // The NaN codes' lanes: their value's sign (the NaN result's, see array_ops.cpp), quiet.
-        if (kAnyNaN && nan_above_max_)
-          return hn::Or(hn::BitCast(du, value), hn::IfThenElseZero(hn::Gt(mag, max_magnitude_), quiet_nan_));
-        return hn::BitCast(du, value);
+        // The NaN codes' lanes: to_float's quiet NaN of the code's sign, which the lane's value
+        // holds (the NaN result of arithmetic takes its sign from the operand, see array_ops.cpp).
+        const V bits = hn::BitCast(du, value);
+        if (nan_above_max_) {
+          const auto nan = hn::Gt(mag, max_magnitude_);
+          if (!hn::AllFalse(du, nan)) return hn::IfThenElse(nan, hn::OrAnd(quiet_nan_, bits, sign_bit_), bits);
+        }
+        return bits;
       }
     }
     return Full(code);
@@ -179,7 +184,7 @@ class Decoder {
   hn::Vec<hn::Rebind<float, D>> half_scale_;
   V rebias_, fraction_, sub_exponent_;
   hn::Vec<hn::Rebind<float, D>> subnormal_quantum_;
-  V max_magnitude_, negative_zero_, inf_magnitude_, all_bits_, quiet_bit_, quiet_nan_;
+  V max_magnitude_, negative_zero_, inf_magnitude_, all_bits_, quiet_bit_, quiet_nan_, sign_bit_;
 };
 
 }  // namespace fpemu::simd::HWY_NAMESPACE
