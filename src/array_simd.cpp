@@ -164,20 +164,29 @@ HWY_INLINE V RoundShift(D d, V v, S s, M negative, V random, S k, bool k_within_
 // unsigned lanes: the scaled path's rule for lanes below the normal range, where y is the lane in
 // units of the subnormal quantum (exact: a power-of-two scaling). Each step is exact, so the
 // result is round_to_quantum's:
-// - Round, Trunc, Ceil and Floor take their direction from the instruction (older targets that
-//   emulate them need the environment to round to nearest: the caller checks);
+// - Trunc, Ceil and Floor take their direction from the instruction (older targets that emulate
+//   them need the environment to round to nearest: the caller checks, for every target, since
+//   nearest-even is the addition below, which rounds as the environment does);
 // - y - Trunc(y), the fraction, is exact, so comparing it with 1/2 rounds half away;
 // - stochastic with k bits: the core keeps the carry of the top k fraction bits plus the random
 //   bits, fraction_k = floor(frac(y) 2^k), so the result is (floor(y 2^k) + random) >> k, whole
 //   in a lane while y 2^k < 2^31 (the caller checks that frac_bits + k <= 31).
+// - a whole y is made an integer by adding 2^23 (2^52 for double), below 2^24 (2^53) where the
+//   quantum is 1, and taking the low bits of the sum (two instructions; a conversion to int
+//   costs five on AVX2, which fixes up out-of-range lanes); in nearest-even that addition
+//   rounds y itself.
 template <round_mode Mode, class D, class VF, class M, class V = hn::Vec<hn::RebindToUnsigned<D>>>
 HWY_INLINE V ScaledUnits(D d, VF y, M negative, V random, V k, VF two_k) {
   const hn::RebindToUnsigned<D> du;
-  const hn::RebindToSigned<D> di;
-  auto integer = [&](VF whole) FPEMU_KERNEL_LAMBDA { return hn::BitCast(du, hn::ConvertTo(di, whole)); };
+  using T = hn::TFromD<D>;
+  const VF magic = hn::Set(d, static_cast<T>(sizeof(T) == 4 ? 0x1p23 : 0x1p52));
+  const V magic_bits = hn::BitCast(du, magic);
+  auto integer = [&](VF whole) FPEMU_KERNEL_LAMBDA {
+    return hn::Sub(hn::BitCast(du, hn::Add(whole, magic)), magic_bits);
+  };
   const auto fnegative = hn::RebindMask(d, negative);
   if constexpr (Mode == round_mode::nearest_even) {
-    return integer(hn::Round(y));
+    return integer(y);
   } else if constexpr (Mode == round_mode::nearest_away) {
     const VF t = hn::Trunc(y);
     return hn::Sub(integer(t), hn::VecFromMask(du, hn::RebindMask(du, hn::Ge(hn::Sub(y, t), hn::Set(d, 0.5)))));
@@ -190,8 +199,9 @@ HWY_INLINE V ScaledUnits(D d, VF y, M negative, V random, V k, VF two_k) {
   } else if constexpr (Mode == round_mode::to_odd) {
     const VF t = hn::Trunc(y);
     return hn::Or(integer(t), hn::IfThenElseZero(hn::RebindMask(du, hn::Ne(t, y)), hn::Set(du, 1)));
-  } else {
-    return hn::Add(integer(hn::Trunc(hn::Mul(y, two_k))), random) >> k;
+  } else {  // y 2^k may reach 2^31: a conversion
+    const hn::RebindToSigned<D> di;
+    return hn::Add(hn::BitCast(du, hn::ConvertTo(di, hn::Trunc(hn::Mul(y, two_k)))), random) >> k;
   }
 }
 
