@@ -23,7 +23,7 @@ def run(binary, target, args):
            "--benchmark_report_aggregates_only=true", "--benchmark_format=json"]
     if target:
         cmd.insert(1, f"--target={target}")
-    env = dict(os.environ, LD_LIBRARY_PATH=os.pathsep.join(["."] + ["src"] + [os.environ.get("LD_LIBRARY_PATH", "")]))
+    env = dict(os.environ, LD_LIBRARY_PATH=os.pathsep.join([".", "src", os.environ.get("LD_LIBRARY_PATH", "")]))
     done = subprocess.run(cmd, capture_output=True, text=True, env=env)
     if done.returncode != 0 or not done.stdout.strip():
         sys.exit(f"bench_ab: {' '.join(cmd)} exited {done.returncode}: {done.stderr.strip() or 'no output'}")
