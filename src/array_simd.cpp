@@ -296,6 +296,89 @@ HWY_INLINE std::size_t NormalRun(const encode_params<T>& p, bool inf_above_max, 
   return i;
 }
 
+// EncodeMode's scaled path in a loop of its own, for data where vectors with subnormal or
+// overflowing results are too frequent for NormalRun (FP8 and smaller formats on wide-range
+// data; e4m3fn on N(0,1) data at 16 lanes). From element i on, it takes vectors whose lanes are
+// all finite (binary32 subnormal inputs too where `tiny_inputs`, as on fast_vector's scaled
+// path), rounding lanes below the normal range by ScaledUnits and the others at the shift s0,
+// and giving lanes that overflow the core's result for their sign (make_params). The caller
+// runs it only once the flags of such lanes have been raised (inexact and underflow, and
+// overflow where `overflow_seen`; else an overflowing lane stops it), so it tracks none.
+// Stops at the first other vector, which it leaves to EncodeMode, or at `end`; returns where it
+// stopped. `rnd`: the random words of element i.
+template <round_mode Mode, class T>
+HWY_INLINE std::size_t ScaledRun(const encode_params<T>& p, bool tiny_inputs, bool overflow_seen, const T* in,
+                                 std::size_t i, std::size_t end, const std::uint32_t* rnd, bool whole_random,
+                                 code_sink codes, T* values, frequent_step& overflow_lanes) {
+  using tr = input_traits<T>;
+  using U = typename tr::U;
+  constexpr bool kStochastic = Mode == round_mode::stochastic || Mode == round_mode::stochastic_exact;
+  const hn::ScalableTag<U> du;
+  const hn::Rebind<T, decltype(du)> dt;
+  const hn::RebindToSigned<decltype(dt)> di;
+  using V = hn::Vec<decltype(du)>;
+  const std::size_t L = hn::Lanes(du);
+  const V zero = hn::Zero(du), sign_bit = hn::Set(du, U{1} << (sizeof(U) * 8 - 1)), fsign = hn::Set(du, p.sign);
+  const V rebias = hn::Set(du, p.rebias), max_mag = hn::Set(du, p.max_magnitude);
+  const V infinity = hn::Set(du, U{tr::field_max} << tr::mant), smallest_normal = hn::Set(du, p.emin_field << tr::mant);
+  const V input_subnormal_top = hn::Set(du, (U{1} << tr::mant) - 1), one = hn::Set(du, 1);
+  const V overflow_code_pos = hn::Set(du, p.overflow_code[0]), overflow_code_neg = hn::Set(du, p.overflow_code[1]);
+  const V overflow_value_pos = hn::Set(du, p.overflow_value[0]);
+  const V overflow_value_neg = hn::Set(du, p.overflow_value[1]);
+  const hn::Vec<decltype(dt)> quantum = hn::Set(dt, p.subnormal_quantum);
+  const hn::Vec<decltype(dt)> per_quantum = hn::Set(dt, T{1} / p.subnormal_quantum);  // a power of two
+  const hn::Vec<decltype(dt)> two_k = hn::Set(dt, static_cast<T>(std::ldexp(1.0, static_cast<int>(p.k))));
+  const V k = hn::Set(du, p.k);
+  const int s0 = static_cast<int>(p.s0), k_bits = static_cast<int>(p.k);
+  const int sign_shift = static_cast<int>(sizeof(U) * 8 - 1 - p.sign_position);
+  const bool k_within_s0 = p.s0 >= p.k, signed_zero = p.negative_zero != 0;
+  for (const std::size_t start = i; i + L <= end; i += L) {
+    hwy::Prefetch(in + i + kPrefetchAhead<T>);
+    const V bits = hn::BitCast(du, hn::LoadU(dt, in + i));
+    const V mag = hn::AndNot(sign_bit, bits);
+    const V sign = hn::And(RightBy(bits, sign_shift), fsign);
+    const auto negative = hn::Ne(sign, zero);
+    V random = zero;
+    if constexpr (kStochastic) random = RandomBits(du, rnd + (i - start), whole_random, p.k_mask);
+    const auto below_normal = SignedLt(mag, smallest_normal);
+    const V rounded = RoundShift<Mode>(du, mag, s0, negative, random, k_bits, k_within_s0);  // the normal lanes
+    const V units = ScaledUnits<Mode>(dt, hn::Mul(hn::BitCast(dt, mag), per_quantum), negative, random, k, two_k);
+    const V code_mag = hn::IfThenElse(below_normal, units, hn::Add(rounded, rebias));
+    // Finite lanes' code_mag has its top bit clear (as in fast_vector's scaled path), so the
+    // signed compare tells the overflowing ones.
+    const auto overflow = SignedGt(code_mag, max_mag);
+    auto out = SignedGt(infinity, mag);
+    if (!overflow_seen) out = hn::AndNot(overflow, out);
+    if (!tiny_inputs) out = hn::AndNot(hn::Lt(hn::Sub(mag, one), input_subnormal_top), out);
+    if (!hn::AllTrue(du, out)) break;
+    // Zero results take the format's zero of the input's sign, +0 where it has no -0. Overflowing
+    // lanes are put in by selects on every vector once they are frequent (wide-range data), and
+    // after a branch before: selects on every vector cost AVX3 e4m3fn on N(0,1) data up to a
+    // tenth, and a branch on every vector, mispredicted on wide-range data, took AVX2 e5m2 there
+    // from 2.5 to 1.7 G elements/s.
+    const auto plus_zero = hn::Eq(code_mag, zero);
+    const bool any_overflow = overflow_lanes(!hn::AllFalse(du, overflow), i / L);
+    if (codes.data) {
+      V code = hn::Or(code_mag, sign);
+      if (!signed_zero) code = hn::IfThenZeroElse(plus_zero, code);
+      if (any_overflow) {
+        code = hn::IfThenElse(overflow, hn::IfThenElse(negative, overflow_code_neg, overflow_code_pos), code);
+      }
+      StoreCodes(du, code, codes.at(i).data, codes.bytes);
+    }
+    if (values) {
+      const V subnormal_bits = hn::BitCast(du, hn::Mul(hn::ConvertTo(dt, hn::BitCast(di, units)), quantum));
+      V value = hn::OrAnd(hn::IfThenElse(below_normal, subnormal_bits, LeftBy(rounded, s0)), bits, sign_bit);
+      if (!signed_zero) value = hn::IfThenZeroElse(plus_zero, value);
+      if (any_overflow) {
+        value = hn::IfThenElse(overflow, hn::IfThenElse(negative, overflow_value_neg, overflow_value_pos), value);
+      }
+      hn::StoreU(hn::BitCast(dt, value), dt, values + i);
+    }
+  }
+  return i;
+}
+
 template <round_mode Mode, class T>
 std::uint8_t EncodeMode(const format& f, const rounding& r, const T* in, std::size_t n, const keystream& ks,
                         code_sink codes, T* values, std::uint8_t* flags) {
@@ -704,12 +787,19 @@ std::uint8_t EncodeMode(const format& f, const rounding& r, const T* in, std::si
   // NormalRun takes vectors while they are of its kind, and the one it stops at goes through
   // fast_vector. Where more than about one vector in 8 stops it (wide-range data; e4m3fn on
   // N(0,1) data at 16 lanes, where one vector in 5 holds a subnormal result) a stop costs more
-  // than the run saves, and a loop without it takes the rest (one loop holding both ran those
-  // cases up to a quarter slower than before NormalRun existed). The caller's pieces are a few
-  // hundred vectors (kPiece in array.cpp), so the verdict must come within a few dozen.
-  std::size_t run_stops = 0;
+  // than the run saves, and a loop with ScaledRun instead, where the scaled path serves the
+  // format, takes the rest; it is left the same way, for a loop with neither (one loop holding
+  // several ran those cases up to a quarter slower than before NormalRun existed). The caller's
+  // pieces are a few hundred vectors (kPiece in array.cpp), so the verdict must come within a
+  // few dozen.
+  enum class run { normal, scaled, none };
+  frequent_step overflow_lanes;  // ScaledRun's
+  std::size_t run_stops = 0, run_start = 0;
   std::size_t i = 0, chunk_begin = 0, chunk_end = 0;
-  auto vector_loop = [&](auto with_run) FPEMU_KERNEL_LAMBDA {
+  auto vector_loop = [&](auto kind) FPEMU_KERNEL_LAMBDA {
+    constexpr run kRun = decltype(kind)::value;
+    run_stops = 0;
+    run_start = i;
     while (i + L <= n) {
       if (i == chunk_end) {
         chunk_begin = i;
@@ -722,11 +812,17 @@ std::uint8_t EncodeMode(const format& f, const rounding& r, const T* in, std::si
         auto random_at = [&](std::size_t j) FPEMU_KERNEL_LAMBDA -> const std::uint32_t* {
           return !kStochastic ? nullptr : ks.given ? ks.given + j : random + (j - chunk_begin);
         };
-        if constexpr (with_run) {
-          i = NormalRun<Mode>(p, inf_above_max, in, i, chunk_end, random_at(i), k_is_width, codes, values,
-                              inexact_seen);
+        // ScaledRun raises no flags: it waits until fast_vector has raised those it would.
+        if (kRun == run::normal || (kRun == run::scaled && inexact_seen && underflow_seen)) {
+          if constexpr (kRun == run::normal) {
+            i = NormalRun<Mode>(p, inf_above_max, in, i, chunk_end, random_at(i), k_is_width, codes, values,
+                                inexact_seen);
+          } else {
+            i = ScaledRun<Mode>(p, scaled_takes_tiny_inputs, overflow_seen, in, i, chunk_end, random_at(i),
+                                k_is_width, codes, values, overflow_lanes);
+          }
           if (i == chunk_end) break;
-          if (++run_stops * 8 > i / L + 16) return;  // the vector at i goes to the loop without the run
+          if (++run_stops * 8 > (i - run_start) / L + 16) return;  // the vector at i goes to the next loop
         }
         const std::uint32_t* rnd = random_at(i);
         const code_sink c = codes.at(i);
@@ -738,8 +834,11 @@ std::uint8_t EncodeMode(const format& f, const rounding& r, const T* in, std::si
       }
     }
   };
-  if (flags == nullptr) vector_loop(std::true_type{});
-  vector_loop(std::false_type{});
+  if (flags == nullptr) {
+    vector_loop(std::integral_constant<run, run::normal>{});
+    if (scaled) vector_loop(std::integral_constant<run, run::scaled>{});
+  }
+  vector_loop(std::integral_constant<run, run::none>{});
   if (i < n) {  // the tail through zero-padded lanes (a zero is neither special nor flagged)
     const std::size_t rest = n - i;
     std::fill(pad_in, pad_in + kMax, T{0});
@@ -808,7 +907,6 @@ void DecodeFloats(const format& f, const std::uint32_t* codes, std::size_t n, fl
   constexpr std::size_t kMax = HWY_MAX_BYTES / sizeof(std::uint32_t);
   HWY_ALIGN std::uint32_t pad[kMax];
   HWY_ALIGN float pad_out[kMax];
-  constexpr std::size_t kPrefetchAhead = 1024;
 
   auto one_vector = [&](const std::uint32_t* src, float* dst, bool aligned_stream) FPEMU_KERNEL_LAMBDA {
     const auto value = hn::BitCast(df, decode(hn::LoadU(du, src)));
@@ -835,7 +933,7 @@ void DecodeFloats(const format& f, const std::uint32_t* codes, std::size_t n, fl
     stream = reinterpret_cast<std::uintptr_t>(out + i) % (L * sizeof(float)) == 0;
   }
   for (; i + L <= n; i += L) {
-    hwy::Prefetch(codes + i + kPrefetchAhead);  // as in EncodeMode
+    hwy::Prefetch(codes + i + kPrefetchAhead<std::uint32_t>);
     one_vector(codes + i, out + i, stream);
   }
   if (stream) hwy::FlushStream();
