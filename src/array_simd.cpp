@@ -205,6 +205,14 @@ HWY_INLINE V ScaledUnits(D d, VF y, M negative, V random, V k, VF two_k) {
   }
 }
 
+// The input's bits of results of `units` subnormal quanta (exact: an integer below 2^31 times a
+// power of two that the input's type holds).
+template <class D, class V = hn::Vec<hn::RebindToUnsigned<D>>>
+HWY_INLINE V SubnormalBits(D d, V units, hn::Vec<D> quantum) {
+  const hn::Vec<D> value = hn::Mul(hn::ConvertTo(d, hn::BitCast(hn::RebindToSigned<D>(), units)), quantum);
+  return hn::BitCast(hn::RebindToUnsigned<D>(), value);
+}
+
 // The k random bits of each lane from the words at rnd: the keystream's words are as wide as k
 // or wider (array_random_width), given words whole 32-bit words; `whole`: they need no mask.
 template <class D>
@@ -251,11 +259,13 @@ constexpr std::size_t kPrefetchAhead = 4096 / sizeof(T);
 // the random words of element i. A loop of its own, because in EncodeMode's loop, which holds
 // every case, the compiler kept few of this rule's constants in registers (AVX2 has 16) and
 // reloaded or rebuilt the others on every vector: alone, AVX2 and SSE4 encode bf16 and e5m2
-// 1.6-2.6x as fast.
+// 1.6-2.6x as fast. Out of line, like ScaledRun, so that EncodeMode's loop keeps its registers
+// for its own rule (inlined into it, the two ran AVX3 e4m3fn and e2m1fn on N(0,1) data at 0.8
+// of the speed).
 template <round_mode Mode, class T>
-HWY_INLINE std::size_t NormalRun(const encode_params<T>& p, bool inf_above_max, const T* in, std::size_t i,
-                                 std::size_t end, const std::uint32_t* rnd, bool whole_random, code_sink codes,
-                                 T* values, bool& inexact) {
+HWY_NOINLINE std::size_t NormalRun(const encode_params<T>& p, bool inf_above_max, const T* in, std::size_t i,
+                                   std::size_t end, const std::uint32_t* rnd, bool whole_random, code_sink codes,
+                                   T* values, bool& inexact) {
   using tr = input_traits<T>;
   using U = typename tr::U;
   constexpr bool kStochastic = Mode == round_mode::stochastic || Mode == round_mode::stochastic_exact;
@@ -307,15 +317,14 @@ HWY_INLINE std::size_t NormalRun(const encode_params<T>& p, bool inf_above_max, 
 // Stops at the first other vector, which it leaves to EncodeMode, or at `end`; returns where it
 // stopped. `rnd`: the random words of element i.
 template <round_mode Mode, class T>
-HWY_INLINE std::size_t ScaledRun(const encode_params<T>& p, bool tiny_inputs, bool overflow_seen, const T* in,
-                                 std::size_t i, std::size_t end, const std::uint32_t* rnd, bool whole_random,
-                                 code_sink codes, T* values, frequent_step& overflow_lanes) {
+HWY_NOINLINE std::size_t ScaledRun(const encode_params<T>& p, bool tiny_inputs, bool overflow_seen, const T* in,
+                                   std::size_t i, std::size_t end, const std::uint32_t* rnd, bool whole_random,
+                                   code_sink codes, T* values, frequent_step& overflow_lanes) {
   using tr = input_traits<T>;
   using U = typename tr::U;
   constexpr bool kStochastic = Mode == round_mode::stochastic || Mode == round_mode::stochastic_exact;
   const hn::ScalableTag<U> du;
   const hn::Rebind<T, decltype(du)> dt;
-  const hn::RebindToSigned<decltype(dt)> di;
   using V = hn::Vec<decltype(du)>;
   const std::size_t L = hn::Lanes(du);
   const V zero = hn::Zero(du), sign_bit = hn::Set(du, U{1} << (sizeof(U) * 8 - 1)), fsign = hn::Set(du, p.sign);
@@ -367,7 +376,7 @@ HWY_INLINE std::size_t ScaledRun(const encode_params<T>& p, bool tiny_inputs, bo
       StoreCodes(du, code, codes.at(i).data, codes.bytes);
     }
     if (values) {
-      const V subnormal_bits = hn::BitCast(du, hn::Mul(hn::ConvertTo(dt, hn::BitCast(di, units)), quantum));
+      const V subnormal_bits = SubnormalBits(dt, units, quantum);
       V value = hn::OrAnd(hn::IfThenElse(below_normal, subnormal_bits, LeftBy(rounded, s0)), bits, sign_bit);
       if (!signed_zero) value = hn::IfThenZeroElse(plus_zero, value);
       if (any_overflow) {
@@ -452,11 +461,6 @@ std::uint8_t EncodeMode(const format& f, const rounding& r, const T* in, std::si
     }
   };
   auto store_codes = [&](V code, void* out, int bytes) FPEMU_KERNEL_LAMBDA { StoreCodes(du, code, out, bytes); };
-  // The binary32 bits of a subnormal result of `rounded` quanta (binary32 inputs only).
-  auto subnormal_value = [&](V rounded) FPEMU_KERNEL_LAMBDA {
-    const hn::RebindToSigned<decltype(du)> di;
-    return hn::BitCast(du, hn::ConvertTo(dt, hn::BitCast(di, rounded)) * hn::Set(dt, p.subnormal_quantum));
-  };
 
   // The common case in one pass, when no per-element flags are asked for: every lane zero, or
   // finite within the format's range before and after rounding. Returns false, having written
@@ -603,8 +607,7 @@ std::uint8_t EncodeMode(const format& f, const rounding& r, const T* in, std::si
       if (!covered(scaled_takes_tiny_inputs ? above_max()
                                             : hn::Or(above_max(), hn::Lt(hn::Sub(mag, one), input_subnormal_top))))
         return false;
-      const hn::RebindToSigned<decltype(dt)> di;
-      const V subnormal_bits = hn::BitCast(du, hn::Mul(hn::ConvertTo(dt, hn::BitCast(di, units)), quantum));
+      const V subnormal_bits = SubnormalBits(dt, units, quantum);
       if (value_out) value_bits = hn::IfThenElse(below_normal, subnormal_bits, LeftBy(rounded, s0_bits));
       if (HWY_UNLIKELY(!inexact_seen || !underflow_seen)) {
         // Compared as bits, so that a subnormal input zeroed by DAZ still counts as inexact.
@@ -655,7 +658,7 @@ std::uint8_t EncodeMode(const format& f, const rounding& r, const T* in, std::si
     }
     if constexpr (sizeof(U) == 4) {
       if (value_out) {
-        value_bits = hn::IfThenElse(below_normal, subnormal_value(code_mag),
+        value_bits = hn::IfThenElse(below_normal, SubnormalBits(dt, code_mag, quantum),
                                     hn::Add(LeftBy(code_mag, s0_bits), normal_value_base));
       }
     }
@@ -707,7 +710,7 @@ std::uint8_t EncodeMode(const format& f, const rounding& r, const T* in, std::si
       underflow = hn::And(tiny, inexact);
       code_mag = hn::IfThenElse(sub, rounded, hn::Add(rounded, rebias));
       if constexpr (sizeof(U) == 4) {
-        value_bits = hn::IfThenElse(sub, subnormal_value(rounded), LeftBy(rounded, s0_bits));
+        value_bits = hn::IfThenElse(sub, SubnormalBits(dt, rounded, quantum), LeftBy(rounded, s0_bits));
       } else {
         value_bits = zero;  // values are produced for binary32 inputs only
       }
@@ -787,58 +790,50 @@ std::uint8_t EncodeMode(const format& f, const rounding& r, const T* in, std::si
   // NormalRun takes vectors while they are of its kind, and the one it stops at goes through
   // fast_vector. Where more than about one vector in 8 stops it (wide-range data; e4m3fn on
   // N(0,1) data at 16 lanes, where one vector in 5 holds a subnormal result) a stop costs more
-  // than the run saves, and a loop with ScaledRun instead, where the scaled path serves the
-  // format, takes the rest; it is left the same way, for a loop with neither (one loop holding
-  // several ran those cases up to a quarter slower than before NormalRun existed). The caller's
-  // pieces are a few hundred vectors (kPiece in array.cpp), so the verdict must come within a
-  // few dozen.
+  // than the run saves, and ScaledRun takes its place, where the scaled path serves the format;
+  // it is left the same way, for fast_vector alone. The caller's pieces are a few hundred
+  // vectors (kPiece in array.cpp), so the verdict must come within a few dozen. One loop, the
+  // run its state: a loop per run would hold a copy of fast_vector and one_vector each (with three
+  // copies, the sanitizer build of ./dev test compiled this file in 15 minutes, with one in 3).
   enum class run { normal, scaled, none };
-  frequent_step overflow_lanes;  // ScaledRun's
+  run state = flags == nullptr ? run::normal : run::none;
   std::size_t run_stops = 0, run_start = 0;
+  frequent_step overflow_lanes;  // ScaledRun's
   std::size_t i = 0, chunk_begin = 0, chunk_end = 0;
-  auto vector_loop = [&](auto kind) FPEMU_KERNEL_LAMBDA {
-    constexpr run kRun = decltype(kind)::value;
-    run_stops = 0;
-    run_start = i;
-    while (i + L <= n) {
-      if (i == chunk_end) {
-        chunk_begin = i;
-        chunk_end = std::min(n, i + kRandomChunk) / L * L;
-        if (kStochastic && !ks.given) {
-          FillKeystream(ks.seed, ks.stream, ks.first_index + i, chunk_end - i, width, random);
-        }
-      }
-      for (; i < chunk_end; i += L) {
-        auto random_at = [&](std::size_t j) FPEMU_KERNEL_LAMBDA -> const std::uint32_t* {
-          return !kStochastic ? nullptr : ks.given ? ks.given + j : random + (j - chunk_begin);
-        };
-        // ScaledRun raises no flags: it waits until fast_vector has raised those it would.
-        if (kRun == run::normal || (kRun == run::scaled && inexact_seen && underflow_seen)) {
-          if constexpr (kRun == run::normal) {
-            i = NormalRun<Mode>(p, inf_above_max, in, i, chunk_end, random_at(i), k_is_width, codes, values,
-                                inexact_seen);
-          } else {
-            i = ScaledRun<Mode>(p, scaled_takes_tiny_inputs, overflow_seen, in, i, chunk_end, random_at(i),
-                                k_is_width, codes, values, overflow_lanes);
-          }
-          if (i == chunk_end) break;
-          if (++run_stops * 8 > (i - run_start) / L + 16) return;  // the vector at i goes to the next loop
-        }
-        const std::uint32_t* rnd = random_at(i);
-        const code_sink c = codes.at(i);
-        T* v = values ? values + i : nullptr;
-        at = i;
-        hwy::Prefetch(in + i + kPrefetchAhead<T>);
-        if (flags == nullptr && fast_vector(in + i, rnd, c, v)) continue;
-        one_vector(in + i, rnd, c, v, flags ? flags + i : nullptr);
+  while (i + L <= n) {
+    if (i == chunk_end) {
+      chunk_begin = i;
+      chunk_end = std::min(n, i + kRandomChunk) / L * L;
+      if (kStochastic && !ks.given) {
+        FillKeystream(ks.seed, ks.stream, ks.first_index + i, chunk_end - i, width, random);
       }
     }
-  };
-  if (flags == nullptr) {
-    vector_loop(std::integral_constant<run, run::normal>{});
-    if (scaled) vector_loop(std::integral_constant<run, run::scaled>{});
+    auto random_at = [&](std::size_t j) FPEMU_KERNEL_LAMBDA -> const std::uint32_t* {
+      return !kStochastic ? nullptr : ks.given ? ks.given + j : random + (j - chunk_begin);
+    };
+    for (; i < chunk_end; i += L) {
+      // ScaledRun raises no flags: it waits until fast_vector has raised those it would.
+      if (state == run::normal || (state == run::scaled && inexact_seen && underflow_seen)) {
+        i = state == run::normal ? NormalRun<Mode>(p, inf_above_max, in, i, chunk_end, random_at(i), k_is_width,
+                                                   codes, values, inexact_seen)
+                                 : ScaledRun<Mode>(p, scaled_takes_tiny_inputs, overflow_seen, in, i, chunk_end,
+                                                   random_at(i), k_is_width, codes, values, overflow_lanes);
+        if (i == chunk_end) break;
+        if (++run_stops * 8 > (i - run_start) / L + 16) {
+          state = state == run::normal && scaled ? run::scaled : run::none;
+          run_stops = 0;
+          run_start = i;
+        }
+      }
+      const std::uint32_t* rnd = random_at(i);
+      const code_sink c = codes.at(i);
+      T* v = values ? values + i : nullptr;
+      at = i;
+      hwy::Prefetch(in + i + kPrefetchAhead<T>);
+      if (flags == nullptr && fast_vector(in + i, rnd, c, v)) continue;
+      one_vector(in + i, rnd, c, v, flags ? flags + i : nullptr);
+    }
   }
-  vector_loop(std::integral_constant<run, run::none>{});
   if (i < n) {  // the tail through zero-padded lanes (a zero is neither special nor flagged)
     const std::size_t rest = n - i;
     std::fill(pad_in, pad_in + kMax, T{0});
