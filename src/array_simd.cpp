@@ -800,6 +800,9 @@ std::uint8_t EncodeMode(const format& f, const rounding& r, const T* in, std::si
   std::size_t run_stops = 0, run_start = 0;
   frequent_step overflow_lanes;  // ScaledRun's
   std::size_t i = 0, chunk_begin = 0, chunk_end = 0;
+  auto random_at = [&](std::size_t j) FPEMU_KERNEL_LAMBDA -> const std::uint32_t* {
+    return !kStochastic ? nullptr : ks.given ? ks.given + j : random + (j - chunk_begin);
+  };
   while (i + L <= n) {
     if (i == chunk_end) {
       chunk_begin = i;
@@ -808,9 +811,6 @@ std::uint8_t EncodeMode(const format& f, const rounding& r, const T* in, std::si
         FillKeystream(ks.seed, ks.stream, ks.first_index + i, chunk_end - i, width, random);
       }
     }
-    auto random_at = [&](std::size_t j) FPEMU_KERNEL_LAMBDA -> const std::uint32_t* {
-      return !kStochastic ? nullptr : ks.given ? ks.given + j : random + (j - chunk_begin);
-    };
     for (; i < chunk_end; i += L) {
       // ScaledRun raises no flags: it waits until fast_vector has raised those it would.
       if (state == run::normal || (state == run::scaled && inexact_seen && underflow_seen)) {
