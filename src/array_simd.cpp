@@ -268,7 +268,7 @@ HWY_NOINLINE std::size_t NormalRun(const encode_params<T>& p, bool inf_above_max
                                    T* values, bool& inexact) {
   using tr = input_traits<T>;
   using U = typename tr::U;
-  constexpr bool kStochastic = Mode == round_mode::stochastic || Mode == round_mode::stochastic_exact;
+  constexpr bool kStochastic = is_stochastic(Mode);
   const hn::ScalableTag<U> du;
   const hn::Rebind<T, decltype(du)> dt;
   using V = hn::Vec<decltype(du)>;
@@ -322,7 +322,7 @@ HWY_NOINLINE std::size_t ScaledRun(const encode_params<T>& p, bool tiny_inputs, 
                                    code_sink codes, T* values, frequent_step& overflow_lanes) {
   using tr = input_traits<T>;
   using U = typename tr::U;
-  constexpr bool kStochastic = Mode == round_mode::stochastic || Mode == round_mode::stochastic_exact;
+  constexpr bool kStochastic = is_stochastic(Mode);
   const hn::ScalableTag<U> du;
   const hn::Rebind<T, decltype(du)> dt;
   using V = hn::Vec<decltype(du)>;
@@ -393,7 +393,7 @@ std::uint8_t EncodeMode(const format& f, const rounding& r, const T* in, std::si
                         code_sink codes, T* values, std::uint8_t* flags) {
   using tr = input_traits<T>;
   using U = typename tr::U;
-  constexpr bool kStochastic = Mode == round_mode::stochastic || Mode == round_mode::stochastic_exact;
+  constexpr bool kStochastic = is_stochastic(Mode);
   const encode_params<T>& p = params_for<T>(f, r);
   const hn::ScalableTag<U> du;
   const hn::Rebind<T, decltype(du)> dt;
