@@ -48,14 +48,22 @@ def run(binary, repetitions, extra=()):
 
 
 def cpu_model():
+    """The model name, with its family and model numbers: a virtual machine may show only
+    "Intel(R) Xeon(R) Processor", and the numbers still tell one generation from another."""
+    fields = {}
     try:
         with open("/proc/cpuinfo") as f:
             for line in f:
-                if line.startswith("model name"):
-                    return line.split(":", 1)[1].strip()
+                key, _, value = line.partition(":")
+                if not line.strip():
+                    break  # the first CPU's fields only
+                fields.setdefault(key.strip(), value.strip())
     except OSError:
         pass
-    return platform.processor() or "unknown CPU"
+    name = fields.get("model name") or platform.processor() or "unknown CPU"
+    if "cpu family" in fields and "model" in fields:
+        name += f" (family {fields['cpu family']}, model {fields['model']})"
+    return name
 
 
 def main():
