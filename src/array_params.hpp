@@ -3,6 +3,7 @@
 #pragma once
 
 #include <algorithm>
+#include <array>
 #include <bit>
 #include <cmath>
 #include <cstddef>
@@ -157,6 +158,11 @@ struct decode_params {
   std::uint32_t half_shift, half_sign_shift;
   float half_scale;
   std::uint32_t short_limit_exact_nan, short_limit_any_nan;
+  // Codes of at most 8 bits: to_float's bits for each, which DecodeFloats looks up on the targets
+  // without a short way for them (no F16C: SSE4 and older), where the full decoder's dozens of
+  // operations a vector cost more than one load a lane.
+  bool by_table;
+  std::array<std::uint32_t, 256> table;
 };
 
 inline decode_params make_decode_params(const format& f) {
@@ -205,6 +211,10 @@ inline decode_params make_decode_params(const format& f) {
   d.nan_above_max = f.encoding == nonfinite::fn && d.nan_value[0] == 0x7fc00000u && d.nan_value[1] == 0xffc00000u;
   d.short_limit_exact_nan = hardware_specials ? d.inf_magnitude : d.nan_above_max ? d.mag_mask : d.max_magnitude;
   d.short_limit_any_nan = hardware_specials || d.nan_above_max ? d.mag_mask : d.max_magnitude;
+  d.by_table = d.all_bits < d.table.size();
+  for (std::uint32_t c = 0; d.by_table && c <= d.all_bits; ++c) {
+    d.table[c] = std::bit_cast<std::uint32_t>(to_float(f, c));
+  }
   return d;
 }
 

@@ -897,14 +897,23 @@ std::uint8_t EncodeDoubles(const format& f, const rounding& r, const double* in,
 void DecodeFloats(const format& f, const std::uint32_t* codes, std::size_t n, float* out, bool stream) {
   const hn::ScalableTag<std::uint32_t> du;
   const hn::ScalableTag<float> df;
-  const Decoder<decltype(du)> decode(du, decode_params_for(f));
+  const hn::RebindToSigned<decltype(du)> di;
+  const decode_params& p = decode_params_for(f);
+  const Decoder<decltype(du)> decode(du, p);
   const std::size_t L = hn::Lanes(du);
   constexpr std::size_t kMax = HWY_MAX_BYTES / sizeof(std::uint32_t);
   HWY_ALIGN std::uint32_t pad[kMax];
   HWY_ALIGN float pad_out[kMax];
+  // Codes of at most 8 bits by table (decode_params::by_table) where the target lacks F16C.
+  const bool by_table = p.by_table && HWY_TARGET > HWY_AVX2;
+  const auto all_bits = hn::Set(du, p.all_bits);
 
   auto one_vector = [&](const std::uint32_t* src, float* dst, bool aligned_stream) FPEMU_KERNEL_LAMBDA {
-    const auto value = hn::BitCast(df, decode(hn::LoadU(du, src)));
+    const auto code = hn::LoadU(du, src);
+    const auto bits = by_table && hn::AllFalse(du, hn::Gt(code, all_bits))
+                          ? hn::GatherIndex(du, p.table.data(), hn::BitCast(di, code))
+                          : decode(code);
+    const auto value = hn::BitCast(df, bits);
     if (aligned_stream) {
       hn::Stream(value, df, dst);
     } else {
