@@ -904,8 +904,9 @@ void DecodeFloats(const format& f, const std::uint32_t* codes, std::size_t n, fl
   constexpr std::size_t kMax = HWY_MAX_BYTES / sizeof(std::uint32_t);
   HWY_ALIGN std::uint32_t pad[kMax];
   HWY_ALIGN float pad_out[kMax];
-  // Codes of at most 8 bits by table (decode_params::by_table) where the target lacks F16C.
-  const bool by_table = p.by_table && HWY_TARGET > HWY_AVX2;
+  // Codes of at most 8 bits by table (decode_params::by_table) where the decoder has no short way
+  // for them.
+  const bool by_table = p.by_table && !kHalfConversion;
   const auto all_bits = hn::Set(du, p.all_bits);
 
   auto one_vector = [&](const std::uint32_t* src, float* dst, bool aligned_stream) FPEMU_KERNEL_LAMBDA {

@@ -42,6 +42,15 @@ template <class V>
 HWY_INLINE V RightBy(V v, int s) { return hn::ShiftRightSame(v, s); }
 #endif
 
+// Whether the target converts binary16 to binary32 in hardware (F16C, from AVX2 on), which the
+// decoder's short way for fp16 and the FP8 formats needs; Highway's emulation below does not keep
+// infinities and NaNs.
+#if HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX2
+inline constexpr bool kHalfConversion = true;
+#else
+inline constexpr bool kHalfConversion = false;
+#endif
+
 // The binary32 bits of the value of each code (to_float's; with kAnyNaN, NaN codes give some
 // NaN). Exact: every value of such a format is a binary32 value. Made once before a loop: it
 // holds the parameters broadcast, and its call is inlined into the loop.
@@ -93,19 +102,13 @@ class Decoder {
     const D du;
     const hn::Rebind<float, D> df;
     // The short ways (array_params.hpp), for vectors without a code they leave to the full
-    // decoder. Highway's binary16 conversion is the F16C instruction from AVX2 on; below, its
-    // emulation does not keep infinities and NaNs.
-#if HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX2
-    constexpr bool kHalf = true;
-#else
-    constexpr bool kHalf = false;
-#endif
-    if (way_ == way::binary32_top || (kHalf && way_ == way::via_half)) {
+    // decoder.
+    if (way_ == way::binary32_top || (kHalfConversion && way_ == way::via_half)) {
       const V mag = hn::AndNot(sign_, code);
       auto full = hn::Gt(mag, short_limit_);
       if (negative_zero_is_nan_) full = hn::Or(full, hn::Eq(code, sign_));
       if (HWY_LIKELY(hn::AllFalse(du, full))) {
-        if (!kHalf || way_ == way::binary32_top) return LeftBy(code, s0_);
+        if (!kHalfConversion || way_ == way::binary32_top) return LeftBy(code, s0_);
         V half = LeftBy(code, half_shift_);
         if (half_sign_apart_)
           half = hn::Or(LeftBy(hn::And(code, mag_mask_), half_shift_),
