@@ -78,8 +78,8 @@ template <class Fn>
 void for_each_target(Fn fn) {
 #if defined(__SANITIZE_ADDRESS__)
   // Under AddressSanitizer (./dev test's second pass) the best target only: every target is
-  // checked bit for bit in the plain build, and five passes would make this test the suite's
-  // slowest by far.
+  // checked bit for bit in the plain build (suite 'targets'), and five passes would make this
+  // test the suite's slowest by far.
   const std::vector<std::int64_t> targets{all_targets().front()};
 #else
   const std::vector<std::int64_t> targets = all_targets();
