@@ -540,6 +540,39 @@ TEST_CASE("the exact-sum kernel trusts a plain double sum only while its bits fi
   }
 }
 
+TEST_CASE("the exact-sum kernel's bounds see a fine quantum in any run of 16 products, row and column") {
+  // The case above, in output (2, 37) of a 3 x 40 GEMM with K = 276: its block is k = 272..275,
+  // in the second (short) run of 16 products of the second chunk (from 256), and every other row
+  // of A and column of B is zero. Bounds taken from another run, row or panel of columns miss
+  // 2^-48's quantum and certify the tie for L = 5.
+  const format h = formats::fp16;
+  const int M = 3, N = 40, K = 276, i = 2, j = 37, k0 = 272;
+  const accumulator_model m = preset_model("mi100-fp16");
+  for (int L : {4, 5}) {
+    CAPTURE(L);
+    const auto [av, bv] = dot_operands(h, {4.0, 0x1p-10, 0x1p-24}, {std::ldexp(1.0, L - 2), std::ldexp(1.0, L - 14), 0x1p-24});
+    std::vector<std::uint32_t> a(static_cast<std::size_t>(M) * K, 0u), b(static_cast<std::size_t>(K) * N, 0u);
+    for (int k = 0; k < 3; ++k) {
+      a[static_cast<std::size_t>(i) * K + k0 + k] = av.codes[k];
+      b[static_cast<std::size_t>(k0 + k) * N + j] = bv.codes[k];
+    }
+    for (const std::int64_t target : hwy::SupportedAndGeneratedTargets()) {
+      CAPTURE(hwy::TargetName(target));
+      hwy::SetSupportedTargetsForTest(target);
+      const auto fast = fast_accumulate(h, a, h, b, M, N, K, m, 1);
+      REQUIRE(fast.has_value());
+      for (int r = 0; r < M; ++r)
+        for (int c = 0; c < N; ++c) {
+          CAPTURE(r);
+          CAPTURE(c);
+          const double want = r == i && c == j ? std::ldexp(1.0, L) + std::ldexp(1.0, L - 23) : 0.0;
+          CHECK(fast->codes[static_cast<std::size_t>(r) * N + c] == from(formats::fp32, want).code);
+        }
+    }
+    hwy::SetSupportedTargetsForTest(0);
+  }
+}
+
 TEST_CASE("the two-stage kernel floors a sum below 2^-126 to the fixed quantum 2^(-126-F2)") {
   // MI300X bf16, two blocks of 8. The first leaves C = 2^-127 (an fp32 subnormal); the second adds
   // 2^-150 + 2^-158, so x = C + 2^-150 + 2^-158. Below 2^-126 the model floors x to 2^-157, which

@@ -41,6 +41,12 @@ constexpr int kChunk = 256;
 // The chunk length for blocks of n products: the most whole blocks within kChunk, at least one.
 constexpr int chunk_of(int n) { return std::max(1, kChunk / n) * n; }
 
+// Products per run of the exact kernel's quantum bounds (exact_tile), and runs per chunk: one
+// small value pairs with its own run's quanta only, and the bounds cost one add and one min per
+// run and output against the chunk's kChunk products.
+constexpr int kQuantumRun = 16;
+constexpr int runs_of(int chunk) { return (chunk + kQuantumRun - 1) / kQuantumRun; }
+
 // Groups per block the group tile keeps (Blackwell's fp4 blocks have 4 of 16).
 constexpr int kMaxGroups = 8;
 
@@ -232,17 +238,17 @@ struct group_job {
   int M, N, K, threads;
 };
 
-// A and B as values (row-major) for the exact block sum (see exact_tile), with per chunk
-// (chunk_of(n) products along K) of each row of A and column of B the exponent of the finest
-// quantum its non-zero values are multiples of (kNoQuantum if all are zero) and an upper bound on
-// its 2-norm.
+// A and B as values (row-major) for the exact block sum (see exact_tile), with per run of
+// kQuantumRun products along K (runs_of(chunk) of them per chunk, the last one short) of each row
+// of A and column of B the exponent of the finest quantum its non-zero values are multiples of
+// (kNoQuantum if all are zero), and per chunk (chunk_of(n) products) an upper bound on its 2-norm.
 struct exact_job {
   int n;                  // products per block
   const double* a;        // M x K
-  const double* a_quantum;  // M x C, C = ceil(K / chunk_of(n))
+  const double* a_quantum;  // M x (C runs_of(chunk)), C = ceil(K / chunk)
   const double* a_norm;     // M x C
   const double* b;        // K x N
-  const double* b_quantum;  // C x N
+  const double* b_quantum;  // (C runs_of(chunk)) x N
   const double* b_norm;     // C x N
   double* d;  // M x N fp32 values, zero on entry; NaN where the reference must run
   int M, N, K, threads;
@@ -1176,7 +1182,8 @@ void staged_chain(const staged_job& job) {
 // the block's sum is exact in double. Two ways to know it is:
 //
 // Certified by bounds, for the whole chunk at once (the common case): every product is a
-// multiple of 2^T, T = min quantum(a) + min quantum(b) over the chunk, and so is C if T is at most
+// multiple of 2^T, T = the least over the chunk's runs of kQuantumRun products of min quantum(a)
+// + min quantum(b) over the run (a product pairs values of one run), and so is C if T is at most
 // C's fp32 quantum; the nearest fp32 value of a multiple of 2^T is one again (it is the value, or
 // a multiple of a coarser fp32 quantum), so every C of the chunk is. Every partial sum is at most
 // |C0| + sum |a_k b_k| <= |C0| + |a| |b| (Cauchy-Schwarz), times (1 + 2^-24)^(kc/n) for the
@@ -1193,27 +1200,32 @@ void staged_chain(const staged_job& job) {
 // is not finite. An exactly zero sum is +0 (zero_sign::exact_positive).
 template <std::size_t R>
 struct exact_tile {
+  // a_quantum: row 0's runs of this chunk (row r's from r ld_quantum); b_quantum: the panel's, a
+  // run's W lanes from q W. The norms likewise, one per chunk.
   static HWY_NOINLINE void run(int n, const double* HWY_RESTRICT av, std::size_t lda, const double* HWY_RESTRICT bp,
-                               int kc, const double* HWY_RESTRICT a_quantum, const double* HWY_RESTRICT a_norm,
-                               std::size_t ld_bound, const double* HWY_RESTRICT b_quantum,
-                               const double* HWY_RESTRICT b_norm, double* HWY_RESTRICT c, std::size_t ldc) {
+                               int kc, const double* HWY_RESTRICT a_quantum, std::size_t ld_quantum,
+                               const double* HWY_RESTRICT b_quantum, const double* HWY_RESTRICT a_norm,
+                               std::size_t ld_norm, const double* HWY_RESTRICT b_norm, double* HWY_RESTRICT c,
+                               std::size_t ldc) {
     const DD dd;
-    const std::size_t L = hn::Lanes(dd);
+    const std::size_t L = hn::Lanes(dd), W = kVectors * L;
     VD acc[R][kVectors];
     HWY_UNROLL(8)
     for (std::size_t r = 0; r < R; ++r)
       HWY_UNROLL(8)
       for (std::size_t v = 0; v < kVectors; ++v) acc[r][v] = hn::LoadU(dd, c + r * ldc + v * L);
+    const int runs = runs_of(kc);
     auto uncertified = hn::FirstN(dd, 0);
     HWY_UNROLL(8)
     for (std::size_t r = 0; r < R; ++r)
       HWY_UNROLL(8)
       for (std::size_t v = 0; v < kVectors; ++v) {
-        const VD c0 = acc[r][v], bq = hn::Load(dd, b_quantum + v * L);
-        const VD c_quantum = hn::IfThenElse(hn::Eq(c0, hn::Zero(dd)), hn::Set(dd, kNoQuantum),
-                                            hn::Sub(hn::Max(exponent_of(c0), hn::Set(dd, -126.0)), hn::Set(dd, 23.0)));
-        const VD t = hn::Min(hn::Add(hn::Set(dd, a_quantum[r * ld_bound]), bq), c_quantum);
-        const VD x = hn::Mul(hn::MulAdd(hn::Set(dd, a_norm[r * ld_bound]), hn::Load(dd, b_norm + v * L), hn::Abs(c0)),
+        const VD c0 = acc[r][v];
+        VD t = hn::IfThenElse(hn::Eq(c0, hn::Zero(dd)), hn::Set(dd, kNoQuantum),
+                              hn::Sub(hn::Max(exponent_of(c0), hn::Set(dd, -126.0)), hn::Set(dd, 23.0)));
+        for (int q = 0; q < runs; ++q)
+          t = hn::Min(t, hn::Add(hn::Set(dd, a_quantum[r * ld_quantum + q]), hn::Load(dd, b_quantum + q * W + v * L)));
+        const VD x = hn::Mul(hn::MulAdd(hn::Set(dd, a_norm[r * ld_norm]), hn::Load(dd, b_norm + v * L), hn::Abs(c0)),
                              hn::Set(dd, 1.0 + 0x1p-10));
         // A NaN lane (an earlier chunk left the range) stays NaN either way.
         const auto too_wide = hn::Ge(exponent_of(x), hn::Add(t, hn::Set(dd, 53.0)));
@@ -1311,22 +1323,23 @@ struct exact_tile {
 
 void exact_chain(const exact_job& job) {
   const std::size_t W = kVectors * hn::Lanes(DD()), size = (job.N + W - 1) / W * W * job.K;
-  const int chunk = chunk_of(job.n), C = (job.K + chunk - 1) / chunk;
-  const std::size_t bounds = (job.N + W - 1) / W * W * C;
+  const int chunk = chunk_of(job.n), C = (job.K + chunk - 1) / chunk, Q = C * runs_of(chunk);
+  const std::size_t panels = (job.N + W - 1) / W * W;
   const auto bp = hwy::AllocateAligned<double>(size);
-  const auto bq = hwy::AllocateAligned<double>(bounds);
-  const auto bn = hwy::AllocateAligned<double>(bounds);
+  const auto bq = hwy::AllocateAligned<double>(panels * Q);
+  const auto bn = hwy::AllocateAligned<double>(panels * C);
   pack_rows(job.b, job.N, job.K, W, 0.0, bp.get());
-  pack_rows(job.b_quantum, job.N, C, W, kNoQuantum, bq.get());
+  pack_rows(job.b_quantum, job.N, Q, W, kNoQuantum, bq.get());
   pack_rows(job.b_norm, job.N, C, W, 0.0, bn.get());
   static constexpr auto tiles = tile_table<exact_tile, kBlockRows>();
   for_chunks<kBlockRows>(job.d, job.M, job.N, job.K, job.n, W, job.threads,
                          [&](int rows, int i, int j0, int k0, int kc, double* c, std::size_t ldc) {
-                           const std::size_t at = static_cast<std::size_t>(i) * C + k0 / chunk,
-                                             bt = (j0 / W * C + k0 / chunk) * W;
-                           tiles[rows - 1](job.n, job.a + static_cast<std::size_t>(i) * job.K + k0, job.K,
-                                           bp.get() + (j0 / W * job.K + k0) * W, kc, job.a_quantum + at,
-                                           job.a_norm + at, C, bq.get() + bt, bn.get() + bt, c, ldc);
+                           const std::size_t chunk_i = static_cast<std::size_t>(k0 / chunk),
+                                             q = chunk_i * runs_of(chunk), row = static_cast<std::size_t>(i);
+                           tiles[rows - 1](job.n, job.a + row * job.K + k0, job.K, bp.get() + (j0 / W * job.K + k0) * W,
+                                           kc, job.a_quantum + row * Q + q, Q, bq.get() + (j0 / W * Q + q) * W,
+                                           job.a_norm + row * C + chunk_i, C, bn.get() + (j0 / W * C + chunk_i) * W,
+                                           c, ldc);
                          });
 }
 
@@ -1755,35 +1768,54 @@ wide_step wide_step_of(const block_fma_model& m, int floor) {
                    ~((std::uint64_t{1} << (52 - m.acc.frac_bits)) - 1)};
 }
 
-// For exact_job: per chunk of `chunk` values along K of each row of A (k_along_cols: rows x C) or
-// column of B (C x cols), the exponent of the finest quantum of its non-zero values (their lead,
-// subnormals at emin, less the format's fraction bits) and an upper bound on its 2-norm (the
-// double sum of squares is within K 2^-53 of the true one, far inside the 2^-40 added).
+// For exact_job, of each row of A (k_along_cols: rows x runs or chunks) or column of B (runs or
+// chunks x cols): per run of kQuantumRun values along K (runs_of(chunk) per chunk of `chunk`), the
+// exponent of the finest quantum of its non-zero values (their lead, subnormals at emin, less the
+// format's fraction bits); per chunk, an upper bound on its 2-norm (the double sum of squares is
+// within K 2^-53 of the true one, far inside the 2^-40 added).
 struct chunk_bounds {
   std::vector<double> quantum, norm;
 };
 
 chunk_bounds bounds_of(const wide_operand& o, int rows, int cols, bool k_along_cols, int frac_bits, int chunk) {
-  const int K = k_along_cols ? cols : rows, others = k_along_cols ? rows : cols, C = (K + chunk - 1) / chunk;
-  chunk_bounds out{std::vector<double>(static_cast<std::size_t>(others) * C, kNoQuantum),
+  const int K = k_along_cols ? cols : rows, others = k_along_cols ? rows : cols, C = (K + chunk - 1) / chunk,
+            Q = C * runs_of(chunk);
+  chunk_bounds out{std::vector<double>(static_cast<std::size_t>(others) * Q, kNoQuantum),
                    std::vector<double>(static_cast<std::size_t>(others) * C, 0.0)};
-  // In memory order, a row at a time; out.norm holds the sums of squares until the end.
+  // In memory order; out.norm holds the sums of squares until the end. A row of A sums a run in
+  // locals: through references into out, each value waited for the last one's store.
   const auto bound = [frac_bits](double x, std::int32_t lead, double& quantum, double& squares) {
     quantum = std::min(quantum, x == 0.0 ? kNoQuantum : static_cast<double>(lead - frac_bits));
     squares += x * x;
   };
-  for (int r = 0; r < rows; ++r) {
-    const double* x = o.value.get() + static_cast<std::size_t>(r) * cols;
-    const std::int32_t* lead = o.lead.get() + static_cast<std::size_t>(r) * cols;
-    if (k_along_cols) {  // a row of A: its chunks side by side
-      for (int c0 = 0; c0 < cols; c0 += chunk) {
-        const std::size_t i = static_cast<std::size_t>(r) * C + static_cast<std::size_t>(c0 / chunk);
-        for (int c = c0; c < std::min(cols, c0 + chunk); ++c) bound(x[c], lead[c], out.quantum[i], out.norm[i]);
-      }
-    } else {  // a row k of B: one chunk of every column
-      const std::size_t i = static_cast<std::size_t>(r / chunk) * others;
-      for (int c = 0; c < cols; ++c) bound(x[c], lead[c], out.quantum[i + c], out.norm[i + c]);
+  // body(k0, k1, q, i) for each run [k0, k1) along K: q counts the runs (a full chunk has
+  // runs_of(chunk), only the last chunk is short), i is the run's chunk.
+  const auto for_runs = [&](const auto& body) {
+    for (int i = 0, q = 0; i < C; ++i)
+      for (int k0 = i * chunk, end = std::min(K, k0 + chunk); k0 < end; k0 += kQuantumRun, ++q)
+        body(k0, std::min(end, k0 + kQuantumRun), static_cast<std::size_t>(q), static_cast<std::size_t>(i));
+  };
+  if (k_along_cols) {  // the rows of A: each its runs and chunks side by side
+    for (int r = 0; r < rows; ++r) {
+      const std::size_t at = static_cast<std::size_t>(r) * cols;
+      double* quantum = out.quantum.data() + static_cast<std::size_t>(r) * Q;
+      double* squares = out.norm.data() + static_cast<std::size_t>(r) * C;
+      for_runs([&](int k0, int k1, std::size_t q, std::size_t i) {
+        double least = kNoQuantum, sum = 0.0;
+        for (int k = k0; k < k1; ++k) bound(o.value[at + k], o.lead[at + k], least, sum);
+        quantum[q] = least;
+        squares[i] += sum;
+      });
     }
+  } else {  // the rows k of B: one run and one chunk of every column
+    for_runs([&](int k0, int k1, std::size_t q, std::size_t i) {
+      double* quantum = out.quantum.data() + q * static_cast<std::size_t>(others);
+      double* squares = out.norm.data() + i * static_cast<std::size_t>(others);
+      for (int k = k0; k < k1; ++k) {
+        const std::size_t at = static_cast<std::size_t>(k) * cols;
+        for (int c = 0; c < cols; ++c) bound(o.value[at + c], o.lead[at + c], quantum[c], squares[c]);
+      }
+    });
   }
   for (double& n : out.norm) n = std::sqrt(n) * (1.0 + 0x1p-40);
   return out;
