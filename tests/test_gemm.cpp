@@ -524,6 +524,32 @@ TEST_CASE("the exact-sum kernel hands a sum it cannot round from double to the m
   CHECK(run(a, b, o)[0] == want);
 }
 
+TEST_CASE("the exact-sum kernel keeps an underflow's -0, and an exactly zero block sum after it is +0") {
+  // MI100 bf16, blocks of 2: the first block's one product -2^-160 is below half of fp32's
+  // smallest subnormal and rounds to -0, which keeps its sign (K = 2). A second block of zero
+  // products (-0 among them) sums exactly to zero with it, which the model makes +0 (K = 4). Every
+  // value is tiny, so the kernel's bounds certify its plain double sums: a -0 there must become +0
+  // after each block whose exact sum is zero, and only then.
+  const format h = formats::bf16;
+  const accumulator_model m = preset_model("mi100-bf16");
+  for (int K : {2, 4}) {
+    CAPTURE(K);
+    std::vector<double> av(K, 0.0), bv(K, 0.0);
+    av[0] = -0x1p-80;
+    bv[0] = 0x1p-80;
+    if (K == 4) av[2] = av[3] = -0x1p-80;  // times b's +0: -0 products, a plain sum stays -0
+    const auto [a, b] = dot_operands(h, av, bv);
+    const auto fast = fast_accumulate(h, a.codes, h, b.codes, 1, 1, K, m, 1);
+    REQUIRE(fast.has_value());
+    const std::uint32_t want = K == 2 ? 0x80000000u : 0u;
+    CHECK(fast->codes[0] == want);
+    gemm_options o;
+    o.acc = m;
+    o.fast_kernels = false;
+    CHECK(run(a, b, o)[0] == want);
+  }
+}
+
 TEST_CASE("the exact-sum kernel trusts a plain double sum only while its bits fit 53") {
   // One block of products 2^L, 2^(L-24) (half an fp32 ulp of 2^L: a tie) and 2^-48 (the finest
   // fp16 product quantum). For L = 4 the exact sum spans 53 bits: the kernel's bounds certify
