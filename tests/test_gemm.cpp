@@ -268,6 +268,71 @@ TEST_CASE("fast GEMM kernels == reference loop across tile edges, K chunks, thre
   CHECK(compared > 20000);
 }
 
+TEST_CASE("a block sum past int32 in the float-lane wide kernel leaves that output to the reference loop") {
+  // h100-fp16: blocks of 16, F = 25. The first block's 16 products of fp16's largest significand
+  // (1.999 x 1.999) make C = 63.9 (lead 5); in the second, A's values are 32 times as large, so E
+  // stays 5 and the terms (just below 2^27 each) with C's 2^26 take the block's sum S past 2^31.
+  // Half the columns of B are negated (S below -2^31), and a column of ones keeps S inside int32.
+  const int K = 32, N = 48;
+  const format f = formats::fp16;
+  scaled_matrix a, b;
+  a.fmt = b.fmt = f;
+  a.rows = 1, a.cols = b.rows = K, b.cols = N;
+  for (int k = 0; k < K; ++k) a.codes.push_back(k < 16 ? 0x3fffu : 0x53ffu);  // 1.999, then 1.999 x 2^5
+  b.codes.assign(static_cast<std::size_t>(K) * N, 0x3fffu);
+  for (int k = 0; k < K; ++k)
+    for (int j = 0; j < N; ++j) {
+      std::uint32_t& code = b.codes[static_cast<std::size_t>(k) * N + j];
+      if (j % 2 == 1) code |= sign_mask(f);
+      if (j == N - 1) code = 0x3c00u;  // 1
+    }
+  gemm_options o;
+  o.acc = preset_model("h100-fp16");
+  o.fast_kernels = false;
+  const auto ref = run(a, b, o);
+  o.fast_kernels = true;
+  for (const std::int64_t target : hwy::SupportedAndGeneratedTargets()) {
+    CAPTURE(hwy::TargetName(target));
+    hwy::SetSupportedTargetsForTest(target);
+    CHECK(same_outputs(run(a, b, o), ref) == N);
+  }
+  hwy::SetSupportedTargetsForTest(0);
+}
+
+TEST_CASE("a non-finite input anywhere sends every fast kernel to the reference loop, on every SIMD target") {
+  // The operands' decoding checks values in vectors and a zero-padded tail: the non-finite value
+  // sits at A's or B's last element (the tail: 5 x 97 and 97 x 40 are not multiples of a vector).
+  std::mt19937_64 rng(29);
+  const std::pair<const char*, format> presets[] = {{"h100-bf16", formats::bf16},  {"a100-tf32", formats::tf32},
+                                                    {"b200-e4m3", formats::e4m3fn}, {"mi100-fp16", formats::fp16},
+                                                    {"mi300x-e4m3fnuz", formats::e4m3fnuz}};
+  const int M = 5, N = 40, K = 97;
+  for (const auto& [name, f] : presets) {
+    CAPTURE(name);
+    // NaN where the all-ones magnitude is one (IEEE and fn formats), else the fnuz NaN, -0's code.
+    const std::uint32_t bad = decode(f, magnitude_mask(f)).cls == value_class::nan ? magnitude_mask(f) : sign_mask(f);
+    REQUIRE(decode(f, bad).cls == value_class::nan);
+    for (const bool in_a : {true, false}) {
+      CAPTURE(in_a);
+      scaled_matrix a = random_matrix(f, M, K, rng), b = random_matrix(f, K, N, rng);
+      REQUIRE(fast_accumulate(f, a.codes, f, b.codes, M, N, K, preset_model(name), 1).has_value());
+      (in_a ? a : b).codes.back() = bad;
+      for (const std::int64_t target : hwy::SupportedAndGeneratedTargets()) {
+        CAPTURE(hwy::TargetName(target));
+        hwy::SetSupportedTargetsForTest(target);
+        CHECK_FALSE(fast_accumulate(f, a.codes, f, b.codes, M, N, K, preset_model(name), 1).has_value());
+      }
+      hwy::SetSupportedTargetsForTest(0);
+      gemm_options o;
+      o.acc = preset_model(name);
+      o.fast_kernels = false;
+      const auto ref = run(a, b, o);
+      o.fast_kernels = true;
+      CHECK(same_outputs(run(a, b, o), ref) == M * N);
+    }
+  }
+}
+
 TEST_CASE("the wide kernel's float lanes == reference loop where sums overflow fp32 and cancel to zero") {
   // bf16 data within [2^-50, 2^63): products are normal floats, so the wide kernel runs them in
   // float lanes, but a block's sum can pass 2^128 (row 0 of A and column 0 of B hold the largest

@@ -19,6 +19,7 @@
 #include <bit>
 #include <climits>
 #include <cmath>
+#include <cstring>
 #include <memory>
 #include <utility>
 
@@ -31,6 +32,9 @@ namespace fpemu::analysis::gemm_simd {
 
 // Lead exponent of a zero input: never the maximum, and the sum of two stays far from overflow.
 constexpr std::int32_t kNoTerm = -(1 << 20);
+// The same in the wide kernels' int16 leads: every other lead there lies within +-2^11, so a sum
+// with this one stays below every floor, and a saturating int16 addition of two stays at it.
+constexpr std::int16_t kNoLead = INT16_MIN;
 // Quantum exponent of a run of zeros: never the minimum.
 constexpr double kNoQuantum = 1 << 20;
 
@@ -99,6 +103,22 @@ inline std::int32_t lead_of(float value, int low) {
   const int e = static_cast<int>((std::bit_cast<std::uint32_t>(value) >> 23) & 0xff) - 127;
   return value == 0.0f ? kNoTerm : std::max(e, low);
 }
+
+// What float_leads finds in some floats: whether one is not finite, the bits of the smallest and
+// largest non-zero magnitudes (ordered as the magnitudes; peak 0 when all are zero), and the
+// lowest lead of a non-zero value.
+struct value_range {
+  bool bad = false;
+  std::uint32_t least = UINT32_MAX, peak = 0;
+  std::int32_t lowest = INT_MAX;
+
+  void join(const value_range& o) {
+    bad |= o.bad;
+    least = std::min(least, o.least);
+    peak = std::max(peak, o.peak);
+    lowest = std::min(lowest, o.lowest);
+  }
+};
 
 // B (K x N codes, row-major) decoded into panels of W columns: panel p holds rows k = 0..K-1 of
 // columns [p W, p W + W), W contiguous per k, zeros past N. False if a value is not finite.
@@ -203,6 +223,7 @@ struct wide_step {
   // int32 partial sum, and the lowest lead a product of the data has.
   int narrow_terms = 0;
   double narrow_floor = 0.0;
+  bool sum_fits = false;  // every S fits int32 (wide_widths' sum at most 31 bits): no overflow check
 };
 
 // A and B as values (block scales multiplied in) and leads, both row-major, for a chain whose
@@ -212,9 +233,9 @@ template <class Step>
 struct lead_job {
   Step step;
   const double* a;  // M x K
-  const std::int32_t* a_lead;
+  const std::int16_t* a_lead;  // M x K + 1, the last one kNoLead (narrow_tile reads one past)
   const double* b;  // K x N
-  const std::int32_t* b_lead;
+  const std::int16_t* b_lead;
   double* d;  // M x N accumulator values, zero on entry; NaN where the reference must run
   int M, N, K, threads;
   const float* a_float = nullptr;  // M x K, or nullptr
@@ -404,6 +425,41 @@ void for_chunks(T* d, int M, int N, int K, int n, std::size_t W, int threads, co
                                [&](int rows, int i, T* c, std::size_t ldc) { tile(rows, i, j0, k0, kc, c, ldc); });
     }
   }, M);
+}
+
+// ---- Operands ----------------------------------------------------------------------------------
+
+// The int16 leads of n floats x (lead_of, kNoLead for a zero) into lead, and their value_range.
+value_range float_leads(const float* HWY_RESTRICT x, std::size_t n, int low, std::int16_t* HWY_RESTRICT lead) {
+  const DI di;
+  const hn::Rebind<std::int16_t, DI> d16;
+  const std::size_t L = hn::Lanes(di);
+  const VI magnitude = hn::Set(di, 0x7fffffff), finite_top = hn::Set(di, 0x7f7fffff), none = hn::Set(di, INT32_MAX),
+           floor = hn::Set(di, low), bias = hn::Set(di, 127), zero_lead = hn::Set(di, kNoLead);
+  VI bad = hn::Zero(di), least = none, peak = hn::Zero(di), lowest = none;
+  const auto step = [&](const float* from, std::int16_t* to) {
+    const VI bits = hn::And(hn::LoadU(di, reinterpret_cast<const std::int32_t*>(from)), magnitude);
+    const auto zero = hn::Eq(bits, hn::Zero(di));
+    const VI l = hn::Max(hn::Sub(hn::ShiftRight<23>(bits), bias), floor);
+    bad = hn::Or(bad, hn::VecFromMask(di, hn::Gt(bits, finite_top)));
+    least = hn::Min(least, hn::IfThenElse(zero, none, bits));
+    peak = hn::Max(peak, bits);
+    lowest = hn::Min(lowest, hn::IfThenElse(zero, none, l));
+    hn::StoreU(hn::DemoteTo(d16, hn::IfThenElse(zero, zero_lead, l)), d16, to);
+  };
+  std::size_t i = 0;
+  for (; i + L <= n; i += L) step(x + i, lead + i);
+  if (i < n) {  // the tail through zero-padded copies: a zero changes no part of the range
+    HWY_ALIGN float tail[HWY_MAX_BYTES / sizeof(float)] = {};
+    HWY_ALIGN std::int16_t out[HWY_MAX_BYTES / sizeof(float)];
+    std::copy(x + i, x + n, tail);
+    step(tail, out);
+    std::copy_n(out, n - i, lead + i);
+  }
+  const std::int32_t low_bits = hn::GetLane(hn::MinOfLanes(di, least));
+  return {!hn::AllTrue(di, hn::Eq(bad, hn::Zero(di))),
+          low_bits == INT32_MAX ? UINT32_MAX : static_cast<std::uint32_t>(low_bits),
+          static_cast<std::uint32_t>(hn::GetLane(hn::MaxOfLanes(di, peak))), hn::GetLane(hn::MinOfLanes(di, lowest))};
 }
 
 // ---- fp32 FMA chain -----------------------------------------------------------------------------
@@ -845,82 +901,128 @@ void lead_chain(const lead_job<Step>& job) {
 //   C = rz(rz_float(S) 2^(E-F)) & rz_mask: two roundings toward zero onto nested grids (24 bits of
 //     S, then the fp32 grid at S 2^(E-F), subnormal included, then the accumulator's) are one.
 // A lane whose S leaves int32, whose C reaches the accumulator's largest magnitude (an overflow
-// rounds toward zero onto it) or came in as NaN is NaN at the end: the reference redoes it.
+// rounds toward zero onto it) or came in as NaN is NaN at the end: the reference redoes it. S is
+// checked only where the widths let it leave int32 (sum_fits), C through the largest magnitude it
+// took, once per chunk.
+// The leads' maximum runs on two products per 32-bit lane (lead pairs): int16 leads, products k
+// and k + 1 of an even k side by side, so that one 16-bit addition and maximum serve both. Blocks
+// have an even n (narrow_chain_runs), so every block starts a pair; a block cut short by K's end
+// pairs its last product with A's next lead (one past the row, padded past the array) and B's
+// padding, kNoLead: the saturating addition keeps that pair far below every floor.
 constexpr std::size_t kNarrowRows = 6;
+
+// B's leads (K x N, row-major) into panels of W columns of lead pairs: panel p holds, per pair
+// k = 0, 2, 4, ..., W words whose halves are columns' leads at k and k + 1 (kNoLead past K and N).
+inline void pack_lead_pairs(const std::int16_t* lead, int N, int K, std::size_t W, std::int16_t* out) {
+  const std::size_t panels = (static_cast<std::size_t>(N) + W - 1) / W, pairs = (K + 1) / 2;
+  for (std::size_t q = 0; q < pairs; ++q) {
+    const std::int16_t* even = lead + 2 * q * N;
+    const std::int16_t* odd = 2 * q + 1 < static_cast<std::size_t>(K) ? even + N : nullptr;
+    for (std::size_t p = 0; p < panels; ++p) {
+      std::int16_t* to = out + (p * pairs + q) * W * 2;
+      const std::size_t j0 = p * W, cols = std::min<std::size_t>(W, N - j0);
+      for (std::size_t j = 0; j < cols; ++j) {
+        to[2 * j] = even[j0 + j];
+        to[2 * j + 1] = odd != nullptr ? odd[j0 + j] : kNoLead;
+      }
+      std::fill(to + 2 * cols, to + 2 * W, kNoLead);
+    }
+  }
+}
 
 template <std::size_t R>
 struct narrow_tile {
-  static HWY_NOINLINE void run(const wide_step& s, const float* HWY_RESTRICT av, const std::int32_t* HWY_RESTRICT al,
+  static HWY_NOINLINE void run(const wide_step& s, const float* HWY_RESTRICT av, const std::int16_t* HWY_RESTRICT al,
                                std::size_t lda, const float* HWY_RESTRICT bv, const std::int32_t* HWY_RESTRICT bl,
                                int kc, double* HWY_RESTRICT c, std::size_t ldc) {
     const DF df;
     const DI di;
+    const hn::Repartition<std::int16_t, DI> dp;
     const DD dd;
     const hn::Rebind<float, DD> dh;
     constexpr std::size_t L = hn::MaxLanes(DD()), W = hn::MaxLanes(DF());
     static_assert(W == kVectors * L, "one float vector spans the panel");
     const VI floor = hn::Set(di, static_cast<std::int32_t>(s.floor)), low = hn::Set(di, static_cast<std::int32_t>(s.narrow_floor));
-    const VI acc_emin = hn::Set(di, static_cast<std::int32_t>(s.acc_emin)), exp_field = hn::Set(di, 0x7f800000),
-             bias = hn::Set(di, 127);
+    const VF acc_emin = hn::Set(df, static_cast<float>(s.acc_emin));
     const VI scale_top = hn::Set(di, static_cast<std::int32_t>(s.frac_bits) + 127), inverse_top = hn::Set(di, 254 << 23);
     const VI rz_mask = hn::Set(di, static_cast<std::int32_t>(static_cast<std::uint32_t>(s.rz_mask >> 29)));
     // Just below the accumulator's largest magnitude (an overflow rounds toward zero onto it).
     const VI below_top = hn::Sub(hn::And(hn::Set(di, 0x7f7fffff), rz_mask), hn::Set(di, 1)),
              magnitude = hn::Set(di, 0x7fffffff);
     VF acc[R];
-    VI bad[R];
+    VI bad[R], peak[R];  // peak: the largest magnitude C took, as bits
     HWY_UNROLL(8)
     for (std::size_t r = 0; r < R; ++r) {
       const VD lo = hn::LoadU(dd, c + r * ldc), hi = hn::LoadU(dd, c + r * ldc + L);
       acc[r] = hn::Combine(df, hn::DemoteTo(dh, hi), hn::DemoteTo(dh, lo));
       bad[r] = hn::VecFromMask(di, hn::RebindMask(di, hn::IsNaN(acc[r])));
+      peak[r] = hn::Zero(di);
     }
     for (int k0 = 0; k0 < kc; k0 += s.n) {
       const int k1 = std::min(kc, k0 + s.n);
       VI ref[R];
       HWY_UNROLL(8)
       for (std::size_t r = 0; r < R; ++r) {
-        const VI bits = hn::BitCast(di, acc[r]);
-        const VI lead = hn::Max(acc_emin, hn::Sub(hn::ShiftRight<23>(hn::And(bits, exp_field)), bias));
-        ref[r] = hn::IfThenElse(hn::RebindMask(di, hn::Eq(acc[r], hn::Zero(df))), floor, hn::Max(floor, lead));
+        // C's lead (its exponent, acc_emin for a subnormal) is at least floor <= acc_emin.
+        const VI lead = truncate(hn::Max(acc_emin, VF{_mm512_getexp_ps(acc[r].raw)}));
+        ref[r] = hn::IfThenElse(hn::RebindMask(di, hn::Eq(acc[r], hn::Zero(df))), floor, lead);
       }
-      for (int k = k0; k < k1; ++k) {
-        const VI lb = hn::Load(di, bl + k * W);
+      VI top[R];
+      HWY_UNROLL(8)
+      for (std::size_t r = 0; r < R; ++r) top[r] = hn::BitCast(di, hn::Set(dp, kNoLead));
+      for (int k = k0; k < k1; k += 2) {
+        const auto lb = hn::BitCast(dp, hn::Load(di, bl + k / 2 * W));
         HWY_UNROLL(8)
-        for (std::size_t r = 0; r < R; ++r) ref[r] = hn::Max(ref[r], hn::Add(hn::Set(di, al[r * lda + k]), lb));
+        for (std::size_t r = 0; r < R; ++r) {
+          std::int32_t pair;
+          std::memcpy(&pair, al + r * lda + k, sizeof pair);
+          const auto la = hn::BitCast(dp, hn::Set(di, pair));
+          top[r] = hn::BitCast(di, hn::Max(hn::BitCast(dp, top[r]), hn::SaturatedAdd(la, lb)));
+        }
+      }
+      // Each lane's larger half, sign-extended: the top half of max(x, x << 16), shifted down.
+      HWY_UNROLL(8)
+      for (std::size_t r = 0; r < R; ++r) {
+        const auto both = hn::Max(hn::BitCast(dp, top[r]), hn::BitCast(dp, hn::ShiftLeft<16>(top[r])));
+        ref[r] = hn::Max(ref[r], hn::ShiftRight<16>(hn::BitCast(di, both)));
       }
       VF scale[R][kVectors];  // add_terms' shape; only [r][0] is used
-      VI sum[R];
+      VI sum[R][kVectors];
       HWY_UNROLL(8)
       for (std::size_t r = 0; r < R; ++r) {
         scale[r][0] = hn::BitCast(df, hn::ShiftLeft<23>(hn::Sub(scale_top, hn::Max(ref[r], low))));
-        sum[r] = truncate(hn::Mul(acc[r], scale[r][0]));
+        sum[r][0] = truncate(hn::Mul(acc[r], scale[r][0]));
       }
-      for (int p0 = k0; p0 < k1; p0 += s.narrow_terms) {
-        VI part[R][kVectors];
-        HWY_UNROLL(8)
-        for (std::size_t r = 0; r < R; ++r) part[r][0] = hn::Zero(di);
-        add_terms<R, 1>(av, lda, bv, W, p0, std::min(k1, p0 + s.narrow_terms), scale, part);
-        HWY_UNROLL(8)
-        for (std::size_t r = 0; r < R; ++r) {
-          const VI t = hn::Add(sum[r], part[r][0]);
-          // Signed overflow: t's sign differs from both addends' (ternary logic 0x42 is (a^c)&(b^c)).
-          bad[r] = hn::Or(bad[r], VI{_mm512_ternarylogic_epi32(sum[r].raw, part[r][0].raw, t.raw, 0x42)});
-          sum[r] = t;
+      if (s.sum_fits) {
+        add_terms<R, 1>(av, lda, bv, W, k0, k1, scale, sum);
+      } else {
+        for (int p0 = k0; p0 < k1; p0 += s.narrow_terms) {
+          VI part[R][kVectors];
+          HWY_UNROLL(8)
+          for (std::size_t r = 0; r < R; ++r) part[r][0] = hn::Zero(di);
+          add_terms<R, 1>(av, lda, bv, W, p0, std::min(k1, p0 + s.narrow_terms), scale, part);
+          HWY_UNROLL(8)
+          for (std::size_t r = 0; r < R; ++r) {
+            const VI t = hn::Add(sum[r][0], part[r][0]);
+            // Signed overflow: t's sign differs from both addends' (ternary logic 0x42 is (a^c)&(b^c)).
+            bad[r] = hn::Or(bad[r], VI{_mm512_ternarylogic_epi32(sum[r][0].raw, part[r][0].raw, t.raw, 0x42)});
+            sum[r][0] = t;
+          }
         }
       }
       HWY_UNROLL(8)
       for (std::size_t r = 0; r < R; ++r) {
         const VF inverse = hn::BitCast(df, hn::Sub(inverse_top, hn::BitCast(di, scale[r][0])));
-        const __m512 x = _mm512_mul_round_ps(_mm512_cvt_roundepi32_ps(sum[r].raw, _MM_FROUND_TO_ZERO | _MM_FROUND_NO_EXC),
+        const __m512 x = _mm512_mul_round_ps(_mm512_cvt_roundepi32_ps(sum[r][0].raw, _MM_FROUND_TO_ZERO | _MM_FROUND_NO_EXC),
                                              inverse.raw, _MM_FROUND_TO_ZERO | _MM_FROUND_NO_EXC);
         const VI rounded = hn::And(hn::BitCast(di, VF{x}), rz_mask);
-        bad[r] = hn::Or(bad[r], hn::VecFromMask(di, hn::Gt(hn::And(rounded, magnitude), below_top)));
         acc[r] = hn::IfThenElse(hn::RebindMask(df, hn::Lt(ref[r], low)), acc[r], hn::BitCast(df, rounded));
+        peak[r] = hn::Max(peak[r], hn::And(hn::BitCast(di, acc[r]), magnitude));
       }
     }
     HWY_UNROLL(8)
     for (std::size_t r = 0; r < R; ++r) {
+      bad[r] = hn::Or(bad[r], hn::VecFromMask(di, hn::Gt(peak[r], below_top)));
       const VF out = hn::IfThenElse(hn::RebindMask(df, hn::Lt(bad[r], hn::Zero(di))), hn::NaN(df), acc[r]);
       hn::StoreU(hn::PromoteTo(dd, hn::LowerHalf(dh, out)), dd, c + r * ldc);
       hn::StoreU(hn::PromoteTo(dd, hn::UpperHalf(dh, out)), dd, c + r * ldc + L);
@@ -931,17 +1033,17 @@ struct narrow_tile {
 // Runs narrow_tile over a wide_job whose products run in float lanes: B's floats and leads packed
 // into panels.
 void narrow_chain(const wide_job& job) {
-  const std::size_t W = hn::Lanes(DF()), size = (job.N + W - 1) / W * W * job.K;
-  const auto bf = hwy::AllocateAligned<float>(size);
-  const auto bl = hwy::AllocateAligned<std::int32_t>(size);
+  const std::size_t W = hn::Lanes(DF()), panels = (job.N + W - 1) / W, pairs = (job.K + 1) / 2;
+  const auto bf = hwy::AllocateAligned<float>(panels * W * job.K);
+  const auto bl = hwy::AllocateAligned<std::int32_t>(panels * pairs * W);
   pack_rows(job.b_float, job.N, job.K, W, 0.0f, bf.get());
-  pack_rows(job.b_lead, job.N, job.K, W, kNoTerm, bl.get());
+  pack_lead_pairs(job.b_lead, job.N, job.K, W, reinterpret_cast<std::int16_t*>(bl.get()));
   static constexpr auto tiles = tile_table<narrow_tile, kNarrowRows>();
   for_chunks<kNarrowRows>(job.d, job.M, job.N, job.K, job.step.n, W, job.threads,
                           [&](int rows, int i, int j0, int k0, int kc, double* c, std::size_t ldc) {
                             const std::size_t at = (j0 / W * job.K + k0) * W, a_at = static_cast<std::size_t>(i) * job.K + k0;
                             tiles[rows - 1](job.step, job.a_float + a_at, job.a_lead + a_at, job.K, bf.get() + at,
-                                            bl.get() + at, kc, c, ldc);
+                                            bl.get() + (j0 / W * pairs + k0 / 2) * W, kc, c, ldc);
                           });
 }
 #endif
@@ -950,7 +1052,7 @@ void narrow_chain(const wide_job& job) {
 // values only as floats (job.a and job.b may be null then).
 bool narrow_chain_runs(const wide_step& s) {
 #if HWY_TARGET <= HWY_AVX3
-  return s.narrow_terms > 0 && s.floor <= s.acc_emin && s.acc_frac <= s.frac_bits;
+  return s.narrow_terms > 0 && s.floor <= s.acc_emin && s.acc_frac <= s.frac_bits && s.n % 2 == 0;
 #else
   (void)s;
   return false;
@@ -1442,6 +1544,7 @@ HWY_AFTER_NAMESPACE();
 namespace fpemu::analysis {
 namespace gemm_simd {
 
+HWY_EXPORT(float_leads);
 HWY_EXPORT(fma_chain);
 HWY_EXPORT(block_chain);
 HWY_EXPORT(wide_chain);
@@ -1645,7 +1748,7 @@ struct wide_operand {
   std::size_t size = 0;
   std::unique_ptr<double[]> value;  // null while the values are floats
   std::unique_ptr<float[]> narrow;  // the values, when asked for as floats
-  std::unique_ptr<std::int32_t[]> lead;
+  std::unique_ptr<std::int16_t[]> lead;  // size + 1, the last one kNoLead (see lead_job)
   double least = INFINITY, peak = 0.0;  // the smallest and largest non-zero magnitudes
   std::int32_t lowest_lead = INT_MAX;   // the lowest lead of a non-zero value
 
@@ -1658,35 +1761,6 @@ struct wide_operand {
     return value.get();
   }
 };
-
-// What float_values finds: a non-zero `bad` for a value that is not finite, the bits of the
-// smallest and largest non-zero magnitudes (ordered as the magnitudes; peak 0 when all are zero),
-// and the lowest lead of a non-zero value.
-struct value_range {
-  std::uint32_t bad = 0, least = UINT32_MAX, peak = 0;
-  std::int32_t lowest = INT_MAX;
-};
-
-// The values (into out) and leads of n codes whose values are floats, in one loop without branches
-// or aliasing.
-template <class Decode, class T>
-value_range float_values(const Decode& decode, const std::uint32_t* HWY_RESTRICT codes, std::size_t n, int low,
-                         T* HWY_RESTRICT out, std::int32_t* HWY_RESTRICT lead) {
-  std::uint32_t bad = 0, least = UINT32_MAX, peak = 0;
-  std::int32_t lowest = INT_MAX;
-  for (std::size_t i = 0; i < n; ++i) {
-    const float x = decode(codes[i]);
-    const std::uint32_t bits = std::bit_cast<std::uint32_t>(x) & 0x7fffffffu;
-    const std::int32_t l = lead_of(x, low);
-    bad |= bits >= 0x7f800000u;
-    out[i] = x;
-    lead[i] = l;
-    least = std::min(least, bits == 0 ? UINT32_MAX : bits);
-    peak = std::max(peak, bits);
-    lowest = std::min(lowest, bits == 0 ? INT_MAX : l);
-  }
-  return {bad, least, peak, lowest};
-}
 
 std::optional<wide_operand> wide_operand_of(const format& f, std::span<const std::uint32_t> codes, int rows, int cols,
                                             bool k_along_cols, const format& scale_fmt,
@@ -1702,7 +1776,8 @@ std::optional<wide_operand> wide_operand_of(const format& f, std::span<const std
   const int per = g > 0 ? ((k_along_cols ? cols : rows) + g - 1) / g : 0, low = emin(f);
   wide_operand o;
   o.size = codes.size();
-  o.lead = std::make_unique_for_overwrite<std::int32_t[]>(o.size);
+  o.lead = std::make_unique_for_overwrite<std::int16_t[]>(o.size + 1);
+  o.lead[o.size] = kNoLead;
   if (floats)
     o.narrow = std::make_unique_for_overwrite<float[]>(o.size);
   else
@@ -1710,9 +1785,19 @@ std::optional<wide_operand> wide_operand_of(const format& f, std::span<const std
   bool finite = true, exact = true;
   decoder(f, codes.size()).visit([&](const auto& decode) {
     if (scales.empty()) {  // every value a float: all but the MX presets
-      const value_range v = floats ? float_values(decode, codes.data(), o.size, low, o.narrow.get(), o.lead.get())
-                                   : float_values(decode, codes.data(), o.size, low, o.value.get(), o.lead.get());
-      finite = v.bad == 0;
+      // In runs that stay in L1: decoded into the values (or a run's floats), then read by the
+      // vector pass.
+      constexpr std::size_t kRun = 4096;
+      std::vector<float> run(floats ? 0 : kRun);
+      value_range v;
+      for (std::size_t i = 0; i < o.size; i += kRun) {
+        const std::size_t count = std::min(kRun, o.size - i);
+        float* x = floats ? o.narrow.get() + i : run.data();
+        for (std::size_t j = 0; j < count; ++j) x[j] = decode(codes[i + j]);
+        v.join(HWY_DYNAMIC_DISPATCH(float_leads)(x, count, low, o.lead.get() + i));
+        if (!floats) std::copy_n(x, count, o.value.get() + i);
+      }
+      finite = !v.bad;
       if (v.peak > 0)
         o.least = std::bit_cast<float>(v.least), o.peak = std::bit_cast<float>(v.peak), o.lowest_lead = v.lowest;
       return;
@@ -1732,7 +1817,7 @@ std::optional<wide_operand> wide_operand_of(const format& f, std::span<const std
         } else {
           o.value[at] = value;
         }
-        o.lead[at] = value == 0.0 ? kNoTerm : lead;
+        o.lead[at] = value == 0.0 ? kNoLead : static_cast<std::int16_t>(lead);
         if (value != 0.0) {
           o.least = std::min(o.least, std::fabs(value));
           o.peak = std::max(o.peak, std::fabs(value));
@@ -1925,6 +2010,7 @@ std::optional<accumulated> fast_accumulate(const format& fa, std::span<const std
     const narrow_products narrow = narrow_of(m, widths, wa, wb);
     step.narrow_terms = narrow.terms;
     step.narrow_floor = narrow.floor;
+    step.sum_fits = widths.sum <= 31;
     const bool floats_only = narrow_chain_runs_here(step);
     run_wide_chain(wide_job{step, floats_only ? nullptr : wa.values(), wa.lead.get(),
                             floats_only ? nullptr : wb.values(), wb.lead.get(), d.data(), M, N, K, threads,
