@@ -930,6 +930,22 @@ inline void pack_lead_pairs(const std::int16_t* lead, int N, int K, std::size_t 
   }
 }
 
+// A word of two zeros' leads (kNoWord's twin).
+constexpr std::uint32_t kNoPair = 0x00010001u * static_cast<std::uint16_t>(kNoLead);
+
+// Per 16-bit half (lead pairs): max(top, la + lb), the addition saturating; byte_lead_max's twin.
+HWY_INLINE VI pair_lead_max(VI top, VI la, VI lb) {
+  const hn::Repartition<std::int16_t, DI> dp;
+  return hn::BitCast(DI(), hn::Max(hn::BitCast(dp, top), hn::SaturatedAdd(hn::BitCast(dp, la), hn::BitCast(dp, lb))));
+}
+
+// The larger of each word's two int16 leads, as an int32: the top half of max(x, x << 16), shifted
+// down with its sign; word_lead_max's twin.
+HWY_INLINE VI word_pair_max(VI x) {
+  const hn::Repartition<std::int16_t, DI> dp;
+  return hn::ShiftRight<16>(hn::BitCast(DI(), hn::Max(hn::BitCast(dp, x), hn::BitCast(dp, hn::ShiftLeft<16>(x)))));
+}
+
 template <std::size_t R>
 struct narrow_tile {
   static HWY_NOINLINE void run(const wide_step& s, const float* HWY_RESTRICT av, const std::int16_t* HWY_RESTRICT al,
@@ -937,7 +953,6 @@ struct narrow_tile {
                                int kc, double* HWY_RESTRICT c, std::size_t ldc) {
     const DF df;
     const DI di;
-    const hn::Repartition<std::int16_t, DI> dp;
     const DD dd;
     const hn::Rebind<float, DD> dh;
     constexpr std::size_t L = hn::MaxLanes(DD()), W = hn::MaxLanes(DF());
@@ -969,24 +984,19 @@ struct narrow_tile {
       }
       VI top[R];
       HWY_UNROLL(8)
-      for (std::size_t r = 0; r < R; ++r) top[r] = hn::BitCast(di, hn::Set(dp, kNoLead));
+      for (std::size_t r = 0; r < R; ++r) top[r] = hn::Set(di, static_cast<std::int32_t>(kNoPair));
       for (int k = k0; k < k1; k += 2) {
-        const auto lb = hn::BitCast(dp, hn::Load(di, bl + k / 2 * W));
+        const VI lb = hn::Load(di, bl + k / 2 * W);
         HWY_UNROLL(8)
         for (std::size_t r = 0; r < R; ++r) {
           std::int32_t pair;
           std::memcpy(&pair, al + r * lda + k, sizeof pair);
-          const auto la = hn::BitCast(dp, hn::Set(di, pair));
-          top[r] = hn::BitCast(di, hn::Max(hn::BitCast(dp, top[r]), hn::SaturatedAdd(la, lb)));
+          top[r] = pair_lead_max(top[r], hn::Set(di, pair), lb);
         }
       }
-      // Each lane's larger half, sign-extended: the top half of max(x, x << 16), shifted down.
       HWY_UNROLL(8)
-      for (std::size_t r = 0; r < R; ++r) {
-        const auto both = hn::Max(hn::BitCast(dp, top[r]), hn::BitCast(dp, hn::ShiftLeft<16>(top[r])));
-        ref[r] = hn::Max(ref[r], hn::ShiftRight<16>(hn::BitCast(di, both)));
-      }
-      VF scale[R][kVectors];  // add_terms' shape; only [r][0] is used
+      for (std::size_t r = 0; r < R; ++r) ref[r] = hn::Max(ref[r], word_pair_max(top[r]));
+      VF scale[R][kVectors];  // add_terms' shapes; only [r][0] is used
       VI sum[R][kVectors];
       HWY_UNROLL(8)
       for (std::size_t r = 0; r < R; ++r) {
