@@ -48,52 +48,71 @@ namespace hn = hwy::HWY_NAMESPACE;
 void FillKeystream(std::uint64_t seed, std::uint32_t stream, std::uint64_t first, std::size_t n, int width,
                    std::uint32_t* out) {
   const hn::ScalableTag<std::uint32_t> d;
+  using V = hn::Vec<decltype(d)>;
   const std::size_t L = std::min<std::size_t>(hn::Lanes(d), 16);
   const int pieces = 128 / width;
   const std::uint64_t per_group = 16 * static_cast<std::uint64_t>(pieces);
-  HWY_ALIGN std::uint32_t words[4][16 + HWY_MAX_BYTES / 4];
+  HWY_ALIGN std::uint32_t part[128 + HWY_MAX_BYTES / 4];  // a group cut short by first or n
   // Group by group; `index` wraps modulo 2^64 like first_index + i does.
   std::uint64_t index = first;
   for (std::size_t done = 0; done < n;) {
     const std::uint64_t g = index / per_group, offset = index % per_group;
     const std::size_t count = static_cast<std::size_t>(std::min<std::uint64_t>(per_group - offset, n - done));
+    // A whole group goes from the registers to `out` (element l to out[done + l]), without a
+    // round trip through a buffer of the four words (encode sr16 and sr-exact 1.1-1.3x on AVX3,
+    // scripts/bench_ab.py against the buffered loop, four rounds).
+    const bool whole = offset == 0 && count == per_group && hn::Lanes(d) <= 16;
     for (std::size_t b0 = 0; b0 < 16; b0 += L) {
       const std::uint64_t block = g * 16 + b0;  // a multiple of 16 plus b0 < 16: no carry into hi
+      // The four words of the lanes' blocks (block + lane).
+      auto philox = [&](V& c0, V& c1, V& c2, V& c3) __attribute__((always_inline)) HWY_ATTR {
 #if HWY_TARGET == HWY_SCALAR  // one lane: no even/odd multiplies; the scalar Philox
-      const philox_counter w = philox4x32_10(
-          {static_cast<std::uint32_t>(block), static_cast<std::uint32_t>(block >> 32), stream, 0},
-          {static_cast<std::uint32_t>(seed), static_cast<std::uint32_t>(seed >> 32)});
-      for (int j = 0; j < 4; ++j) words[j][b0] = w[static_cast<std::size_t>(j)];
+        const philox_counter w = philox4x32_10(
+            {static_cast<std::uint32_t>(block), static_cast<std::uint32_t>(block >> 32), stream, 0},
+            {static_cast<std::uint32_t>(seed), static_cast<std::uint32_t>(seed >> 32)});
+        c0 = hn::Set(d, w[0]), c1 = hn::Set(d, w[1]), c2 = hn::Set(d, w[2]), c3 = hn::Set(d, w[3]);
 #else
-      using V = hn::Vec<decltype(d)>;
-      V c0 = hn::Add(hn::Iota(d, 0), hn::Set(d, static_cast<std::uint32_t>(block)));
-      V c1 = hn::Set(d, static_cast<std::uint32_t>(block >> 32));
-      V c2 = hn::Set(d, stream), c3 = hn::Zero(d);
-      Philox(d, c0, c1, c2, c3, seed);
-      hn::Store(c0, d, words[0] + b0);
-      hn::Store(c1, d, words[1] + b0);
-      hn::Store(c2, d, words[2] + b0);
-      hn::Store(c3, d, words[3] + b0);
+        c0 = hn::Add(hn::Iota(d, 0), hn::Set(d, static_cast<std::uint32_t>(block)));
+        c1 = hn::Set(d, static_cast<std::uint32_t>(block >> 32));
+        c2 = hn::Set(d, stream), c3 = hn::Zero(d);
+        Philox(d, c0, c1, c2, c3, seed);
 #endif
-    }
-    for (int piece = 0; piece < pieces; ++piece) {
-      // width 64: the high word of the piece (see make_params)
-      const std::uint32_t* w = words[width == 64 ? 2 * piece + 1 : piece * width / 32];
-      const int shift = (piece * width) % 32;
-      const std::uint64_t l0 = static_cast<std::uint64_t>(piece) * 16;
-      if (offset == 0 && count == per_group) {  // the whole group: element l goes to out[done + l]
-        for (std::size_t b = 0; b < 16; b += L) {  // L divides 16
-          auto v = hn::Load(d, w + b);
-          if (width == 16) v = hn::And(hn::ShiftRightSame(v, shift), hn::Set(d, 0xffffu));
-          hn::StoreU(v, d, out + done + l0 + b);
+      };
+      // Piece j of the lanes' blocks: element j * 16 + lane of the group.
+      auto put = [&](int j, V piece) HWY_ATTR {
+        if (whole) {
+          hn::StoreU(piece, d, out + done + j * 16 + b0);
+        } else {
+          hn::Store(piece, d, part + j * 16 + b0);
         }
+      };
+      V c0, c1, c2, c3;
+      if (width == 64) {  // the high word of each piece (see make_params)
+        // A call of its own, so that the compiler drops the last round's work on words 0 and 2.
+        philox(c0, c1, c2, c3);
+        put(0, c1);
+        put(1, c3);
         continue;
       }
-      for (int b = 0; b < 16; ++b) {
-        const std::uint64_t l = l0 + b;
-        if (l >= offset && l < offset + count) out[done + (l - offset)] = width >= 32 ? w[b] : (w[b] >> shift) & 0xffffu;
+      philox(c0, c1, c2, c3);
+      if (width == 16) {
+        const V low = hn::Set(d, 0xffffu);
+        put(0, hn::And(c0, low));
+        put(1, hn::ShiftRight<16>(c0));
+        put(2, hn::And(c1, low));
+        put(3, hn::ShiftRight<16>(c1));
+        put(4, hn::And(c2, low));
+        put(5, hn::ShiftRight<16>(c2));
+        put(6, hn::And(c3, low));
+        put(7, hn::ShiftRight<16>(c3));
+      } else {
+        put(0, c0);
+        put(1, c1);
+        put(2, c2);
+        put(3, c3);
       }
     }
+    if (!whole) std::copy(part + offset, part + offset + count, out + done);
     done += count;
     index += count;
   }
