@@ -64,6 +64,7 @@
 #include "array_simd.hpp"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -98,6 +99,60 @@ struct lane_checks {
 HWY_BEFORE_NAMESPACE();
 namespace fpemu::simd::HWY_NAMESPACE {
 namespace hn = hwy::HWY_NAMESPACE;
+
+// Appends the lanes of `entries` under m, in order, to `out` as 32-bit words (the entries fit
+// them); returns how many. On AVX2, SSE4 and SSSE3 through a static index table: Highway 1.0.3's
+// Compress there reads its table (1 KiB on AVX2, 256 bytes on the others) from a constexpr array
+// local to the function, which GCC copied onto the stack at every call (rep movsq: half the time
+// of the arithmetic pass of wide-range fp16 add on AVX2, where most vectors list lanes). Entry m
+// of the table packs, four bits a lane from the bottom, the 32-bit lanes whose bit of m is set,
+// then the others; its first four serve four lanes too (a mask of four bits leaves lanes 4-7
+// unset, and they come after the unset lanes 0-3).
+#define FPEMU_STATIC_COMPRESS (HWY_TARGET == HWY_AVX2 || HWY_TARGET == HWY_SSE4 || HWY_TARGET == HWY_SSSE3)
+#if FPEMU_STATIC_COMPRESS
+constexpr auto kCompressIndices = [] {
+  std::array<std::uint32_t, 256> table{};
+  for (std::uint32_t m = 0; m < 256; ++m) {
+    int at = 0;
+    for (const std::uint32_t set : {1u, 0u})
+      for (std::uint32_t lane = 0; lane < 8; ++lane)
+        if ((m >> lane & 1) == set) table[m] |= lane << 4 * at++;
+  }
+  return table;
+}();
+#endif
+
+template <class D, class M>
+HWY_INLINE std::size_t AppendListed(D d, hn::Vec<D> entries, M m, std::uint32_t* out) {
+  using U = hn::TFromD<D>;
+  HWY_ALIGN U compressed[HWY_MAX_BYTES / sizeof(U)];
+#if FPEMU_STATIC_COMPRESS
+  const hn::Repartition<std::uint32_t, D> d32;
+  std::uint8_t bits = 0;
+  hn::StoreMaskBits(d, m, &bits);
+  std::uint32_t words = bits;  // the mask of the 32-bit lanes
+  if constexpr (sizeof(U) == 8) {  // each bit twice: the 4 bits spread to the even places, doubled
+    words = (words | words << 2) & 0x33u;
+    words = (words | words << 1) & 0x55u;
+    words *= 3;
+  }
+  alignas(32) static constexpr std::uint32_t kShifts[8] = {0, 4, 8, 12, 16, 20, 24, 28};
+  const auto indices = hn::And(hn::Set(d32, kCompressIndices[words]) >> hn::Load(d32, kShifts), hn::Set(d32, 15u));
+  const auto listed = hn::BitCast(d, hn::TableLookupLanes(hn::BitCast(d32, entries), hn::IndicesFromVec(d32, indices)));
+  const std::size_t count = hn::CountTrue(d, m);
+  if constexpr (sizeof(U) == 4 && HWY_TARGET == HWY_AVX2) {  // a masked store: nothing past count
+    hn::BlendedStore(listed, hn::FirstN(d, count), d, out);
+    return count;
+  }
+  hn::Store(listed, d, compressed);
+#else
+  if constexpr (sizeof(U) == 4) return hn::CompressBlendedStore(entries, m, d, out);
+  const std::size_t count = hn::CompressStore(entries, m, d, compressed);
+#endif
+  for (std::size_t j = 0; j < count; ++j) out[j] = static_cast<std::uint32_t>(compressed[j]);
+  return count;
+}
+#undef FPEMU_STATIC_COMPRESS
 
 bool NativeFma() { return HWY_NATIVE_FMA != 0; }
 
@@ -332,14 +387,7 @@ std::size_t OpLanes(const format& f, code_source a, code_source b, code_source c
       // in one lane of 12).
       const VU entries = hn::Or(hn::Add(hn::Iota(du, U{0}), hn::Set(du, static_cast<U>(base))),
                                 hn::ShiftLeft<kLaneIndexBits>(raised));
-      const auto listed_u = hn::RebindMask(du, listed);
-      if constexpr (sizeof(U) == sizeof(std::uint32_t)) {
-        count += hn::CompressBlendedStore(entries, listed_u, du, special + count);
-      } else {  // binary64 lanes: compressed in place, then narrowed
-        HWY_ALIGN U compressed[HWY_MAX_BYTES / sizeof(U)];
-        const std::size_t listed_lanes = hn::CompressStore(entries, listed_u, du, compressed);
-        for (std::size_t j = 0; j < listed_lanes; ++j) special[count++] = static_cast<std::uint32_t>(compressed[j]);
-      }
+      count += AppendListed(du, entries, hn::RebindMask(du, listed), special + count);
     }
   };
 
