@@ -103,8 +103,9 @@ namespace hn = hwy::HWY_NAMESPACE;
 // Appends the lanes of `entries` under m, in order, to `out` as 32-bit words (the entries fit
 // them); returns how many. On AVX2, SSE4 and SSSE3 through a static index table: Highway 1.0.3's
 // Compress there reads its table (1 KiB on AVX2, 256 bytes on the others) from a constexpr array
-// local to the function, which GCC copied onto the stack at every call (rep movsq: half the time
-// of the arithmetic pass of wide-range fp16 add on AVX2, where most vectors list lanes). Entry m
+// local to the function, which GCC copied onto the stack at every call (rep movsq: without it the
+// arithmetic pass of wide-range fp16 add, where most vectors list lanes, ran 2x as fast on AVX2,
+// bench/results/keystream-compress-2026-11-29-xeon-ab.md). Entry m
 // of the table packs, four bits a lane from the bottom, the 32-bit lanes whose bit of m is set,
 // then the others; its first four serve four lanes too (a mask of four bits leaves lanes 4-7
 // unset, and they come after the unset lanes 0-3).
@@ -137,8 +138,9 @@ HWY_INLINE std::size_t AppendListed(D d, hn::Vec<D> entries, M m, std::uint32_t*
     words *= 3;
   }
   alignas(32) static constexpr std::uint32_t kShifts[8] = {0, 4, 8, 12, 16, 20, 24, 28};
-  const auto indices = hn::And(hn::Set(d32, kCompressIndices[words]) >> hn::Load(d32, kShifts), hn::Set(d32, 15u));
-  const auto listed = hn::BitCast(d, hn::TableLookupLanes(hn::BitCast(d32, entries), hn::IndicesFromVec(d32, indices)));
+  const auto nibbles = hn::Set(d32, kCompressIndices[words]) >> hn::Load(d32, kShifts);
+  const auto indices = hn::IndicesFromVec(d32, hn::And(nibbles, hn::Set(d32, 15u)));
+  const auto listed = hn::BitCast(d, hn::TableLookupLanes(hn::BitCast(d32, entries), indices));
   const std::size_t count = hn::CountTrue(d, m);
   if constexpr (sizeof(U) == 4 && HWY_TARGET == HWY_AVX2) {  // a masked store: nothing past count
     hn::BlendedStore(listed, hn::FirstN(d, count), d, out);
