@@ -142,7 +142,7 @@ HWY_INLINE std::size_t AppendListed(D d, hn::Vec<D> entries, M m, std::uint32_t*
   const auto indices = hn::IndicesFromVec(d32, hn::And(nibbles, hn::Set(d32, 15u)));
   const auto listed = hn::BitCast(d, hn::TableLookupLanes(hn::BitCast(d32, entries), indices));
   const std::size_t count = hn::CountTrue(d, m);
-  if constexpr (sizeof(U) == 4 && HWY_TARGET == HWY_AVX2) {  // a masked store: nothing past count
+  if constexpr (sizeof(U) == 4) {  // a masked store (lane by lane below AVX2): nothing past count
     hn::BlendedStore(listed, hn::FirstN(d, count), d, out);
     return count;
   }
