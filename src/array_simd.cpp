@@ -136,6 +136,14 @@ HWY_INLINE auto SignedLt(V a, V b) {
 template <class V>
 HWY_INLINE auto SignedGt(V a, V b) { return SignedLt(b, a); }
 
+// Lanes whose sign bit is set: one signed compare (the kernels' formats are all signed, so
+// these are the lanes the format's sign bit is set in).
+template <class D, class V = hn::Vec<D>>
+HWY_INLINE auto SignBitSet(D du, V bits) {
+  const hn::RebindToSigned<D> di;
+  return hn::RebindMask(du, hn::Lt(hn::BitCast(di, bits), hn::Zero(di)));
+}
+
 // Whether v / 2^s is not an integer.
 template <class D, class V, class S>
 HWY_INLINE auto Inexact(D d, V v, S s) {
@@ -144,9 +152,10 @@ HWY_INLINE auto Inexact(D d, V v, S s) {
 }
 
 // Rounds v / 2^s to an integer by the mode's increment (round_float.hpp): s >= 1 and every
-// count below stays under the lane width, so no shift is out of range on any target. Only the
-// directed modes need to know whether the result is inexact; the others leave it to Inexact()
-// where a flag is wanted.
+// count below stays under the lane width, so no shift is out of range on any target. The
+// directed modes add 2^s - 1 before the shift where they round away from zero, so that the
+// carry out of the rest below the quantum is their increment; no mode calls Inexact(), which
+// is there where a flag is wanted.
 // The count s (and k, the same kind) is an int where it is the same in every lane.
 template <round_mode Mode, class D, class V, class M, class S>
 HWY_INLINE V RoundShift(D d, V v, S s, M negative, V random, S k, bool k_within_s) {
@@ -158,12 +167,17 @@ HWY_INLINE V RoundShift(D d, V v, S s, M negative, V random, S k, bool k_within_
     return RightBy(hn::Add(v, LeftBy(one, CountLess(s, 1))), s);
   } else if constexpr (Mode == round_mode::toward_zero) {
     return kept;
-  } else if constexpr (Mode == round_mode::toward_positive) {
-    return hn::Add(kept, hn::IfThenElseZero(hn::AndNot(negative, Inexact(d, v, s)), one));
-  } else if constexpr (Mode == round_mode::toward_negative) {
-    return hn::Add(kept, hn::IfThenElseZero(hn::And(negative, Inexact(d, v, s)), one));
+  } else if constexpr (Mode == round_mode::toward_positive || Mode == round_mode::toward_negative) {
+    // Away from zero, (v + 2^s - 1) / 2^s, where the mode's direction is the lane's, else kept
+    // (no wrap: v's top bit is clear and 2^s - 1 below it).
+    const V low = hn::Sub(LeftBy(one, s), one);
+    const V away = Mode == round_mode::toward_positive ? hn::IfThenZeroElse(negative, low)
+                                                       : hn::IfThenElseZero(negative, low);
+    return RightBy(hn::Add(v, away), s);
   } else if constexpr (Mode == round_mode::to_odd) {
-    return hn::Or(kept, hn::IfThenElseZero(Inexact(d, v, s), one));
+    // The sticky bit: (rest + 2^s - 1) / 2^s for the rest below the quantum, rest < 2^s.
+    const V low = hn::Sub(LeftBy(one, s), one);
+    return hn::Or(kept, RightBy(hn::Add(hn::And(v, low), low), s));
   } else {
     // The k random bits aligned with the top k bits of the fraction below the quantum
     // (k_within_s: s >= k in every lane, the common case, with no lane to shift right).
@@ -181,9 +195,10 @@ HWY_INLINE V RoundShift(D d, V v, S s, M negative, V random, S k, bool k_within_
 
 // The magnitude y (a float or double, >= 0, below 2^23) rounded to an integer by the mode, as
 // unsigned lanes: the scaled path's rule for lanes below the normal range, where y is the lane in
-// units of the subnormal quantum (exact: a power-of-two scaling). Each step is exact, so the
-// result is round_to_quantum's:
-// - Trunc, Ceil and Floor take their direction from the instruction (older targets that emulate
+// units of the subnormal quantum (exact: a power-of-two scaling), and signed_y the same with the
+// input's sign. Each step is exact, so the result is round_to_quantum's:
+// - Trunc, Ceil and Floor take their direction from the instruction; toward +inf and -inf round
+//   signed_y and take the magnitude, as the lane's own direction would (older targets that emulate
 //   them need the environment to round to nearest: the caller checks, for every target, since
 //   nearest-even is the addition below, which rounds as the environment does);
 // - y - Trunc(y), the fraction, is exact, so comparing it with 1/2 rounds half away;
@@ -194,8 +209,8 @@ HWY_INLINE V RoundShift(D d, V v, S s, M negative, V random, S k, bool k_within_
 //   quantum is 1, and taking the low bits of the sum (two instructions; a conversion to int
 //   costs five on AVX2, which fixes up out-of-range lanes); in nearest-even that addition
 //   rounds y itself.
-template <round_mode Mode, class D, class VF, class M, class V = hn::Vec<hn::RebindToUnsigned<D>>>
-HWY_INLINE V ScaledUnits(D d, VF y, M negative, V random, V k, VF two_k) {
+template <round_mode Mode, class D, class VF, class V = hn::Vec<hn::RebindToUnsigned<D>>>
+HWY_INLINE V ScaledUnits(D d, VF y, VF signed_y, V random, V k, VF two_k) {
   const hn::RebindToUnsigned<D> du;
   using T = hn::TFromD<D>;
   const VF magic = hn::Set(d, static_cast<T>(sizeof(T) == 4 ? 0x1p23 : 0x1p52));
@@ -203,7 +218,6 @@ HWY_INLINE V ScaledUnits(D d, VF y, M negative, V random, V k, VF two_k) {
   auto integer = [&](VF whole) FPEMU_KERNEL_LAMBDA {
     return hn::Sub(hn::BitCast(du, hn::Add(whole, magic)), magic_bits);
   };
-  const auto fnegative = hn::RebindMask(d, negative);
   if constexpr (Mode == round_mode::nearest_even) {
     return integer(y);
   } else if constexpr (Mode == round_mode::nearest_away) {
@@ -212,9 +226,9 @@ HWY_INLINE V ScaledUnits(D d, VF y, M negative, V random, V k, VF two_k) {
   } else if constexpr (Mode == round_mode::toward_zero) {
     return integer(hn::Trunc(y));
   } else if constexpr (Mode == round_mode::toward_positive) {
-    return integer(hn::IfThenElse(fnegative, hn::Trunc(y), hn::Ceil(y)));
+    return integer(hn::Abs(hn::Ceil(signed_y)));
   } else if constexpr (Mode == round_mode::toward_negative) {
-    return integer(hn::IfThenElse(fnegative, hn::Ceil(y), hn::Trunc(y)));
+    return integer(hn::Abs(hn::Floor(signed_y)));
   } else if constexpr (Mode == round_mode::to_odd) {
     const VF t = hn::Trunc(y);
     return hn::Or(integer(t), hn::IfThenElseZero(hn::RebindMask(du, hn::Ne(t, y)), hn::Set(du, 1)));
@@ -313,7 +327,7 @@ HWY_NOINLINE std::size_t NormalRun(const encode_params<T>& p, bool inf_above_max
     const V sign = hn::And(RightBy(bits, sign_shift), fsign);
     V random = hn::Zero(du);
     if constexpr (kStochastic) random = RandomBits(du, rnd + (i - start), whole_random, p.k_mask);
-    const V rounded = RoundShift<Mode>(du, mag, s0, hn::Ne(sign, hn::Zero(du)), random, k, k_within_s0);
+    const V rounded = RoundShift<Mode>(du, mag, s0, SignBitSet(du, bits), random, k, k_within_s0);
     const V code_mag = hn::Add(rounded, rebias);
     const auto out = hn::Or(hn::Or(SignedLt(mag, lowest), SignedGt(mag, highest)), SignedGt(code_mag, max_mag));
     if (!hn::AllFalse(du, out)) break;
@@ -365,12 +379,13 @@ HWY_NOINLINE std::size_t ScaledRun(const encode_params<T>& p, bool tiny_inputs, 
     const V bits = hn::BitCast(du, hn::LoadU(dt, in + i));
     const V mag = hn::AndNot(sign_bit, bits);
     const V sign = hn::And(RightBy(bits, sign_shift), fsign);
-    const auto negative = hn::Ne(sign, zero);
+    const auto negative = SignBitSet(du, bits);
     V random = zero;
     if constexpr (kStochastic) random = RandomBits(du, rnd + (i - start), whole_random, p.k_mask);
     const auto below_normal = SignedLt(mag, smallest_normal);
     const V rounded = RoundShift<Mode>(du, mag, s0, negative, random, k_bits, k_within_s0);  // the normal lanes
-    const V units = ScaledUnits<Mode>(dt, hn::Mul(hn::BitCast(dt, mag), per_quantum), negative, random, k, two_k);
+    const V units = ScaledUnits<Mode>(dt, hn::Mul(hn::BitCast(dt, mag), per_quantum),
+                                      hn::Mul(hn::BitCast(dt, bits), per_quantum), random, k, two_k);
     const V code_mag = hn::IfThenElse(below_normal, units, hn::Add(rounded, rebias));
     // Finite lanes' code_mag has its top bit clear (as in fast_vector's scaled path), so the
     // signed compare tells the overflowing ones.
@@ -540,7 +555,7 @@ std::uint8_t EncodeMode(const format& f, const rounding& r, const T* in, std::si
     const V mag = hn::AndNot(sign_bit, bits);
     const V field = hn::ShiftRight<tr::mant>(mag);
     const V sign = hn::And(RightBy(bits, sign_shift), fsign);  // the input's sign at the format's sign bit
-    const auto negative = hn::Ne(sign, zero);
+    const auto negative = SignBitSet(du, bits);
     const V random_v = random_of(rnd);
     // Lanes out of the vector rule: outside the input range it covers.
     auto bad_input = [&]() FPEMU_KERNEL_LAMBDA { return hn::Gt(hn::Sub(field, low), range_span); };
@@ -621,7 +636,8 @@ std::uint8_t EncodeMode(const format& f, const rounding& r, const T* in, std::si
     }
     if (scaled) {
       const V rounded = RoundShift<Mode>(du, mag, s0_bits, negative, random_v, k_bits, k_within_s0);  // the normal lanes
-      const V units = ScaledUnits<Mode>(dt, hn::Mul(hn::BitCast(dt, mag), per_quantum), negative, random_v, k, two_k);
+      const V units = ScaledUnits<Mode>(dt, hn::Mul(hn::BitCast(dt, mag), per_quantum),
+                                        hn::Mul(hn::BitCast(dt, bits), per_quantum), random_v, k, two_k);
       code_mag = hn::IfThenElse(below_normal, units, hn::Add(rounded, rebias));
       if (!covered(scaled_takes_tiny_inputs ? above_max()
                                             : hn::Or(above_max(), hn::Lt(hn::Sub(mag, one), input_subnormal_top))))
@@ -807,13 +823,18 @@ std::uint8_t EncodeMode(const format& f, const rounding& r, const T* in, std::si
   HWY_ALIGN std::uint32_t random[kRandomChunk];
   const int width = array_random_width(r);
   // NormalRun takes vectors while they are of its kind, and the one it stops at goes through
-  // fast_vector. Where more than about one vector in 8 stops it (wide-range data; e4m3fn on
-  // N(0,1) data at 16 lanes, where one vector in 5 holds a subnormal result) a stop costs more
-  // than the run saves, and ScaledRun takes its place, where the scaled path serves the format;
-  // it is left the same way, for fast_vector alone. The caller's pieces are a few hundred
+  // fast_vector. Where more than about one vector in kScaledAfter stops it (wide-range data;
+  // e4m3fn on N(0,1) data, where one vector in 10 holds a subnormal result at 8 lanes, one in 5
+  // at 16) a stop costs more than the run saves, and ScaledRun takes its place, where the scaled
+  // path serves the format; where it does not, and ScaledRun itself, are left at one stop in 8,
+  // for fast_vector alone. On AVX2 and AVX-512, where ScaledRun costs little more than
+  // NormalRun, one in 32: AVX2 e4m3fn on N(0,1) data went from 1.1 to 1.5 G elements/s (rne;
+  // rz and rto 1.1x), while on SSE4 the directed and stochastic modes lost up to a fifth at 16
+  // and 32 (Emerald Rapids Xeon; bench/results/). The caller's pieces are a few hundred
   // vectors (kPiece in array.cpp), so the verdict must come within a few dozen. One loop, the
   // run its state: a loop per run would hold a copy of fast_vector and one_vector each (with three
   // copies, the sanitizer build of ./dev test compiled this file in 15 minutes, with one in 3).
+  constexpr std::size_t kScaledAfter = HWY_TARGET <= HWY_AVX2 ? 32 : 8;
   enum class run { normal, scaled, none };
   run state = flags == nullptr ? run::normal : run::none;
   std::size_t run_stops = 0, run_start = 0;
@@ -838,7 +859,7 @@ std::uint8_t EncodeMode(const format& f, const rounding& r, const T* in, std::si
                                  : ScaledRun<Mode>(p, scaled_takes_tiny_inputs, overflow_seen, in, i, chunk_end,
                                                    random_at(i), k_is_width, codes, values, overflow_lanes);
         if (i == chunk_end) break;
-        if (++run_stops * 8 > (i - run_start) / L + 16) {
+        if (++run_stops * (state == run::normal && scaled ? kScaledAfter : 8) > (i - run_start) / L + 16) {
           state = state == run::normal && scaled ? run::scaled : run::none;
           run_stops = 0;
           run_start = i;
