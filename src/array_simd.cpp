@@ -193,6 +193,24 @@ HWY_INLINE V RoundShift(D d, V v, S s, M negative, V random, S k, bool k_within_
   }
 }
 
+// v toward zero as integer lanes, where v lies within their range; other lanes get any value.
+// On x86 this is the conversion instruction alone: Highway's ConvertTo also fixes up lanes at
+// or above 2^31, four more instructions on AVX2 and SSE4, for lanes the scaled path selects
+// away. (Other targets, and double, take ConvertTo.)
+template <class DI, class VF>
+HWY_INLINE hn::Vec<DI> TruncInRange(DI di, VF v) {
+  if constexpr (sizeof(hn::TFromV<VF>) == 4 && hn::MaxLanes(DI()) * 4 == HWY_MAX_BYTES) {
+#if HWY_TARGET <= HWY_AVX3
+    return hn::Vec<DI>{_mm512_cvttps_epi32(v.raw)};
+#elif HWY_TARGET == HWY_AVX2
+    return hn::Vec<DI>{_mm256_cvttps_epi32(v.raw)};
+#elif HWY_TARGET == HWY_SSE4 || HWY_TARGET == HWY_SSSE3
+    return hn::Vec<DI>{_mm_cvttps_epi32(v.raw)};
+#endif
+  }
+  return hn::ConvertTo(di, v);
+}
+
 // The magnitude y (a float or double, >= 0, below 2^23) rounded to an integer by the mode, as
 // unsigned lanes: the scaled path's rule for lanes below the normal range, where y is the lane in
 // units of the subnormal quantum (exact: a power-of-two scaling), and signed_y the same with the
@@ -232,9 +250,9 @@ HWY_INLINE V ScaledUnits(D d, VF y, VF signed_y, V random, V k, VF two_k) {
   } else if constexpr (Mode == round_mode::to_odd) {
     const VF t = hn::Trunc(y);
     return hn::Or(integer(t), hn::IfThenElseZero(hn::RebindMask(du, hn::Ne(t, y)), hn::Set(du, 1)));
-  } else {  // y 2^k may reach 2^31: a conversion
+  } else {  // y 2^k may exceed 2^23 (not 2^31): a conversion, which truncates
     const hn::RebindToSigned<D> di;
-    return hn::Add(hn::BitCast(du, hn::ConvertTo(di, hn::Trunc(hn::Mul(y, two_k)))), random) >> k;
+    return hn::Add(hn::BitCast(du, TruncInRange(di, hn::Mul(y, two_k))), random) >> k;
   }
 }
 
