@@ -65,7 +65,7 @@ struct encode_params {
   U high_field;  // finite lanes above it overflow; infinite ones take infinite_code, quiet NaNs nan_code
   U max_shift_extra;  // low_field's distance below emin_field
   U rebias;           // (format bias - input bias) << frac_bits, modulo 2^W
-  U max_magnitude, sign, sign_position, negative_zero, k_mask, k;
+  U max_magnitude, sign, negative_zero, k_mask, k;
   T subnormal_quantum;  // 2^(emin - frac_bits), for values of subnormal results
   // The core's result for a lane that overflows (detail::overflow_result: it depends on the
   // sign, the mode and the policy, never on the random bits), by sign: code, value, flags.
@@ -96,7 +96,6 @@ encode_params<T> make_params(const format& f, const rounding& r) {
   p.rebias = static_cast<U>(static_cast<U>(static_cast<long long>(f.bias) - tr::bias) << f.frac_bits);
   p.max_magnitude = max_finite_magnitude(f);
   p.sign = sign_mask(f);
-  p.sign_position = static_cast<U>(f.exp_bits + f.frac_bits);
   p.negative_zero = has_negative_zero(f) ? sign_mask(f) : 0;
   // sr-exact reads 64 random bits, of which a lane rounded at a shift s <= 32 needs the top s
   // (round_to_quantum: rem + (R >> (64 - s)) carries exactly when rem 2^(64-s) + R does): the

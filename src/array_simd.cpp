@@ -144,6 +144,19 @@ HWY_INLINE auto SignBitSet(D du, V bits) {
   return hn::RebindMask(du, hn::Lt(hn::BitCast(di, bits), hn::Zero(di)));
 }
 
+// Lanes whose magnitude mag (top bit clear) is a subnormal of the input type, 0 < mag < 2^mant:
+// mag + (2^(w-1) - 1) takes 0 to the largest signed lane and the subnormals to the lowest ones,
+// so one signed compare tells them (an unsigned one costs three instructions on AVX2).
+template <int kMant, class D, class V = hn::Vec<D>>
+HWY_INLINE auto InputSubnormal(D du, V mag) {
+  using U = hn::TFromD<D>;
+  const hn::RebindToSigned<D> di;
+  constexpr U kLowest = U{1} << (sizeof(U) * 8 - 1);  // the lowest signed lane's bits
+  const V shifted = hn::Add(mag, hn::Set(du, kLowest - 1));
+  const V bound = hn::Set(du, kLowest + (U{1} << kMant) - 1);
+  return hn::RebindMask(du, hn::Lt(hn::BitCast(di, shifted), hn::BitCast(di, bound)));
+}
+
 // Whether v / 2^s is not an integer.
 template <class D, class V, class S>
 HWY_INLINE auto Inexact(D d, V v, S s) {
@@ -335,17 +348,17 @@ HWY_NOINLINE std::size_t NormalRun(const encode_params<T>& p, bool inf_above_max
   const V highest =
       hn::Set(du, inf_above_max ? std::numeric_limits<U>::max() >> 1 : ((p.high_field + 1) << tr::mant) - 1);
   const int s0 = static_cast<int>(p.s0), k = static_cast<int>(p.k);
-  const int sign_shift = static_cast<int>(sizeof(U) * 8 - 1 - p.sign_position);
   const bool k_within_s0 = p.s0 >= p.k;
   V any_inexact = hn::Zero(du);
   for (const std::size_t start = i; i + L <= end; i += L) {
     hwy::Prefetch(in + i + kPrefetchAhead<T>);
     const V bits = hn::BitCast(du, hn::LoadU(dt, in + i));
     const V mag = hn::AndNot(sign_bit, bits);
-    const V sign = hn::And(RightBy(bits, sign_shift), fsign);
+    const auto negative = SignBitSet(du, bits);
+    const V sign = hn::IfThenElseZero(negative, fsign);
     V random = hn::Zero(du);
     if constexpr (kStochastic) random = RandomBits(du, rnd + (i - start), whole_random, p.k_mask);
-    const V rounded = RoundShift<Mode>(du, mag, s0, SignBitSet(du, bits), random, k, k_within_s0);
+    const V rounded = RoundShift<Mode>(du, mag, s0, negative, random, k, k_within_s0);
     const V code_mag = hn::Add(rounded, rebias);
     const auto out = hn::Or(hn::Or(SignedLt(mag, lowest), SignedGt(mag, highest)), SignedGt(code_mag, max_mag));
     if (!hn::AllFalse(du, out)) break;
@@ -381,7 +394,6 @@ HWY_NOINLINE std::size_t ScaledRun(const encode_params<T>& p, bool tiny_inputs, 
   const V zero = hn::Zero(du), sign_bit = hn::Set(du, U{1} << (sizeof(U) * 8 - 1)), fsign = hn::Set(du, p.sign);
   const V rebias = hn::Set(du, p.rebias), max_mag = hn::Set(du, p.max_magnitude);
   const V infinity = hn::Set(du, U{tr::field_max} << tr::mant), smallest_normal = hn::Set(du, p.emin_field << tr::mant);
-  const V input_subnormal_top = hn::Set(du, (U{1} << tr::mant) - 1), one = hn::Set(du, 1);
   const V overflow_code_pos = hn::Set(du, p.overflow_code[0]), overflow_code_neg = hn::Set(du, p.overflow_code[1]);
   const V overflow_value_pos = hn::Set(du, p.overflow_value[0]);
   const V overflow_value_neg = hn::Set(du, p.overflow_value[1]);
@@ -390,14 +402,13 @@ HWY_NOINLINE std::size_t ScaledRun(const encode_params<T>& p, bool tiny_inputs, 
   const hn::Vec<decltype(dt)> two_k = hn::Set(dt, static_cast<T>(std::ldexp(1.0, static_cast<int>(p.k))));
   const V k = hn::Set(du, p.k);
   const int s0 = static_cast<int>(p.s0), k_bits = static_cast<int>(p.k);
-  const int sign_shift = static_cast<int>(sizeof(U) * 8 - 1 - p.sign_position);
   const bool k_within_s0 = p.s0 >= p.k, signed_zero = p.negative_zero != 0;
   for (const std::size_t start = i; i + L <= end; i += L) {
     hwy::Prefetch(in + i + kPrefetchAhead<T>);
     const V bits = hn::BitCast(du, hn::LoadU(dt, in + i));
     const V mag = hn::AndNot(sign_bit, bits);
-    const V sign = hn::And(RightBy(bits, sign_shift), fsign);
     const auto negative = SignBitSet(du, bits);
+    const V sign = hn::IfThenElseZero(negative, fsign);
     V random = zero;
     if constexpr (kStochastic) random = RandomBits(du, rnd + (i - start), whole_random, p.k_mask);
     const auto below_normal = SignedLt(mag, smallest_normal);
@@ -410,7 +421,7 @@ HWY_NOINLINE std::size_t ScaledRun(const encode_params<T>& p, bool tiny_inputs, 
     const auto overflow = SignedGt(code_mag, max_mag);
     auto out = SignedGt(infinity, mag);
     if (!overflow_seen) out = hn::AndNot(overflow, out);
-    if (!tiny_inputs) out = hn::AndNot(hn::Lt(hn::Sub(mag, one), input_subnormal_top), out);
+    if (!tiny_inputs) out = hn::AndNot(InputSubnormal<tr::mant>(du, mag), out);
     if (!hn::AllTrue(du, out)) break;
     // Zero results take the format's zero of the input's sign, +0 where it has no -0. Overflowing
     // lanes are put in by selects on every vector once they are frequent (wide-range data), and
@@ -520,7 +531,6 @@ std::uint8_t EncodeMode(const format& f, const rounding& r, const T* in, std::si
   // flags is wanted here, so inexact and underflow are looked for only until first seen;
   // tininess needs a second rounding (at p bits) for lanes one binade below the normal range.
   const V range_span = hn::Set(du, p.high_field - p.low_field);
-  const int sign_shift = static_cast<int>(sizeof(U) * 8 - 1 - p.sign_position);
   const V low_mask = hn::Set(du, (U{1} << p.s0) - 1);
   // A NaN input whose result is nan_code: quiet, and no payload bit under the format's last
   // fraction bit (see fast_vector), so mag & nan_test_bits is the quiet bit alone (which lies
@@ -528,7 +538,6 @@ std::uint8_t EncodeMode(const format& f, const rounding& r, const T* in, std::si
   const V nan_test_bits = hn::Or(quiet_bit, low_mask);
   const V smallest_normal = hn::Set(du, p.emin_field << tr::mant);  // 2^emin's input bits
   const V below_low = hn::Set(du, (p.low_field << tr::mant) - 1);
-  const V input_subnormal_top = hn::Set(du, (U{1} << tr::mant) - 1);  // mag - 1 below it: a subnormal input
   // Binary32 bits of the normal result whose format code (sans sign) is 0: code << s0 plus this.
   const V normal_value_base = hn::Set(du, static_cast<U>((p.emin_field - 1) << tr::mant));
   const bool signed_zero = p.negative_zero != 0;
@@ -572,8 +581,8 @@ std::uint8_t EncodeMode(const format& f, const rounding& r, const T* in, std::si
     const V bits = hn::BitCast(du, hn::LoadU(dt, src));
     const V mag = hn::AndNot(sign_bit, bits);
     const V field = hn::ShiftRight<tr::mant>(mag);
-    const V sign = hn::And(RightBy(bits, sign_shift), fsign);  // the input's sign at the format's sign bit
     const auto negative = SignBitSet(du, bits);
+    const V sign = hn::IfThenElseZero(negative, fsign);  // the input's sign at the format's sign bit
     const V random_v = random_of(rnd);
     // Lanes out of the vector rule: outside the input range it covers.
     auto bad_input = [&]() FPEMU_KERNEL_LAMBDA { return hn::Gt(hn::Sub(field, low), range_span); };
@@ -619,7 +628,7 @@ std::uint8_t EncodeMode(const format& f, const rounding& r, const T* in, std::si
     // A result with the input's sign, where that is the format's zero of that sign too.
     auto store_signed = [&]() FPEMU_KERNEL_LAMBDA {
       if (signed_zero) {
-        store(hn::OrAnd(code_mag, RightBy(bits, sign_shift), fsign), hn::OrAnd(value_bits, bits, sign_bit));
+        store(hn::Or(code_mag, sign), hn::OrAnd(value_bits, bits, sign_bit));
       } else {  // zero results are +0
         const auto zero_result = hn::Eq(code_mag, zero);
         store(hn::IfThenZeroElse(zero_result, hn::Or(code_mag, sign)),
@@ -649,7 +658,7 @@ std::uint8_t EncodeMode(const format& f, const rounding& r, const T* in, std::si
       if (!covered(inf_above_max ? above_max() : hn::Or(bad_input(), above_max()))) return false;
       if (value_out) value_bits = LeftBy(rounded, s0_bits);
       if (!inexact_seen) inexact_seen = !hn::AllFalse(du, hn::Ne(hn::And(mag, low_mask), zero));
-      store(hn::OrAnd(code_mag, RightBy(bits, sign_shift), fsign), hn::OrAnd(value_bits, bits, sign_bit));
+      store(hn::Or(code_mag, sign), hn::OrAnd(value_bits, bits, sign_bit));
       return true;
     }
     if (scaled) {
@@ -658,7 +667,7 @@ std::uint8_t EncodeMode(const format& f, const rounding& r, const T* in, std::si
                                         hn::Mul(hn::BitCast(dt, bits), per_quantum), random_v, k, two_k);
       code_mag = hn::IfThenElse(below_normal, units, hn::Add(rounded, rebias));
       if (!covered(scaled_takes_tiny_inputs ? above_max()
-                                            : hn::Or(above_max(), hn::Lt(hn::Sub(mag, one), input_subnormal_top))))
+                                            : hn::Or(above_max(), InputSubnormal<tr::mant>(du, mag))))
         return false;
       const V subnormal_bits = SubnormalBits(dt, units, quantum);
       if (value_out) value_bits = hn::IfThenElse(below_normal, subnormal_bits, LeftBy(rounded, s0_bits));
@@ -693,7 +702,7 @@ std::uint8_t EncodeMode(const format& f, const rounding& r, const T* in, std::si
       const V true_extra = hn::Sub(above, field);
       const auto far = hn::Gt(true_extra, max_extra);
       auto out = hn::Or(inf_above_max ? above_max() : hn::AndNot(is_zero, hn::Or(bad_input(), above_max())),
-                        hn::Lt(hn::Sub(mag, one), input_subnormal_top));
+                        InputSubnormal<tr::mant>(du, mag));
       if (!hn::AllFalse(du, far)) {
         const V beyond = hn::Min(hn::Sub(hn::Sub(true_extra, max_extra), one), hn::Set(du, U{31}));  // S - 32
         const V x_hi = v >> beyond;
