@@ -1,0 +1,222 @@
+// Compares two builds of libfpemu.so in one process: both are loaded side by side and their array
+// kernels called in turn on the same data, so that a slow or fast spell of the machine falls on
+// both (on a shared VM memcpy's rate moves by a third between runs of one binary, more than the
+// changes measured). Each cell (SIMD target, data set, encode or round in place, format, mode) runs
+// ROUNDS times: memcpy of the same elements, then each build; it prints the medians (G elements/s)
+// and their ratio new / base, and checks that both builds give the same bits.
+//
+//   lib_ab BASE.so NEW.so [--rounds 5] [--targets AVX3,AVX2,SSE4] [--data normal,wide]
+//          [--kinds encode,round] [--formats bf16,...] [--modes rne,...,sr16,sr-exact]
+//
+// Build both libraries with CXXFLAGS=-fno-gnu-unique (a build folder of their own, `meson setup
+// --buildtype=release`, target libfpemu.so.0.1.0): their parameter caches are thread_local objects
+// of inline functions, which GCC otherwise makes one object for the whole process, so that one
+// build would read the other's parameters. The data sets are bench_round's (2^24 floats).
+// Exit status 1 where the two builds' results differ, 2 on bad arguments.
+#include <dlfcn.h>
+#include <hwy/targets.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <random>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "fpemu/array.hpp"
+#include "fpemu/spec.hpp"
+
+namespace {
+
+using fpemu::expected;
+using encode8 = expected<std::uint8_t> (*)(const fpemu::format&, std::span<const float>, std::span<std::uint8_t>,
+                                           const fpemu::rounding&, fpemu::sr_stream, std::span<std::uint8_t>);
+using encode16 = expected<std::uint8_t> (*)(const fpemu::format&, std::span<const float>, std::span<std::uint16_t>,
+                                            const fpemu::rounding&, fpemu::sr_stream, std::span<std::uint8_t>);
+using in_place = expected<std::uint8_t> (*)(const fpemu::format&, std::span<float>, const fpemu::rounding&,
+                                            fpemu::sr_stream, std::span<std::uint8_t>);
+using parse_format_fn = expected<fpemu::format> (*)(std::string_view);
+using parse_mode_fn = expected<fpemu::round_mode> (*)(std::string_view);
+
+struct build {
+  std::string name;
+  encode8 to8;
+  encode16 to16;
+  in_place round;
+};
+
+[[noreturn]] void usage(const std::string& why) {
+  std::fprintf(stderr, "lib_ab: %s (usage: lib_ab BASE.so NEW.so [--rounds N] [--targets LIST] [--data LIST] "
+               "[--kinds LIST] [--formats LIST] [--modes LIST])\n", why.c_str());
+  std::exit(2);
+}
+
+template <class F>
+F symbol(void* lib, const char* name, const std::string& path) {
+  void* p = dlsym(lib, name);
+  if (p == nullptr) usage(path + ": no symbol " + name);
+  return reinterpret_cast<F>(p);
+}
+
+std::vector<std::string> split(const std::string& list) {
+  std::vector<std::string> out;
+  std::stringstream s(list);
+  for (std::string item; std::getline(s, item, ',');) out.push_back(item);
+  return out;
+}
+
+std::vector<float> data_set(const std::string& name) {
+  constexpr std::size_t kElements = std::size_t{1} << 24;  // bench_round's
+  std::vector<float> x(kElements);
+  if (name == "normal") {
+    std::mt19937 rng(1);
+    std::normal_distribution<float> n(0.0f, 1.0f);
+    for (float& f : x) f = n(rng);
+  } else if (name == "wide") {
+    std::mt19937 rng(2);
+    std::uniform_real_distribution<float> u(-30.0f, 30.0f);
+    for (float& f : x) f = std::exp2(u(rng)) * (rng() & 1 ? -1.0f : 1.0f);
+  }
+  return x;
+}
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v[v.size() / 2];
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc < 3) usage("two libraries needed");
+  int rounds = 5;
+  std::vector<std::string> targets = {"AVX3", "AVX2", "SSE4"}, sets = {"normal", "wide"}, kinds = {"encode", "round"};
+  std::vector<std::string> formats = {"bf16", "fp16", "e4m3fn", "e5m2", "e3m2fn", "e2m3fn", "e2m1fn"};
+  std::vector<std::string> modes = {"rne", "rz", "ru", "rd", "rto", "sr16", "sr-exact"};
+  for (int i = 3; i < argc; ++i) {
+    const std::string a = argv[i];
+    if (i + 1 == argc) usage(a + ": no value");
+    const std::string v = argv[++i];
+    if (a == "--rounds") {
+      rounds = std::atoi(v.c_str());
+      if (rounds < 1 || rounds > 1000) usage("--rounds " + v + ": not in 1..1000");
+    } else if (a == "--targets") {
+      targets = split(v);
+    } else if (a == "--data") {
+      sets = split(v);
+    } else if (a == "--kinds") {
+      kinds = split(v);
+    } else if (a == "--formats") {
+      formats = split(v);
+    } else if (a == "--modes") {
+      modes = split(v);
+    } else {
+      usage(a + ": unknown option");
+    }
+  }
+  std::vector<build> builds;
+  parse_format_fn parse_format = nullptr;
+  parse_mode_fn parse_mode = nullptr;
+  for (int i = 1; i <= 2; ++i) {
+    const std::string path = argv[i];
+    // RTLD_DEEPBIND: each library calls its own functions, not the first one's of the same name.
+    void* lib = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL | RTLD_DEEPBIND);
+    if (lib == nullptr) usage(dlerror());
+    builds.push_back(
+        {path.substr(path.rfind('/') + 1),
+         symbol<encode8>(lib, "_ZN5fpemu11round_arrayERKNS_6formatESt4spanIKfLm18446744073709551615EES3_IhLm1844674407"
+                              "3709551615EERKNS_8roundingENS_9sr_streamES6_", path),
+         symbol<encode16>(lib, "_ZN5fpemu11round_arrayERKNS_6formatESt4spanIKfLm18446744073709551615EES3_ItLm184467440"
+                               "73709551615EERKNS_8roundingENS_9sr_streamES3_IhLm18446744073709551615EE", path),
+         symbol<in_place>(lib, "_ZN5fpemu14round_in_placeERKNS_6formatESt4spanIfLm18446744073709551615EERKNS_8roundi"
+                               "ngENS_9sr_streamES3_IhLm18446744073709551615EE", path)});
+    symbol<void (*)(int)>(lib, "_ZN5fpemu17set_array_threadsEi", path)(1);
+    parse_format = symbol<parse_format_fn>(lib, "_ZN5fpemu12parse_formatESt17basic_string_viewIcSt11char_traitsIcEE", path);
+    parse_mode = symbol<parse_mode_fn>(lib, "_ZN5fpemu16parse_round_modeESt17basic_string_viewIcSt11char_traitsIcEE", path);
+  }
+  // Every argument is checked before the table starts.
+  // The CPU's targets, listed before any is forced (then the list holds that one alone).
+  const std::vector<std::int64_t> cpu_targets = hwy::SupportedAndGeneratedTargets();
+  auto target_of = [&](const std::string& name) {
+    for (const std::int64_t t : cpu_targets)
+      if (name == hwy::TargetName(t)) return t;
+    usage("--targets " + name + ": not a target of this CPU");
+  };
+  auto rounding_of = [&](const std::string& mode) {
+    fpemu::rounding r;
+    if (mode.rfind("sr", 0) == 0 && mode != "sr-exact") {
+      r.mode = fpemu::round_mode::stochastic;
+      r.sr_bits = std::atoi(mode.c_str() + 2);
+      if (r.sr_bits < 1 || r.sr_bits > 32) usage("--modes " + mode + ": sr bits not in 1..32");
+      return r;
+    }
+    const expected<fpemu::round_mode> m = parse_mode(mode);
+    if (!m) usage("--modes " + mode + ": " + m.message());
+    r.mode = *m;
+    return r;
+  };
+  for (const std::string& t : targets) target_of(t);
+  for (const std::string& m : modes) rounding_of(m);
+  for (const std::string& k : kinds)
+    if (k != "encode" && k != "round") usage("--kinds " + k + ": not encode or round");
+  for (const std::string& d : sets)
+    if (d != "normal" && d != "wide") usage("--data " + d + ": not normal or wide");
+  for (const std::string& fmt : formats)
+    if (const expected<fpemu::format> f = parse_format(fmt); !f) usage("--formats " + fmt + ": " + f.message());
+  bool all_same = true;
+  std::printf("| target | data | kind | cell | memcpy | %s | %s | new / base |\n|---|---|---|---|---|---|---|---|\n",
+              builds[0].name.c_str(), builds[1].name.c_str());
+  for (const std::string& set : sets) {
+    const std::vector<float> x = data_set(set);
+    const std::size_t n = x.size();
+    std::vector<float> copy(n), y(n), first_values(n);
+    std::vector<std::uint8_t> codes8[2] = {std::vector<std::uint8_t>(n), std::vector<std::uint8_t>(n)};
+    std::vector<std::uint16_t> codes16[2] = {std::vector<std::uint16_t>(n), std::vector<std::uint16_t>(n)};
+    for (const std::string& target : targets) {
+      hwy::SetSupportedTargetsForTest(target_of(target));  // Highway's state is libhwy's, shared by both builds
+      for (const std::string& kind : kinds) {
+        for (const std::string& fmt : formats) {
+          const fpemu::format f = *parse_format(fmt);
+          for (const std::string& mode : modes) {
+            const fpemu::rounding r = rounding_of(mode);
+            std::vector<double> t[3];
+            bool same = true;
+            for (int k = -1; k < rounds; ++k) {  // round -1 warms up, and is not counted
+              auto start = std::chrono::steady_clock::now();
+              std::memcpy(copy.data(), x.data(), n * sizeof(float));
+              if (k >= 0) t[0].push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+              for (int turn = 0; turn < 2; ++turn) {
+                const int b = turn ^ (k & 1);  // the builds' order alternates (ABBA), so neither always follows memcpy
+                if (kind == "round") std::memcpy(y.data(), x.data(), n * sizeof(float));
+                start = std::chrono::steady_clock::now();
+                expected<std::uint8_t> flags = 0;
+                if (kind == "round") {
+                  flags = builds[b].round(f, y, r, fpemu::sr_stream{1, 0, 0}, {});
+                } else if (fpemu::width(f) <= 8) {
+                  flags = builds[b].to8(f, x, codes8[b], r, fpemu::sr_stream{1, 0, 0}, {});
+                } else {
+                  flags = builds[b].to16(f, x, codes16[b], r, fpemu::sr_stream{1, 0, 0}, {});
+                }
+                if (k >= 0) t[b + 1].push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+                if (!flags) usage(fmt + " " + mode + ": " + flags.message());
+                if (kind == "round" && turn == 0) first_values = y;
+                if (kind == "round" && turn == 1) same = same && std::memcmp(y.data(), first_values.data(), n * 4) == 0;
+              }
+              if (kind == "encode") same = same && (fpemu::width(f) <= 8 ? codes8[0] == codes8[1] : codes16[0] == codes16[1]);
+            }
+            all_same = all_same && same;
+            auto rate = [&](int i) { return static_cast<double>(n) / median(t[i]) / 1e9; };
+            std::printf("| %s | %s | %s | %s %s | %.2f | %.2f | %.2f | %.2f%s |\n", target.c_str(), set.c_str(),
+                        kind.c_str(), fmt.c_str(), mode.c_str(), rate(0), rate(1), rate(2), rate(2) / rate(1),
+                        same ? "" : " (results differ)");
+            std::fflush(stdout);
+          }
+        }
+      }
+    }
+  }
+  return all_same ? 0 : 1;
+}
