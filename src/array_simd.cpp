@@ -853,14 +853,15 @@ std::uint8_t EncodeMode(const format& f, const rounding& r, const T* in, std::si
   // fast_vector. Where more than about one vector in kScaledAfter stops it (wide-range data;
   // e4m3fn on N(0,1) data, where one vector in 10 holds a subnormal result at 8 lanes, one in 5
   // at 16) a stop costs more than the run saves, and ScaledRun takes its place, where the scaled
-  // path serves the format; where it does not, and ScaledRun itself, are left at one stop in 8,
-  // for fast_vector alone. On AVX2 and AVX-512, where ScaledRun costs little more than
-  // NormalRun, one in 32: AVX2 e4m3fn on N(0,1) data went from 1.1 to 1.5 G elements/s (rne;
-  // rz and rto 1.1x), while on SSE4 the directed and stochastic modes lost up to a fifth at 16
-  // and 32 (Emerald Rapids Xeon; bench/results/). The caller's pieces are a few hundred
-  // vectors (kPiece in array.cpp), so the verdict must come within a few dozen. One loop, the
-  // run its state: a loop per run would hold a copy of fast_vector and one_vector each (with three
-  // copies, the sanitizer build of ./dev test compiled this file in 15 minutes, with one in 3).
+  // path serves the format. NormalRun where it does not, and ScaledRun, are left at one stop in
+  // 8, for fast_vector alone. On AVX2 and AVX-512, where ScaledRun costs little more than
+  // NormalRun, kScaledAfter is 32: AVX2 e4m3fn on N(0,1) data went from 1.1 to 1.5 G elements/s
+  // (rne; rz and rto 1.1x), while on SSE4 the directed and stochastic modes lost up to a fifth
+  // at 16 and 32 (Emerald Rapids Xeon; bench/results/encode-kernels-2026-11-29-xeon-lib-ab.md).
+  // The caller's pieces are a few hundred vectors (kPiece in array.cpp), so the verdict must come
+  // within a few dozen. One loop, the run its state: a loop per run would hold a copy of
+  // fast_vector and one_vector each (with three copies, the sanitizer build of ./dev test
+  // compiled this file in 15 minutes, with one in 3).
   constexpr std::size_t kScaledAfter = HWY_TARGET <= HWY_AVX2 ? 32 : 8;
   enum class run { normal, scaled, none };
   run state = flags == nullptr ? run::normal : run::none;
