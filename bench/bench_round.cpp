@@ -47,29 +47,18 @@
 #include "fpemu/array.hpp"
 #include "fpemu/spec.hpp"
 #include "src/array_simd.hpp"
+#include "round_data.hpp"
 
 namespace {
 
-constexpr std::size_t kElements = std::size_t{1} << 24;
+constexpr std::size_t kElements = fpemu::bench::kRoundElements;
 
 enum class data_set { normal, wide };
 constexpr const char* kDataNames[] = {"normal", "wide"};
 
 const std::vector<float>& inputs(data_set d) {
-  static const std::vector<float> sets[2] = {[] {
-                                               std::vector<float> x(kElements);
-                                               std::mt19937 rng(1);
-                                               std::normal_distribution<float> n(0.0f, 1.0f);
-                                               for (float& f : x) f = n(rng);
-                                               return x;
-                                             }(),
-                                             [] {
-                                               std::vector<float> x(kElements);
-                                               std::mt19937 rng(2);
-                                               std::uniform_real_distribution<float> u(-30.0f, 30.0f);
-                                               for (float& f : x) f = std::exp2(u(rng)) * (rng() & 1 ? -1.0f : 1.0f);
-                                               return x;
-                                             }()};
+  static const std::vector<float> sets[2] = {fpemu::bench::round_data(kDataNames[0]),
+                                             fpemu::bench::round_data(kDataNames[1])};
   return sets[static_cast<int>(d)];
 }
 
@@ -114,11 +103,12 @@ void op_traffic(benchmark::State& state) {
   op_traffic_of<std::uint32_t>(state);
 }
 
-// "sr16" is stochastic rounding with 16 random bits; every other name is parse_round_mode's.
+// "sr<k>" is stochastic rounding with k random bits; every other name is parse_round_mode's.
 fpemu::rounding mode_of(const std::string& mode) {
   fpemu::rounding r;
-  r.mode = mode == "sr16" ? fpemu::round_mode::stochastic : *fpemu::parse_round_mode(mode);
-  r.sr_bits = 16;
+  const int k = fpemu::bench::sr_bits_of(mode);
+  r.mode = k != 0 ? fpemu::round_mode::stochastic : *fpemu::parse_round_mode(mode);
+  if (k != 0) r.sr_bits = k;
   return r;
 }
 
@@ -239,8 +229,7 @@ void apply_op(benchmark::State& state, const std::string& spec, const std::strin
   apply_codes<std::uint16_t>(state, spec, mode, op, d);
 }
 
-constexpr const char* kFormats[] = {"bf16", "fp16", "e4m3fn", "e5m2", "e3m2fn", "e2m3fn", "e2m1fn"};
-constexpr const char* kModes[] = {"rne", "rz", "ru", "rd", "rto", "sr16", "sr-exact"};
+using fpemu::bench::kRoundFormats, fpemu::bench::kRoundModes;
 
 void register_all() {
   auto per_thread = [](benchmark::internal::Benchmark* b) {
@@ -258,8 +247,8 @@ void register_all() {
       ->UseRealTime();
   for (const data_set d : {data_set::normal, data_set::wide}) {
     const std::string data = kDataNames[static_cast<int>(d)];
-    for (const std::string fmt : kFormats) {
-      for (const std::string mode : kModes) {
+    for (const std::string fmt : kRoundFormats) {
+      for (const std::string mode : kRoundModes) {
         const std::string name = data + "/" + fmt + "_" + mode;
         per_thread(benchmark::RegisterBenchmark(("encode/" + name).c_str(), encode, fmt, mode, d));
         per_thread(benchmark::RegisterBenchmark(("in_place/" + name).c_str(), in_place, fmt, mode, d));

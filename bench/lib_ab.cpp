@@ -18,16 +18,15 @@
 
 #include <algorithm>
 #include <chrono>
-#include <cmath>
 #include <cstdio>
 #include <cstring>
-#include <random>
 #include <sstream>
 #include <string>
 #include <vector>
 
 #include "fpemu/array.hpp"
 #include "fpemu/spec.hpp"
+#include "round_data.hpp"
 
 namespace {
 
@@ -68,21 +67,6 @@ std::vector<std::string> split(const std::string& list) {
   return out;
 }
 
-std::vector<float> data_set(const std::string& name) {
-  constexpr std::size_t kElements = std::size_t{1} << 24;  // bench_round's
-  std::vector<float> x(kElements);
-  if (name == "normal") {
-    std::mt19937 rng(1);
-    std::normal_distribution<float> n(0.0f, 1.0f);
-    for (float& f : x) f = n(rng);
-  } else if (name == "wide") {
-    std::mt19937 rng(2);
-    std::uniform_real_distribution<float> u(-30.0f, 30.0f);
-    for (float& f : x) f = std::exp2(u(rng)) * (rng() & 1 ? -1.0f : 1.0f);
-  }
-  return x;
-}
-
 double median(std::vector<double> v) {
   std::sort(v.begin(), v.end());
   return v[v.size() / 2];
@@ -94,8 +78,8 @@ int main(int argc, char** argv) {
   if (argc < 3) usage("two libraries needed");
   int rounds = 5;
   std::vector<std::string> targets = {"AVX3", "AVX2", "SSE4"}, sets = {"normal", "wide"}, kinds = {"encode", "round"};
-  std::vector<std::string> formats = {"bf16", "fp16", "e4m3fn", "e5m2", "e3m2fn", "e2m3fn", "e2m1fn"};
-  std::vector<std::string> modes = {"rne", "rz", "ru", "rd", "rto", "sr16", "sr-exact"};
+  std::vector<std::string> formats(std::begin(fpemu::bench::kRoundFormats), std::end(fpemu::bench::kRoundFormats));
+  std::vector<std::string> modes(std::begin(fpemu::bench::kRoundModes), std::end(fpemu::bench::kRoundModes));
   for (int i = 3; i < argc; ++i) {
     const std::string a = argv[i];
     if (i + 1 == argc) usage(a + ": no value");
@@ -147,10 +131,10 @@ int main(int argc, char** argv) {
   };
   auto rounding_of = [&](const std::string& mode) {
     fpemu::rounding r;
-    if (mode.rfind("sr", 0) == 0 && mode != "sr-exact") {
+    if (const int k = fpemu::bench::sr_bits_of(mode); k != 0) {
+      if (k < 1 || k > 32) usage("--modes " + mode + ": sr bits not in 1..32");
       r.mode = fpemu::round_mode::stochastic;
-      r.sr_bits = std::atoi(mode.c_str() + 2);
-      if (r.sr_bits < 1 || r.sr_bits > 32) usage("--modes " + mode + ": sr bits not in 1..32");
+      r.sr_bits = k;
       return r;
     }
     const expected<fpemu::round_mode> m = parse_mode(mode);
@@ -170,7 +154,7 @@ int main(int argc, char** argv) {
   std::printf("| target | data | kind | cell | memcpy | %s | %s | new / base |\n|---|---|---|---|---|---|---|---|\n",
               builds[0].name.c_str(), builds[1].name.c_str());
   for (const std::string& set : sets) {
-    const std::vector<float> x = data_set(set);
+    const std::vector<float> x = fpemu::bench::round_data(set);
     const std::size_t n = x.size();
     std::vector<float> copy(n), y(n), first_values(n);
     std::vector<std::uint8_t> codes8[2] = {std::vector<std::uint8_t>(n), std::vector<std::uint8_t>(n)};
@@ -189,7 +173,7 @@ int main(int argc, char** argv) {
               std::memcpy(copy.data(), x.data(), n * sizeof(float));
               if (k >= 0) t[0].push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
               for (int turn = 0; turn < 2; ++turn) {
-                const int b = turn ^ (k & 1);  // the builds' order alternates (ABBA), so neither always follows memcpy
+                const int b = turn ^ (k & 1);  // the order alternates (ABBA): neither always follows memcpy
                 if (kind == "round") std::memcpy(y.data(), x.data(), n * sizeof(float));
                 start = std::chrono::steady_clock::now();
                 expected<std::uint8_t> flags = 0;
