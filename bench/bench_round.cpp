@@ -183,15 +183,6 @@ void encode_first(benchmark::State& state) {
   state.SetItemsProcessed(static_cast<std::int64_t>(state.iterations()) * static_cast<std::int64_t>(n));
 }
 
-// The data set rounded to f, as uint32 codes, rotated by `shift` elements.
-std::vector<std::uint32_t> codes_of(const fpemu::format& f, data_set d, std::size_t shift) {
-  const std::vector<float>& in = inputs(d);
-  std::vector<std::uint32_t> codes(in.size());
-  (void)fpemu::round_array(f, in, codes);
-  std::rotate(codes.begin(), codes.begin() + static_cast<std::ptrdiff_t>(shift), codes.end());
-  return codes;
-}
-
 // On storage-width codes (Code: uint16_t for bf16 and fp16, uint8_t for the FP8 formats).
 template <class Code>
 void apply_codes(benchmark::State& state, const std::string& spec, const std::string& mode, const std::string& op,
@@ -199,12 +190,11 @@ void apply_codes(benchmark::State& state, const std::string& spec, const std::st
   fpemu::set_array_threads(1);
   const fpemu::format f = *fpemu::parse_format(spec);
   const fpemu::rounding r = mode_of(mode);
-  auto narrow = [](const std::vector<std::uint32_t>& v) { return std::vector<Code>(v.begin(), v.end()); };
-  std::vector<std::uint32_t> wide_a = codes_of(f, d, 0);
-  if (op == "sqrt")  // of magnitudes: negative operands (NaN, invalid) go to the core
-    for (std::uint32_t& x : wide_a) x &= fpemu::magnitude_mask(f);
-  const std::vector<Code> a = narrow(wide_a), b = narrow(codes_of(f, d, 1));
-  const std::vector<Code> c = op == "fma" ? narrow(codes_of(f, d, 2)) : std::vector<Code>(a.size());
+  std::vector<Code> codes(kElements);
+  (void)fpemu::round_array(f, inputs(d), std::span<Code>(codes));
+  auto operand = [&](std::size_t k) { return fpemu::bench::op_operand(codes, k, op, fpemu::magnitude_mask(f)); };
+  const std::vector<Code> a = operand(0), b = operand(1);
+  const std::vector<Code> c = op == "fma" ? operand(2) : std::vector<Code>(a.size());
   std::vector<Code> out(a.size());
   const std::span<const Code> sa(a), sb(b), sc(c);
   const fpemu::sr_stream sr{1, 0, 0};
@@ -255,9 +245,9 @@ void register_all() {
       }
       per_thread(benchmark::RegisterBenchmark(("decode/" + data + "/" + fmt).c_str(), decode, fmt, d));
     }
-    for (const std::string fmt : {"bf16", "fp16", "e4m3fn", "e5m2"}) {
-      for (const std::string mode : {"rne", "rd", "sr16"}) {
-        for (const std::string op : {"add", "mul", "div", "fma", "sqrt"}) {
+    for (const std::string fmt : fpemu::bench::kOpFormats) {
+      for (const std::string mode : fpemu::bench::kOpModes) {
+        for (const std::string op : fpemu::bench::kOps) {
           const std::string name = "apply/" + data + "/" + fmt + "_" + mode + "/" + op;
           benchmark::RegisterBenchmark(name.c_str(), apply_op, fmt, mode, op, d)
               ->Unit(benchmark::kMillisecond)

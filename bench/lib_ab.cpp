@@ -1,9 +1,11 @@
 // Compares two builds of libfpemu.so in one process: both are loaded side by side and their array
 // kernels called in turn on the same data, so that a slow or fast spell of the machine falls on
 // both (on a shared VM memcpy's rate moves by a third between runs of one binary, more than the
-// changes measured). Each cell (SIMD target, data set, encode or round in place, format, mode) runs
-// ROUNDS times: memcpy of the same elements, then each build; it prints the medians (G elements/s)
-// and their ratio new / base, and checks that both builds give the same bits.
+// changes measured). Each cell (SIMD target, data set, kind, format, mode) runs ROUNDS times: memcpy
+// of the same elements, then each build; it prints the medians (G elements/s) and their ratio
+// new / base, and checks that both builds give the same bits. Kinds: encode (round_array to
+// storage-width codes), round (round_in_place), and the element-wise ops add, mul, div, fma and
+// sqrt on storage-width codes, with bench_round's operands (bf16, fp16 and formats of 8 bits).
 //
 //   lib_ab BASE.so NEW.so [--rounds 5] [--targets AVX3,AVX2,SSE4] [--data normal,wide]
 //          [--kinds encode,round] [--formats bf16,...] [--modes rne,...,sr16,sr-exact]
@@ -37,15 +39,51 @@ using encode16 = expected<std::uint8_t> (*)(const fpemu::format&, std::span<cons
                                             const fpemu::rounding&, fpemu::sr_stream, std::span<std::uint8_t>);
 using in_place = expected<std::uint8_t> (*)(const fpemu::format&, std::span<float>, const fpemu::rounding&,
                                             fpemu::sr_stream, std::span<std::uint8_t>);
+template <class Code>
+using apply_fn = expected<std::uint8_t> (*)(fpemu::array_op, const fpemu::format&, std::span<const Code>,
+                                            std::span<const Code>, std::span<Code>, const fpemu::rounding&,
+                                            fpemu::sr_stream, std::span<std::uint8_t>);
+template <class Code>
+using fma_fn = expected<std::uint8_t> (*)(const fpemu::format&, std::span<const Code>, std::span<const Code>,
+                                          std::span<const Code>, std::span<Code>, const fpemu::rounding&,
+                                          fpemu::sr_stream, std::span<std::uint8_t>);
+template <class Code>
+using sqrt_fn = expected<std::uint8_t> (*)(const fpemu::format&, std::span<const Code>, std::span<Code>,
+                                           const fpemu::rounding&, fpemu::sr_stream, std::span<std::uint8_t>);
 using parse_format_fn = expected<fpemu::format> (*)(std::string_view);
 using parse_mode_fn = expected<fpemu::round_mode> (*)(std::string_view);
+
+// The element-wise ops on codes of one width.
+template <class Code>
+struct ops {
+  apply_fn<Code> apply;
+  fma_fn<Code> fma;
+  sqrt_fn<Code> sqrt;
+};
 
 struct build {
   std::string name;
   encode8 to8;
   encode16 to16;
   in_place round;
+  ops<std::uint8_t> ops8;
+  ops<std::uint16_t> ops16;
 };
+
+bool is_op(const std::string& kind) {
+  return std::find(std::begin(fpemu::bench::kOps), std::end(fpemu::bench::kOps), kind) != std::end(fpemu::bench::kOps);
+}
+
+// `op` of build b on bench_round's operands (a, b, c: op_operand 0, 1, 2) into out.
+template <class Code>
+expected<std::uint8_t> run_op(const ops<Code>& o, const std::string& op, const fpemu::format& f,
+                              const std::vector<Code> (&in)[3], std::vector<Code>& out, const fpemu::rounding& r) {
+  const fpemu::sr_stream sr{1, 0, 0};
+  if (op == "fma") return o.fma(f, in[0], in[1], in[2], out, r, sr, {});
+  if (op == "sqrt") return o.sqrt(f, in[0], out, r, sr, {});
+  const fpemu::array_op a = op == "add" ? fpemu::array_op::add : op == "mul" ? fpemu::array_op::mul : fpemu::array_op::div;
+  return o.apply(a, f, in[0], in[1], out, r, sr, {});
+}
 
 [[noreturn]] void usage(const std::string& why) {
   std::fprintf(stderr, "lib_ab: %s (usage: lib_ab BASE.so NEW.so [--rounds N] [--targets LIST] [--data LIST] "
@@ -116,7 +154,23 @@ int main(int argc, char** argv) {
          symbol<encode16>(lib, "_ZN5fpemu11round_arrayERKNS_6formatESt4spanIKfLm18446744073709551615EES3_ItLm184467440"
                                "73709551615EERKNS_8roundingENS_9sr_streamES3_IhLm18446744073709551615EE", path),
          symbol<in_place>(lib, "_ZN5fpemu14round_in_placeERKNS_6formatESt4spanIfLm18446744073709551615EERKNS_8roundi"
-                               "ngENS_9sr_streamES3_IhLm18446744073709551615EE", path)});
+                               "ngENS_9sr_streamES3_IhLm18446744073709551615EE", path),
+         {symbol<apply_fn<std::uint8_t>>(lib, "_ZN5fpemu5applyENS_8array_opERKNS_6formatESt4spanIKhLm1844674407370955"
+                                              "1615EES6_S4_IhLm18446744073709551615EERKNS_8roundingENS_9sr_streamES7_",
+                                         path),
+          symbol<fma_fn<std::uint8_t>>(lib, "_ZN5fpemu9apply_fmaERKNS_6formatESt4spanIKhLm18446744073709551615EES5_S5_S3"
+                                            "_IhLm18446744073709551615EERKNS_8roundingENS_9sr_streamES6_", path),
+          symbol<sqrt_fn<std::uint8_t>>(lib, "_ZN5fpemu10apply_sqrtERKNS_6formatESt4spanIKhLm18446744073709551615EES3_"
+                                             "IhLm18446744073709551615EERKNS_8roundingENS_9sr_streamES6_", path)},
+         {symbol<apply_fn<std::uint16_t>>(lib, "_ZN5fpemu5applyENS_8array_opERKNS_6formatESt4spanIKtLm184467440737095"
+                                               "51615EES6_S4_ItLm18446744073709551615EERKNS_8roundingENS_9sr_streamES4_"
+                                               "IhLm18446744073709551615EE", path),
+          symbol<fma_fn<std::uint16_t>>(lib, "_ZN5fpemu9apply_fmaERKNS_6formatESt4spanIKtLm18446744073709551615EES5_S5_S"
+                                             "3_ItLm18446744073709551615EERKNS_8roundingENS_9sr_streamES3_IhLm1844674407"
+                                             "3709551615EE", path),
+          symbol<sqrt_fn<std::uint16_t>>(lib, "_ZN5fpemu10apply_sqrtERKNS_6formatESt4spanIKtLm18446744073709551615EES3"
+                                              "_ItLm18446744073709551615EERKNS_8roundingENS_9sr_streamES3_IhLm18446744"
+                                              "073709551615EE", path)}});
     symbol<void (*)(int)>(lib, "_ZN5fpemu17set_array_threadsEi", path)(1);
     parse_format = symbol<parse_format_fn>(lib, "_ZN5fpemu12parse_formatESt17basic_string_viewIcSt11char_traitsIcEE", path);
     parse_mode = symbol<parse_mode_fn>(lib, "_ZN5fpemu16parse_round_modeESt17basic_string_viewIcSt11char_traitsIcEE", path);
@@ -145,11 +199,14 @@ int main(int argc, char** argv) {
   for (const std::string& t : targets) target_of(t);
   for (const std::string& m : modes) rounding_of(m);
   for (const std::string& k : kinds)
-    if (k != "encode" && k != "round") usage("--kinds " + k + ": not encode or round");
+    if (k != "encode" && k != "round" && !is_op(k)) usage("--kinds " + k + ": not encode, round, add, mul, div, fma or sqrt");
   for (const std::string& d : sets)
     if (d != "normal" && d != "wide") usage("--data " + d + ": not normal or wide");
-  for (const std::string& fmt : formats)
-    if (const expected<fpemu::format> f = parse_format(fmt); !f) usage("--formats " + fmt + ": " + f.message());
+  for (const std::string& fmt : formats) {
+    const expected<fpemu::format> f = parse_format(fmt);
+    if (!f) usage("--formats " + fmt + ": " + f.message());
+    if (fpemu::width(*f) > 16) usage("--formats " + fmt + ": codes wider than 16 bits");
+  }
   bool all_same = true;
   std::printf("| target | data | kind | cell | memcpy | %s | %s | new / base |\n|---|---|---|---|---|---|---|---|\n",
               builds[0].name.c_str(), builds[1].name.c_str());
@@ -159,11 +216,22 @@ int main(int argc, char** argv) {
     std::vector<float> copy(n), y(n), first_values(n);
     std::vector<std::uint8_t> codes8[2] = {std::vector<std::uint8_t>(n), std::vector<std::uint8_t>(n)};
     std::vector<std::uint16_t> codes16[2] = {std::vector<std::uint16_t>(n), std::vector<std::uint16_t>(n)};
+    std::vector<std::uint8_t> operands8[3];
+    std::vector<std::uint16_t> operands16[3];
     for (const std::string& target : targets) {
       hwy::SetSupportedTargetsForTest(target_of(target));  // Highway's state is libhwy's, shared by both builds
       for (const std::string& kind : kinds) {
         for (const std::string& fmt : formats) {
           const fpemu::format f = *parse_format(fmt);
+          const bool narrow = fpemu::width(f) <= 8;
+          if (is_op(kind)) {  // the operands: the data set's codes in f (nearest-even), as bench_round's
+            if (narrow) (void)builds[0].to8(f, x, codes8[0], {}, fpemu::sr_stream{1, 0, 0}, {});
+            else (void)builds[0].to16(f, x, codes16[0], {}, fpemu::sr_stream{1, 0, 0}, {});
+            for (std::size_t k = 0; k < 3; ++k) {
+              if (narrow) operands8[k] = fpemu::bench::op_operand(codes8[0], k, kind, fpemu::magnitude_mask(f));
+              else operands16[k] = fpemu::bench::op_operand(codes16[0], k, kind, fpemu::magnitude_mask(f));
+            }
+          }
           for (const std::string& mode : modes) {
             const fpemu::rounding r = rounding_of(mode);
             std::vector<double> t[3];
@@ -179,7 +247,10 @@ int main(int argc, char** argv) {
                 expected<std::uint8_t> flags = 0;
                 if (kind == "round") {
                   flags = builds[b].round(f, y, r, fpemu::sr_stream{1, 0, 0}, {});
-                } else if (fpemu::width(f) <= 8) {
+                } else if (is_op(kind)) {
+                  flags = narrow ? run_op(builds[b].ops8, kind, f, operands8, codes8[b], r)
+                                 : run_op(builds[b].ops16, kind, f, operands16, codes16[b], r);
+                } else if (narrow) {
                   flags = builds[b].to8(f, x, codes8[b], r, fpemu::sr_stream{1, 0, 0}, {});
                 } else {
                   flags = builds[b].to16(f, x, codes16[b], r, fpemu::sr_stream{1, 0, 0}, {});
@@ -189,7 +260,7 @@ int main(int argc, char** argv) {
                 if (kind == "round" && turn == 0) first_values = y;
                 if (kind == "round" && turn == 1) same = same && std::memcmp(y.data(), first_values.data(), n * 4) == 0;
               }
-              if (kind == "encode") same = same && (fpemu::width(f) <= 8 ? codes8[0] == codes8[1] : codes16[0] == codes16[1]);
+              if (kind != "round") same = same && (narrow ? codes8[0] == codes8[1] : codes16[0] == codes16[1]);
             }
             all_same = all_same && same;
             auto rate = [&](int i) { return static_cast<double>(n) / median(t[i]) / 1e9; };

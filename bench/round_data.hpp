@@ -2,9 +2,11 @@
 // time the same data.
 #pragma once
 
+#include <algorithm>
 #include <charconv>
 #include <cmath>
 #include <cstddef>
+#include <cstdint>
 #include <random>
 #include <string_view>
 #include <vector>
@@ -31,6 +33,21 @@ inline std::vector<float> round_data(std::string_view name) {
     for (float& f : x) f = std::exp2(u(rng)) * (rng() & 1 ? -1.0f : 1.0f);
   }
   return x;
+}
+
+// The element-wise benchmarks' cells (apply, apply_fma, apply_sqrt on storage-width codes).
+constexpr const char* kOpFormats[] = {"bf16", "fp16", "e4m3fn", "e5m2"};
+constexpr const char* kOpModes[] = {"rne", "rd", "sr16"};
+constexpr const char* kOps[] = {"add", "mul", "div", "fma", "sqrt"};
+
+// Operand k (0, 1, 2) of `op`: the data set's codes in the format (`codes`), rotated by k
+// elements; for sqrt their magnitudes (negative operands, NaN and invalid, go to the core).
+template <class Code>
+std::vector<Code> op_operand(std::vector<Code> codes, std::size_t k, std::string_view op, std::uint32_t magnitude_mask) {
+  std::rotate(codes.begin(), codes.begin() + static_cast<std::ptrdiff_t>(k), codes.end());
+  if (op == "sqrt")
+    for (Code& c : codes) c = static_cast<Code>(c & magnitude_mask);
+  return codes;
 }
 
 // The random bits of a mode named "sr<k>" (stochastic rounding with k bits), 0 for any other name

@@ -158,27 +158,41 @@ HWY_INLINE std::size_t AppendListed(D d, hn::Vec<D> entries, M m, std::uint32_t*
 
 bool NativeFma() { return HWY_NATIVE_FMA != 0; }
 
-// The codes at p in 32-bit lanes, from their storage width (a branch that always goes the same way).
-template <class DU>
-HWY_INLINE hn::Vec<DU> LoadCodes(DU du, const code_source& p) {
-  if (p.bytes == 1)
-    return hn::PromoteTo(du, hn::LoadU(hn::Rebind<std::uint8_t, DU>(), static_cast<const std::uint8_t*>(p.data)));
-  if (p.bytes == 2)
-    return hn::PromoteTo(du, hn::LoadU(hn::Rebind<std::uint16_t, DU>(), static_cast<const std::uint16_t*>(p.data)));
-  return hn::LoadU(du, static_cast<const std::uint32_t*>(p.data));
+// The codes at p in 32-bit lanes, from a storage width of kBytes.
+template <int kBytes, class DU>
+HWY_INLINE hn::Vec<DU> LoadCodes(DU du, const void* p) {
+  if constexpr (kBytes == 1) {
+    return hn::PromoteTo(du, hn::LoadU(hn::Rebind<std::uint8_t, DU>(), static_cast<const std::uint8_t*>(p)));
+  } else if constexpr (kBytes == 2) {
+    return hn::PromoteTo(du, hn::LoadU(hn::Rebind<std::uint16_t, DU>(), static_cast<const std::uint16_t*>(p)));
+  } else {
+    return hn::LoadU(du, static_cast<const std::uint32_t*>(p));
+  }
 }
 
-// Operand lanes of type T: the values of the codes at p, decoded in registers.
-template <class D, class Dec>
-HWY_INLINE hn::Vec<D> LoadOperand(D d, const Dec& decode, const code_source& p) {
-  const hn::Rebind<std::uint32_t, D> du;
-  const hn::Rebind<float, D> df;
-  const auto values = hn::BitCast(df, decode(LoadCodes(du, p)));
+// The same from p's width (a branch that always goes the same way).
+template <class DU>
+HWY_INLINE hn::Vec<DU> LoadCodes(DU du, const code_source& p) {
+  if (p.bytes == 1) return LoadCodes<1>(du, p.data);
+  if (p.bytes == 2) return LoadCodes<2>(du, p.data);
+  return LoadCodes<4>(du, p.data);
+}
+
+// Operand lanes of type T from the binary32 bits of their values.
+template <class D, class VU>
+HWY_INLINE hn::Vec<D> OperandLanes(D d, VU bits) {
+  const auto values = hn::BitCast(hn::Rebind<float, D>(), bits);
   if constexpr (sizeof(hn::TFromD<D>) == 4) {
     return values;
   } else {
     return hn::PromoteTo(d, values);
   }
+}
+
+// Operand lanes of type T: the values of the codes at p, decoded in registers.
+template <class D, class Dec>
+HWY_INLINE hn::Vec<D> LoadOperand(D d, const Dec& decode, const code_source& p) {
+  return OperandLanes(d, decode(LoadCodes(hn::Rebind<std::uint32_t, D>(), p)));
 }
 
 #if HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX3
@@ -215,77 +229,218 @@ template <int R, class V>
 V SqrtRounded(V a);
 #endif
 
-template <lane_op Op, class T>
-std::size_t OpLanes(const format& f, code_source a, code_source b, code_source c,
-                    std::size_t n, const lane_checks& checks, T* out, std::uint32_t* special,
-                    code_sink codes) {
-  const bool negative_zero_sum = checks.negative_zero_sum, exact_only = checks.exact_only, range = checks.range;
-  const bool list_infinite_quotients = checks.list_infinite_quotients;
-  const hn::ScalableTag<T> d;
-  const Decoder<hn::Rebind<std::uint32_t, decltype(d)>, true> decode(hn::Rebind<std::uint32_t, decltype(d)>(),
-                                                                      decode_params_for(f));
-  const hn::RebindToUnsigned<decltype(d)> du;
-  using V = hn::Vec<decltype(d)>;
-  using M = hn::Mask<decltype(d)>;
-  using VU = hn::Vec<decltype(du)>;
-  using U = hn::TFromD<decltype(du)>;
-  const std::size_t L = hn::Lanes(d);
-  const VU sign_bit = hn::Set(du, U{1} << (sizeof(U) * 8 - 1)), one = hn::Set(du, 1), zero = hn::Zero(du);
-  const V fzero = hn::Zero(d);
-  const V min_normal = hn::Set(d, std::numeric_limits<T>::min());
-  const V max_finite = hn::Set(d, std::numeric_limits<T>::max());
-  const V quiet_nan = hn::Set(d, std::numeric_limits<T>::quiet_NaN());
-  const V min_operand = hn::Set(d, static_cast<T>(checks.min_operand));
-  std::size_t count = 0;
-  // The NaN and listing steps below, each on every vector once frequent (wide-range fp16 data:
-  // a NaN result, inf x 0, in 2 of 5 vectors).
-  frequent_step nan_step, listing_step;
+// One vector's arithmetic (the top of this file): the exact result x, or x rounded to odd at the
+// lane type's precision where it is inexact, and what the lanes' checks find. Made once before a
+// loop, like Decoder; OpLanes and OpRun share it.
+template <lane_op Op, class D>
+class LaneArithmetic {
+  using V = hn::Vec<D>;
+  using M = hn::Mask<D>;
+  using DU = hn::RebindToUnsigned<D>;
+  using VU = hn::Vec<DU>;
+  using U = hn::TFromD<DU>;
+  using T = hn::TFromD<D>;
 
+ public:
+  struct lanes {
+    V z;             // x rounded to odd (x where exact)
+    V product;       // fma: the rounded product, whose NaN tells 0 x inf
+    M inexact;       // z != x
+    M out_of_range;  // lanes the checks of binary32 lanes leave to the core (none unless checks.range)
+    M by_zero;       // div: x / 0 with x finite and nonzero, the hardware's infinity and divide-by-zero
+  };
+
+  explicit LaneArithmetic(const lane_checks& checks)
+      : negative_zero_sum_(checks.negative_zero_sum),
+        range_(checks.range),
+        sign_bit_(hn::Set(DU(), U{1} << (sizeof(U) * 8 - 1))),
+        one_(hn::Set(DU(), U{1})),
+        min_normal_(hn::Set(D(), std::numeric_limits<T>::min())),
+        max_finite_(hn::Set(D(), std::numeric_limits<T>::max())),
+        min_operand_(hn::Set(D(), static_cast<T>(checks.min_operand))) {}
+
+  HWY_INLINE lanes operator()(V x, V y, V w) const {
+    const D d;
+    const V zero = hn::Zero(d);
+    const M none = hn::Ne(zero, zero);
+    lanes r{zero, zero, none, none, none};
+    if constexpr (Op == lane_op::add || Op == lane_op::sub) {
+      const V addend = Op == lane_op::sub ? hn::Neg(y) : y;
+      r.z = ZeroSign(SumToOdd(x, addend, r.inexact), x, addend);
+      if (range_) r.out_of_range = BeyondRange(r.z);
+    } else if constexpr (Op == lane_op::mul) {
+      r.z = hn::Mul(x, y);
+      if (range_) r.out_of_range = InexactProduct(r.z, x, y);
+    } else if constexpr (Op == lane_op::fma) {
+      r.product = hn::Mul(x, y);
+      r.z = ZeroSign(SumToOdd(r.product, w, r.inexact), r.product, w);
+      if (range_) r.out_of_range = hn::Or(InexactProduct(r.product, x, y), BeyondRange(r.z));
+    } else if constexpr (Op == lane_op::div) {
+      r.by_zero = hn::And(hn::Eq(y, zero), hn::AndNot(hn::Eq(x, zero), hn::IsFinite(x)));
+      if constexpr (kEmbeddedRounding) {
+        r.z = DivRounded<kTowardZero>(x, y);
+        r.inexact = Nonzero(hn::NegMulAdd(r.z, y, x));
+        r.z = OrSticky(r.z, r.inexact);
+      } else {
+        r.z = hn::Div(x, y);
+        const V rem = hn::NegMulAdd(r.z, y, x);
+        r.inexact = Nonzero(rem);
+        r.z = NearestToOdd(r.z, r.inexact, hn::Xor(rem, hn::And(y, hn::BitCast(d, sign_bit_))));  // sign of rem / y
+      }
+      if (range_) {
+        const auto tiny = hn::Or(hn::Lt(hn::Abs(r.z), min_normal_), hn::Lt(hn::Abs(x), min_operand_));
+        r.out_of_range = hn::Or(BeyondRange(r.z), hn::AndNot(hn::Eq(x, zero), tiny));
+      }
+    } else {
+      if constexpr (kEmbeddedRounding) {
+        r.z = SqrtRounded<kTowardZero>(x);
+        r.inexact = Nonzero(hn::NegMulAdd(r.z, r.z, x));
+        r.z = OrSticky(r.z, r.inexact);
+      } else {
+        r.z = hn::Sqrt(x);
+        const V rem = hn::NegMulAdd(r.z, r.z, x);
+        r.inexact = Nonzero(rem);
+        r.z = NearestToOdd(r.z, r.inexact, rem);
+      }
+      if (range_) r.out_of_range = hn::AndNot(hn::Eq(x, zero), hn::Lt(x, min_operand_));
+    }
+    return r;
+  }
+
+ private:
   // Whether an error term or remainder is nonzero; false for a NaN one, which arises only with
   // an infinite operand (or result), where the result is exact (the top of this file).
-  auto nonzero = [&](V e) FPEMU_KERNEL_LAMBDA { return hn::Lt(fzero, hn::Abs(e)); };
+  HWY_INLINE M Nonzero(V e) const { return hn::Lt(hn::Zero(D()), hn::Abs(e)); }
   // z, rounded toward zero, to odd: its last bit set where it is inexact.
-  auto or_sticky = [&](V z, M inexact) FPEMU_KERNEL_LAMBDA {
-    return hn::BitCast(d, hn::Or(hn::BitCast(du, z), hn::IfThenElseZero(hn::RebindMask(du, inexact), one)));
-  };
+  HWY_INLINE V OrSticky(V z, M inexact) const {
+    const DU du;
+    return hn::BitCast(D(), hn::Or(hn::BitCast(du, z), hn::IfThenElseZero(hn::RebindMask(du, inexact), one_)));
+  }
   // z, rounded to nearest, to odd given whether it is inexact and the sign of x - z (the sign
   // bit of `err`): if its last bit is even, its neighbour towards x.
-  auto nearest_to_odd = [&](V z, M inexact, V err) FPEMU_KERNEL_LAMBDA {
-    const VU bits = hn::BitCast(du, z);
-    const auto even = hn::Eq(hn::And(bits, one), zero);
-    const auto away = hn::Eq(hn::And(hn::Xor(bits, hn::BitCast(du, err)), sign_bit), zero);  // x beyond z
-    const VU step = hn::IfThenElse(away, one, hn::Not(zero));  // +1 or -1 on the magnitude
-    return hn::BitCast(d, hn::Add(bits, hn::IfThenElseZero(hn::And(hn::RebindMask(du, inexact), even), step)));
-  };
+  HWY_INLINE V NearestToOdd(V z, M inexact, V err) const {
+    const DU du;
+    const VU zero = hn::Zero(du), bits = hn::BitCast(du, z);
+    const auto even = hn::Eq(hn::And(bits, one_), zero);
+    const auto away = hn::Eq(hn::And(hn::Xor(bits, hn::BitCast(du, err)), sign_bit_), zero);  // x beyond z
+    const VU step = hn::IfThenElse(away, one_, hn::Not(zero));  // +1 or -1 on the magnitude
+    return hn::BitCast(D(), hn::Add(bits, hn::IfThenElseZero(hn::And(hn::RebindMask(du, inexact), even), step)));
+  }
   // x + y rounded to odd, and whether it is inexact. Exact zero sums come out +0, or -0 when
   // both operands are.
-  auto sum_to_odd = [&](V x, V y, M& inexact) FPEMU_KERNEL_LAMBDA {
+  HWY_INLINE V SumToOdd(V x, V y, M& inexact) const {
     if constexpr (kEmbeddedRounding) {
       // x + y is exact where rounding it down and up agree.
       inexact = hn::Ne(AddRounded<kDown>(x, y), AddRounded<kUp>(x, y));
-      return or_sticky(AddRounded<kTowardZero>(x, y), inexact);
+      return OrSticky(AddRounded<kTowardZero>(x, y), inexact);
     } else {  // TwoSum (Knuth 1969): s + e = x + y exactly where x, y and s are finite
       const V s = hn::Add(x, y);
       const V yv = hn::Sub(s, x);
       const V e = hn::Add(hn::Sub(x, hn::Sub(s, yv)), hn::Sub(y, yv));
-      inexact = nonzero(e);
-      return nearest_to_odd(s, inexact, e);
+      inexact = Nonzero(e);
+      return NearestToOdd(s, inexact, e);
     }
-  };
+  }
   // The sum's exact zero: +0 or -0 as the core has it (see the top).
-  auto zero_sign = [&](V s, V x, V y) FPEMU_KERNEL_LAMBDA {
-    if (!negative_zero_sum) return s;
-    const VU signs = hn::And(hn::Or(hn::BitCast(du, x), hn::BitCast(du, y)), sign_bit);
-    return hn::IfThenElse(hn::Eq(s, fzero), hn::BitCast(d, signs), s);
-  };
+  HWY_INLINE V ZeroSign(V s, V x, V y) const {
+    if (!negative_zero_sum_) return s;
+    const V signs = hn::BitCast(D(), hn::And(hn::Or(hn::BitCast(DU(), x), hn::BitCast(DU(), y)), sign_bit_));
+    return hn::IfThenElse(hn::Eq(s, hn::Zero(D())), signs, s);
+  }
   // A sum or quotient beyond the finite range (rounded toward zero, it stops at the largest
   // finite number, which no exact sum or quotient of narrower values is).
-  auto beyond_range = [&](V z) FPEMU_KERNEL_LAMBDA { return hn::Not(hn::Lt(hn::Abs(z), max_finite)); };
+  HWY_INLINE M BeyondRange(V z) const { return hn::Not(hn::Lt(hn::Abs(z), max_finite_)); }
   // A product of nonzero operands below the normal range, or overflowing: maybe inexact.
-  auto inexact_product = [&](V p, V x, V y) FPEMU_KERNEL_LAMBDA {
-    const auto zero_operand = hn::Or(hn::Eq(x, fzero), hn::Eq(y, fzero));
-    return hn::Or(beyond_range(p), hn::AndNot(zero_operand, hn::Lt(hn::Abs(p), min_normal)));
+  HWY_INLINE M InexactProduct(V p, V x, V y) const {
+    const V zero = hn::Zero(D());
+    const auto zero_operand = hn::Or(hn::Eq(x, zero), hn::Eq(y, zero));
+    return hn::Or(BeyondRange(p), hn::AndNot(zero_operand, hn::Lt(hn::Abs(p), min_normal_)));
+  }
+
+  bool negative_zero_sum_, range_;
+  VU sign_bit_, one_;
+  V min_normal_, max_finite_, min_operand_;
+};
+
+// Operands are prefetched 4 KiB ahead, as in the encode kernels: without it the loads of the
+// codes stalled the loop (bf16 add ran at 0.25 G elements/s). The lines the encode pass will
+// write its codes to are fetched for writing here, so that the misses of both passes overlap
+// with this pass's arithmetic instead of stalling the stores (fp16 add: 0.75 to 0.85 G/s).
+constexpr std::size_t kOperandsAhead = 1024;
+
+// OpLanes' common case in a loop of its own, as NormalRun is EncodeMode's: from element i on,
+// vectors of kBytes-byte codes that the decoder's short way kWay takes, whose lanes' results are
+// not NaN, and that neither leave a lane to the core nor raise a flag of the arithmetic's (x /
+// 0), so that OpLanes would list nothing: it stores their results. Stops at the first other
+// vector, which it leaves to OpLanes, or at `end`; returns where it stopped. A loop of its own,
+// because in OpLanes' loop, which holds every case, the compiler kept few constants in
+// registers, tested the code width and the decoder's way on every operand, and branched around
+// the rare cases.
+template <lane_op Op, class T, int kBytes, decode_params::short_way kWay>
+HWY_NOINLINE std::size_t OpRun(const decode_params& params, const lane_checks& checks, const code_source& a,
+                               const code_source& b, const code_source& c, std::size_t i, std::size_t end, T* out,
+                               const code_sink& codes) {
+  const hn::ScalableTag<T> d;
+  const hn::Rebind<std::uint32_t, decltype(d)> du;  // the codes, a 32-bit lane each
+  using V = hn::Vec<decltype(d)>;
+  const std::size_t L = hn::Lanes(d);
+  const Decoder<decltype(du), true> decode(du, params);
+  const LaneArithmetic<Op, decltype(d)> arithmetic(checks);
+  const bool exact_only = checks.exact_only;
+  const auto* pa = static_cast<const std::uint8_t*>(a.data);
+  const auto* pb = static_cast<const std::uint8_t*>(b.data);
+  const auto* pc = static_cast<const std::uint8_t*>(c.data);
+  auto operand = [&](const std::uint8_t* p, V& value) FPEMU_KERNEL_LAMBDA {
+    hn::Vec<decltype(du)> bits;
+    if (!decode.template Short<kWay>(LoadCodes<kBytes>(du, p + i * kBytes), bits)) return false;
+    value = OperandLanes(d, bits);
+    return true;
   };
+  for (; i + L <= end; i += L) {
+    hwy::Prefetch(pa + (i + kOperandsAhead) * kBytes);
+    if constexpr (Op != lane_op::sqrt) hwy::Prefetch(pb + (i + kOperandsAhead) * kBytes);
+    if constexpr (Op == lane_op::fma) hwy::Prefetch(pc + (i + kOperandsAhead) * kBytes);
+    __builtin_prefetch(codes.at(i).data, 1);
+    V x, y = hn::Zero(d), w = hn::Zero(d);
+    if (!operand(pa, x)) break;
+    if constexpr (Op != lane_op::sqrt) {
+      if (!operand(pb, y)) break;
+    }
+    if constexpr (Op == lane_op::fma) {
+      if (!operand(pc, w)) break;
+    }
+    const auto lanes = arithmetic(x, y, w);
+    auto stop = hn::Or(lanes.out_of_range, hn::IsNaN(lanes.z));
+    if constexpr (Op == lane_op::div) stop = hn::Or(stop, lanes.by_zero);
+    if (exact_only) stop = hn::Or(stop, lanes.inexact);
+    if (!hn::AllFalse(d, stop)) break;
+    hn::StoreU(lanes.z, d, out + i);
+  }
+  return i;
+}
+
+template <lane_op Op, class T>
+std::size_t OpLanes(const format& f, code_source a, code_source b, code_source c,
+                    std::size_t n, const lane_checks& checks, T* out, std::uint32_t* special,
+                    code_sink codes) {
+  const bool exact_only = checks.exact_only, list_infinite_quotients = checks.list_infinite_quotients;
+  const hn::ScalableTag<T> d;
+  const decode_params& params = decode_params_for(f);
+  const Decoder<hn::Rebind<std::uint32_t, decltype(d)>, true> decode(hn::Rebind<std::uint32_t, decltype(d)>(),
+                                                                      params);
+  const LaneArithmetic<Op, decltype(d)> arithmetic(checks);
+  const hn::RebindToUnsigned<decltype(d)> du;
+  using V = hn::Vec<decltype(d)>;
+  using VU = hn::Vec<decltype(du)>;
+  using U = hn::TFromD<decltype(du)>;
+  const std::size_t L = hn::Lanes(d);
+  const VU sign_bit = hn::Set(du, U{1} << (sizeof(U) * 8 - 1)), zero = hn::Zero(du);
+  const V fzero = hn::Zero(d);
+  const V quiet_nan = hn::Set(d, std::numeric_limits<T>::quiet_NaN());
+  std::size_t count = 0;
+  // The NaN and listing steps below, each on every vector once frequent (wide-range fp16 data:
+  // a NaN result, inf x 0, in 2 of 5 vectors).
+  frequent_step nan_step, listing_step;
 
   auto one_vector = [&](const code_source& pa, const code_source& pb, const code_source& pc, T* dst,
                         std::size_t base) FPEMU_KERNEL_LAMBDA {
@@ -293,58 +448,20 @@ std::size_t OpLanes(const format& f, code_source a, code_source b, code_source c
     V y = fzero, w = fzero;
     if constexpr (Op != lane_op::sqrt) y = LoadOperand(d, decode, pb);
     if constexpr (Op == lane_op::fma) w = LoadOperand(d, decode, pc);
+    const auto lanes = arithmetic(x, y, w);
+    V z = lanes.z;
     // Lanes for the core, and the flags the arithmetic raises in the others (invalid,
     // divide-by-zero), which the caller ors into the encode kernels' (the top of this file).
-    auto bad = hn::Ne(fzero, fzero), out_of_range = bad, inexact = bad, infinite_quotient = bad;
+    auto bad = lanes.out_of_range, infinite_quotient = hn::Ne(fzero, fzero);
     VU raised = zero;
-    V z, p = fzero;
-    if constexpr (Op == lane_op::add || Op == lane_op::sub) {
-      const V addend = Op == lane_op::sub ? hn::Neg(y) : y;
-      z = zero_sign(sum_to_odd(x, addend, inexact), x, addend);
-      if (range) out_of_range = beyond_range(z);
-    } else if constexpr (Op == lane_op::mul) {
-      z = hn::Mul(x, y);
-      if (range) out_of_range = inexact_product(z, x, y);
-    } else if constexpr (Op == lane_op::fma) {
-      p = hn::Mul(x, y);
-      z = zero_sign(sum_to_odd(p, w, inexact), p, w);
-      if (range) out_of_range = hn::Or(inexact_product(p, x, y), beyond_range(z));
-    } else if constexpr (Op == lane_op::div) {
-      // x / 0 with x finite and nonzero: the hardware's infinity, and divide-by-zero.
-      const auto by_zero = hn::And(hn::Eq(y, fzero), hn::AndNot(hn::Eq(x, fzero), hn::IsFinite(x)));
+    if constexpr (Op == lane_op::div) {
       if (list_infinite_quotients) {
-        bad = infinite_quotient = by_zero;
+        infinite_quotient = lanes.by_zero;
+        bad = hn::Or(bad, lanes.by_zero);
       } else {
-        raised = hn::IfThenElseZero(hn::RebindMask(du, by_zero), hn::Set(du, U{flag::divide_by_zero}));
+        raised = hn::IfThenElseZero(hn::RebindMask(du, lanes.by_zero), hn::Set(du, U{flag::divide_by_zero}));
       }
-      if constexpr (kEmbeddedRounding) {
-        z = DivRounded<kTowardZero>(x, y);
-        inexact = nonzero(hn::NegMulAdd(z, y, x));
-        z = or_sticky(z, inexact);
-      } else {
-        z = hn::Div(x, y);
-        const V r = hn::NegMulAdd(z, y, x);
-        inexact = nonzero(r);
-        z = nearest_to_odd(z, inexact, hn::Xor(r, hn::And(y, hn::BitCast(d, sign_bit))));  // sign of r / y
-      }
-      if (range) {
-        const auto tiny = hn::Or(hn::Lt(hn::Abs(z), min_normal), hn::Lt(hn::Abs(x), min_operand));
-        out_of_range = hn::Or(beyond_range(z), hn::AndNot(hn::Eq(x, fzero), tiny));
-      }
-    } else {
-      if constexpr (kEmbeddedRounding) {
-        z = SqrtRounded<kTowardZero>(x);
-        inexact = nonzero(hn::NegMulAdd(z, z, x));
-        z = or_sticky(z, inexact);
-      } else {
-        z = hn::Sqrt(x);
-        const V r = hn::NegMulAdd(z, z, x);
-        inexact = nonzero(r);
-        z = nearest_to_odd(z, inexact, r);
-      }
-      if (range) out_of_range = hn::AndNot(hn::Eq(x, fzero), hn::Lt(x, min_operand));
     }
-    bad = hn::Or(bad, out_of_range);
     const auto nan = hn::IsNaN(z);
     if (nan_step(!hn::AllFalse(d, nan), base / L)) {
       // NaN results (see the top): the core's quiet NaN, signed as the first NaN operand (+
@@ -371,12 +488,12 @@ std::size_t OpLanes(const format& f, code_source a, code_source b, code_source c
       if constexpr (Op != lane_op::sqrt) invalid = hn::Or(invalid, signaling(pb));
       if constexpr (Op == lane_op::fma) {
         invalid = hn::Or(invalid, signaling(pc));
-        invalid = hn::Or(invalid, hn::AndNot(hn::Or(nx, ny), hn::IsNaN(p)));
+        invalid = hn::Or(invalid, hn::AndNot(hn::Or(nx, ny), hn::IsNaN(lanes.product)));
       }
       const VU invalid_flag = hn::Set(du, U{flag::invalid});
       raised = hn::Or(raised, hn::IfThenElseZero(hn::RebindMask(du, hn::And(nan, invalid)), invalid_flag));
     }
-    if (exact_only) bad = hn::Or(bad, inexact);
+    if (exact_only) bad = hn::Or(bad, lanes.inexact);
     hn::StoreU(hn::IfThenZeroElse(bad, z), d, dst);
     raised = hn::IfThenZeroElse(hn::RebindMask(du, bad), raised);
     if constexpr (Op == lane_op::div)
@@ -393,16 +510,31 @@ std::size_t OpLanes(const format& f, code_source a, code_source b, code_source c
     }
   };
 
-  std::size_t i = 0;
-  // Operands are prefetched 4 KiB ahead, as in the encode kernels: without it the loads of the
-  // codes stalled the loop (bf16 add ran at 0.25 G elements/s). The lines the encode pass will
-  // write its codes to are fetched for writing here, so that the misses of both passes overlap
-  // with this pass's arithmetic instead of stalling the stores (fp16 add: 0.75 to 0.85 G/s).
-  constexpr std::size_t kPrefetchAhead = 1024;
+  // OpRun for the codes' width and the decoder's short way, where it has one; it takes vectors
+  // while they are of its kind, and the one it stops at goes through one_vector. Where more than
+  // about one vector in 8 stops it (wide-range data: zeros, infinities and NaNs), a stop costs
+  // more than the run saves, and one_vector takes every vector, as in EncodeMode.
+  using run_kernel = std::size_t (*)(const decode_params&, const lane_checks&, const code_source&,
+                                     const code_source&, const code_source&, std::size_t, std::size_t, T*,
+                                     const code_sink&);
+  run_kernel run = nullptr;
+  using way = decode_params::short_way;
+  const int bytes = a.bytes == b.bytes && a.bytes == c.bytes ? a.bytes : 0;
+  if (params.way == way::binary32_top && bytes == 2) run = &OpRun<Op, T, 2, way::binary32_top>;
+  if constexpr (kHalfConversion) {
+    if (params.way == way::via_half && bytes == 1) run = &OpRun<Op, T, 1, way::via_half>;
+    if (params.way == way::via_half && bytes == 2) run = &OpRun<Op, T, 2, way::via_half>;
+  }
+  std::size_t i = 0, run_stops = 0;
   for (; i + L <= n; i += L) {
-    hwy::Prefetch(a.at(i + kPrefetchAhead).data);
-    if constexpr (Op != lane_op::sqrt) hwy::Prefetch(b.at(i + kPrefetchAhead).data);
-    if constexpr (Op == lane_op::fma) hwy::Prefetch(c.at(i + kPrefetchAhead).data);
+    if (run) {
+      i = run(params, checks, a, b, c, i, n, out, codes);
+      if (i + L > n) break;
+      if (++run_stops * 8 > i / L + 16) run = nullptr;
+    }
+    hwy::Prefetch(a.at(i + kOperandsAhead).data);
+    if constexpr (Op != lane_op::sqrt) hwy::Prefetch(b.at(i + kOperandsAhead).data);
+    if constexpr (Op == lane_op::fma) hwy::Prefetch(c.at(i + kOperandsAhead).data);
     __builtin_prefetch(codes.at(i).data, 1);
     one_vector(a.at(i), b.at(i), c.at(i), out + i, i);
   }

@@ -99,35 +99,46 @@ class Decoder {
   }
 
   HWY_INLINE V operator()(V code) const {
-    const D du;
-    const hn::Rebind<float, D> df;
-    // The short ways (array_params.hpp), for vectors without a code they leave to the full
-    // decoder.
-    if (way_ == way::binary32_top || (kHalfConversion && way_ == way::via_half)) {
-      const V mag = hn::AndNot(sign_, code);
-      auto full = hn::Gt(mag, short_limit_);
-      if (negative_zero_is_nan_) full = hn::Or(full, hn::Eq(code, sign_));
-      if (HWY_LIKELY(hn::AllFalse(du, full))) {
-        if (!kHalfConversion || way_ == way::binary32_top) return LeftBy(code, s0_);
-        V half = LeftBy(code, half_shift_);
-        if (half_sign_apart_)
-          half = hn::Or(LeftBy(hn::And(code, mag_mask_), half_shift_),
-                        LeftBy(hn::And(code, sign_), half_sign_shift_));
-        const hn::Rebind<std::uint16_t, D> d16;
-        const hn::Rebind<hwy::float16_t, D> dh;
-        auto value = hn::PromoteTo(df, hn::BitCast(dh, hn::TruncateTo(d16, half)));
-        if (half_scaled_) value = hn::Mul(value, half_scale_);
-        // The NaN codes' lanes: to_float's quiet NaN of the code's sign, which the lane's value
-        // holds (the NaN result of arithmetic takes its sign from the operand, see array_ops.cpp).
-        const V bits = hn::BitCast(du, value);
-        if (nan_above_max_) {
-          const auto nan = hn::Gt(mag, max_magnitude_);
-          if (!hn::AllFalse(du, nan)) return hn::IfThenElse(nan, hn::OrAnd(quiet_nan_, bits, sign_bit_), bits);
-        }
-        return bits;
-      }
+    V bits;
+    if (way_ == way::binary32_top) {
+      if (HWY_LIKELY(Short<way::binary32_top>(code, bits))) return bits;
+    } else if constexpr (kHalfConversion) {
+      if (way_ == way::via_half && HWY_LIKELY(Short<way::via_half>(code, bits))) return bits;
     }
     return Full(code);
+  }
+
+  // The short way kWay (array_params.hpp; the parameters' way, and via_half only where
+  // kHalfConversion): false, with `bits` unset, for a vector with a code it leaves to the full
+  // decoder. For loops that know the way (array_ops.cpp: OpRun).
+  template <way kWay>
+  HWY_INLINE bool Short(V code, V& bits) const {
+    static_assert(kWay == way::binary32_top || (kHalfConversion && kWay == way::via_half));
+    const D du;
+    const hn::Rebind<float, D> df;
+    const V mag = hn::AndNot(sign_, code);
+    auto full = hn::Gt(mag, short_limit_);
+    if (negative_zero_is_nan_) full = hn::Or(full, hn::Eq(code, sign_));
+    if (!hn::AllFalse(du, full)) return false;
+    if constexpr (kWay == way::binary32_top) {
+      bits = LeftBy(code, s0_);
+    } else {
+      V half = LeftBy(code, half_shift_);
+      if (half_sign_apart_)
+        half = hn::Or(LeftBy(hn::And(code, mag_mask_), half_shift_), LeftBy(hn::And(code, sign_), half_sign_shift_));
+      const hn::Rebind<std::uint16_t, D> d16;
+      const hn::Rebind<hwy::float16_t, D> dh;
+      auto value = hn::PromoteTo(df, hn::BitCast(dh, hn::TruncateTo(d16, half)));
+      if (half_scaled_) value = hn::Mul(value, half_scale_);
+      bits = hn::BitCast(du, value);
+      // The NaN codes' lanes: to_float's quiet NaN of the code's sign, which the lane's value
+      // holds (the NaN result of arithmetic takes its sign from the operand, see array_ops.cpp).
+      if (nan_above_max_) {
+        const auto nan = hn::Gt(mag, max_magnitude_);
+        if (!hn::AllFalse(du, nan)) bits = hn::IfThenElse(nan, hn::OrAnd(quiet_nan_, bits, sign_bit_), bits);
+      }
+    }
+    return true;
   }
 
  private:
