@@ -27,7 +27,13 @@
 //    |a| >= 2^(frac_bits - 125)), and z0 is normal; x - z0 has the sign of r / b;
 //  - sqrt: r = a - z0^2 by a fused multiply-add, a multiple of ulp(z0)^2 of at most t bits,
 //    exact where ulp(z0)^2 is at least the smallest subnormal (binary32: |a| >= 2^-102), with
-//    the sign of x - z0.
+//    the sign of x - z0;
+//  - div and sqrt without a fused multiply-add (SSE4 and older): binary32 lanes form r in
+//    binary64, both steps exact: z0 b has at most 24 + P bits, z0^2 at most 48, and r, on a grid
+//    a lies on too (2^(e_z - 23 + e_b - frac_bits) for div, e_z and e_b the exponents of z0 and
+//    b, with z0 normal; ulp(z0)^2 for sqrt), is below ulp(z0) |b| (ulp(z0) 2^(e_z + 2)) in
+//    magnitude, so of at most P (25) bits. Binary64 lanes would multiply 53-bit numbers: their
+//    div and sqrt go to the core on such targets.
 // Binary64 lanes meet these on every finite value a binary32-valued format has. Binary32 lanes
 // meet them on the whole range of formats as narrow as fp16 and FP8 (lanes_in_range below);
 // for wider ranges (bf16) the kernel checks each lane, and one that falls outside (a product
@@ -283,7 +289,7 @@ class LaneArithmetic {
         r.z = OrSticky(r.z, r.inexact);
       } else {
         r.z = hn::Div(x, y);
-        const V rem = hn::NegMulAdd(r.z, y, x);
+        const V rem = Remainder(x, r.z, y);
         r.inexact = Nonzero(rem);
         r.z = NearestToOdd(r.z, r.inexact, hn::Xor(rem, hn::And(y, hn::BitCast(d, sign_bit_))));  // sign of rem / y
       }
@@ -298,7 +304,7 @@ class LaneArithmetic {
         r.z = OrSticky(r.z, r.inexact);
       } else {
         r.z = hn::Sqrt(x);
-        const V rem = hn::NegMulAdd(r.z, r.z, x);
+        const V rem = Remainder(x, r.z, r.z);
         r.inexact = Nonzero(rem);
         r.z = NearestToOdd(r.z, r.inexact, rem);
       }
@@ -339,6 +345,32 @@ class LaneArithmetic {
       const V e = hn::Add(hn::Sub(x, hn::Sub(s, yv)), hn::Sub(y, yv));
       inexact = Nonzero(e);
       return NearestToOdd(s, inexact, e);
+    }
+  }
+  // a - z b, exact, or (without a fused multiply-add) a value with its sign and zero where it is:
+  // the remainder of div and sqrt for z rounded to nearest (the top of this file). Targets
+  // without one form it in binary64 lanes, binary32 lanes only (op_lanes sends binary64 lanes'
+  // div and sqrt to the core there).
+  HWY_INLINE V Remainder(V a, V z, V b) const {
+    if constexpr (HWY_NATIVE_FMA || sizeof(T) != 4) {
+      return hn::NegMulAdd(z, b, a);
+    } else {
+      // +-1 with the sign of the binary64 remainder, 0 where it is zero or NaN (as Nonzero reads
+      // them), demoted exactly: in lanes of two halves, or of one for the scalar target.
+      auto part = [&](auto df, hn::Vec<decltype(df)> ah, hn::Vec<decltype(df)> zh, hn::Vec<decltype(df)> bh)
+                      FPEMU_KERNEL_LAMBDA {
+        const hn::Rebind<double, decltype(df)> dd;
+        const auto r = hn::Sub(hn::PromoteTo(dd, ah), hn::Mul(hn::PromoteTo(dd, zh), hn::PromoteTo(dd, bh)));
+        const auto sign = hn::CopySign(hn::Set(dd, 1.0), r);
+        return hn::DemoteTo(df, hn::IfThenElseZero(hn::Lt(hn::Zero(dd), hn::Abs(r)), sign));
+      };
+#if HWY_TARGET == HWY_SCALAR
+      return part(D(), a, z, b);
+#else
+      const hn::Half<D> dh;
+      return hn::Combine(D(), part(dh, hn::UpperHalf(dh, a), hn::UpperHalf(dh, z), hn::UpperHalf(dh, b)),
+                         part(dh, hn::LowerHalf(dh, a), hn::LowerHalf(dh, z), hn::LowerHalf(dh, b)));
+#endif
     }
   }
   // The sum's exact zero: +0 or -0 as the core has it (see the top).
@@ -627,9 +659,10 @@ lane_checks checks_for(lane_op op, const format& f, const rounding& r, bool bina
 
 op_path op_lanes(lane_op op, const format& f, const rounding& r) {
   if (!values_are_floats(f) || !rounds_to_nearest() || !keeps_subnormals()) return op_path::core;
-  if ((op == lane_op::div || op == lane_op::sqrt) && !HWY_DYNAMIC_DISPATCH(NativeFma)()) return op_path::core;
   // Binary32 lanes: products of two P-bit values exact in 24 bits.
   if (can_encode(f, r, false) && 2 * (f.frac_bits + 1) <= 24 && precise_enough(f, r, 24)) return op_path::binary32;
+  // Binary64 lanes form the remainder of div and sqrt by a fused multiply-add.
+  if ((op == lane_op::div || op == lane_op::sqrt) && !HWY_DYNAMIC_DISPATCH(NativeFma)()) return op_path::core;
   if (r.mode != round_mode::stochastic_exact && can_encode(f, r, true) && precise_enough(f, r, 53))
     return op_path::binary64;
   return op_path::core;
