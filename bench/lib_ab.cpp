@@ -81,7 +81,9 @@ expected<std::uint8_t> run_op(const ops<Code>& o, const std::string& op, const f
   const fpemu::sr_stream sr{1, 0, 0};
   if (op == "fma") return o.fma(f, in[0], in[1], in[2], out, r, sr, {});
   if (op == "sqrt") return o.sqrt(f, in[0], out, r, sr, {});
-  const fpemu::array_op a = op == "add" ? fpemu::array_op::add : op == "mul" ? fpemu::array_op::mul : fpemu::array_op::div;
+  const fpemu::array_op a = op == "add"   ? fpemu::array_op::add
+                            : op == "mul" ? fpemu::array_op::mul
+                                          : fpemu::array_op::div;
   return o.apply(a, f, in[0], in[1], out, r, sr, {});
 }
 
@@ -158,16 +160,16 @@ int main(int argc, char** argv) {
          {symbol<apply_fn<std::uint8_t>>(lib, "_ZN5fpemu5applyENS_8array_opERKNS_6formatESt4spanIKhLm1844674407370955"
                                               "1615EES6_S4_IhLm18446744073709551615EERKNS_8roundingENS_9sr_streamES7_",
                                          path),
-          symbol<fma_fn<std::uint8_t>>(lib, "_ZN5fpemu9apply_fmaERKNS_6formatESt4spanIKhLm18446744073709551615EES5_S5_S3"
-                                            "_IhLm18446744073709551615EERKNS_8roundingENS_9sr_streamES6_", path),
+          symbol<fma_fn<std::uint8_t>>(lib, "_ZN5fpemu9apply_fmaERKNS_6formatESt4spanIKhLm18446744073709551615EES5_S5_"
+                                            "S3_IhLm18446744073709551615EERKNS_8roundingENS_9sr_streamES6_", path),
           symbol<sqrt_fn<std::uint8_t>>(lib, "_ZN5fpemu10apply_sqrtERKNS_6formatESt4spanIKhLm18446744073709551615EES3_"
                                              "IhLm18446744073709551615EERKNS_8roundingENS_9sr_streamES6_", path)},
          {symbol<apply_fn<std::uint16_t>>(lib, "_ZN5fpemu5applyENS_8array_opERKNS_6formatESt4spanIKtLm184467440737095"
                                                "51615EES6_S4_ItLm18446744073709551615EERKNS_8roundingENS_9sr_streamES4_"
                                                "IhLm18446744073709551615EE", path),
-          symbol<fma_fn<std::uint16_t>>(lib, "_ZN5fpemu9apply_fmaERKNS_6formatESt4spanIKtLm18446744073709551615EES5_S5_S"
-                                             "3_ItLm18446744073709551615EERKNS_8roundingENS_9sr_streamES3_IhLm1844674407"
-                                             "3709551615EE", path),
+          symbol<fma_fn<std::uint16_t>>(lib, "_ZN5fpemu9apply_fmaERKNS_6formatESt4spanIKtLm18446744073709551615EES5_S5"
+                                             "_S3_ItLm18446744073709551615EERKNS_8roundingENS_9sr_streamES3_IhLm184467"
+                                             "44073709551615EE", path),
           symbol<sqrt_fn<std::uint16_t>>(lib, "_ZN5fpemu10apply_sqrtERKNS_6formatESt4spanIKtLm18446744073709551615EES3"
                                               "_ItLm18446744073709551615EERKNS_8roundingENS_9sr_streamES3_IhLm18446744"
                                               "073709551615EE", path)}});
@@ -199,7 +201,8 @@ int main(int argc, char** argv) {
   for (const std::string& t : targets) target_of(t);
   for (const std::string& m : modes) rounding_of(m);
   for (const std::string& k : kinds)
-    if (k != "encode" && k != "round" && !is_op(k)) usage("--kinds " + k + ": not encode, round, add, mul, div, fma or sqrt");
+    if (k != "encode" && k != "round" && !is_op(k))
+      usage("--kinds " + k + ": not encode, round, add, mul, div, fma or sqrt");
   for (const std::string& d : sets)
     if (d != "normal" && d != "wide") usage("--data " + d + ": not normal or wide");
   for (const std::string& fmt : formats) {

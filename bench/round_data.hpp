@@ -43,7 +43,8 @@ constexpr const char* kOps[] = {"add", "mul", "div", "fma", "sqrt"};
 // Operand k (0, 1, 2) of `op`: the data set's codes in the format (`codes`), rotated by k
 // elements; for sqrt their magnitudes (negative operands, NaN and invalid, go to the core).
 template <class Code>
-std::vector<Code> op_operand(std::vector<Code> codes, std::size_t k, std::string_view op, std::uint32_t magnitude_mask) {
+std::vector<Code> op_operand(std::vector<Code> codes, std::size_t k, std::string_view op,
+                             std::uint32_t magnitude_mask) {
   std::rotate(codes.begin(), codes.begin() + static_cast<std::ptrdiff_t>(k), codes.end());
   if (op == "sqrt")
     for (Code& c : codes) c = static_cast<Code>(c & magnitude_mask);

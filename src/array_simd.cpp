@@ -375,15 +375,17 @@ HWY_NOINLINE std::size_t NormalRun(const encode_params<T>& p, bool inf_above_max
 // data; e4m3fn on N(0,1) data at 16 lanes). From element i on, it takes vectors whose lanes are
 // all finite (binary32 subnormal inputs too where `tiny_inputs`, as on fast_vector's scaled
 // path), rounding lanes below the normal range by ScaledUnits and the others at the shift s0,
-// and giving lanes that overflow the core's result for their sign (make_params). The caller
-// runs it only once the flags of such lanes have been raised (inexact and underflow, and
-// overflow where `overflow_seen`; else an overflowing lane stops it), so it tracks none.
+// and giving lanes that overflow the core's result for their sign (make_params). It raises no
+// flags: a vector that would raise one the caller has not yet seen (`inexact_seen`,
+// `underflow_seen`, `overflow_seen`) stops it, and EncodeMode raises it. (Gated on inexact and
+// underflow instead, it never ran where no result underflows, as in sums of e4m3fn values.)
 // Stops at the first other vector, which it leaves to EncodeMode, or at `end`; returns where it
 // stopped. `rnd`: the random words of element i.
 template <round_mode Mode, class T>
-HWY_NOINLINE std::size_t ScaledRun(const encode_params<T>& p, bool tiny_inputs, bool overflow_seen, const T* in,
-                                   std::size_t i, std::size_t end, const std::uint32_t* rnd, bool whole_random,
-                                   code_sink codes, T* values, frequent_step& overflow_lanes) {
+HWY_NOINLINE std::size_t ScaledRun(const encode_params<T>& p, bool tiny_inputs, bool inexact_seen, bool underflow_seen,
+                                   bool overflow_seen, const T* in, std::size_t i, std::size_t end,
+                                   const std::uint32_t* rnd, bool whole_random, code_sink codes, T* values,
+                                   frequent_step& overflow_lanes) {
   using tr = input_traits<T>;
   using U = typename tr::U;
   constexpr bool kStochastic = is_stochastic(Mode);
@@ -394,6 +396,7 @@ HWY_NOINLINE std::size_t ScaledRun(const encode_params<T>& p, bool tiny_inputs, 
   const V zero = hn::Zero(du), sign_bit = hn::Set(du, U{1} << (sizeof(U) * 8 - 1)), fsign = hn::Set(du, p.sign);
   const V rebias = hn::Set(du, p.rebias), max_mag = hn::Set(du, p.max_magnitude);
   const V infinity = hn::Set(du, U{tr::field_max} << tr::mant), smallest_normal = hn::Set(du, p.emin_field << tr::mant);
+  const V low_mask = hn::Set(du, (U{1} << p.s0) - 1);
   const V overflow_code_pos = hn::Set(du, p.overflow_code[0]), overflow_code_neg = hn::Set(du, p.overflow_code[1]);
   const V overflow_value_pos = hn::Set(du, p.overflow_value[0]);
   const V overflow_value_neg = hn::Set(du, p.overflow_value[1]);
@@ -423,6 +426,11 @@ HWY_NOINLINE std::size_t ScaledRun(const encode_params<T>& p, bool tiny_inputs, 
     if (!overflow_seen) out = hn::AndNot(overflow, out);
     if (!tiny_inputs) out = hn::AndNot(InputSubnormal<tr::mant>(du, mag), out);
     if (!hn::AllTrue(du, out)) break;
+    if (HWY_UNLIKELY(!inexact_seen || !underflow_seen)) {  // inexact lanes, tiny ones, as fast_vector finds them
+      const V kept = hn::IfThenElse(below_normal, SubnormalBits(dt, units, quantum), hn::And(mag, low_mask));
+      const auto lane_inexact = hn::Ne(kept, hn::IfThenElseZero(below_normal, mag));
+      if (!hn::AllFalse(du, inexact_seen ? hn::And(below_normal, lane_inexact) : lane_inexact)) break;
+    }
     // Zero results take the format's zero of the input's sign, +0 where it has no -0. Overflowing
     // lanes are put in by selects on every vector once they are frequent (wide-range data), and
     // after a branch before: selects on every vector cost AVX3 e4m3fn on N(0,1) data up to a
@@ -880,11 +888,12 @@ std::uint8_t EncodeMode(const format& f, const rounding& r, const T* in, std::si
       }
     }
     for (; i < chunk_end; i += L) {
-      // ScaledRun raises no flags: it waits until fast_vector has raised those it would.
-      if (state == run::normal || (state == run::scaled && inexact_seen && underflow_seen)) {
+      // ScaledRun raises no flags: a vector that would raise one not yet seen stops it, for fast_vector.
+      if (state != run::none) {
         i = state == run::normal ? NormalRun<Mode>(p, inf_above_max, in, i, chunk_end, random_at(i), k_is_width,
                                                    codes, values, inexact_seen)
-                                 : ScaledRun<Mode>(p, scaled_takes_tiny_inputs, overflow_seen, in, i, chunk_end,
+                                 : ScaledRun<Mode>(p, scaled_takes_tiny_inputs, inexact_seen, underflow_seen,
+                                                   overflow_seen, in, i, chunk_end,
                                                    random_at(i), k_is_width, codes, values, overflow_lanes);
         if (i == chunk_end) break;
         if (++run_stops * (state == run::normal && scaled ? kScaledAfter : 8) > (i - run_start) / L + 16) {
