@@ -74,7 +74,7 @@ bool is_op(const std::string& kind) {
   return std::find(std::begin(fpemu::bench::kOps), std::end(fpemu::bench::kOps), kind) != std::end(fpemu::bench::kOps);
 }
 
-// `op` of build b on bench_round's operands (a, b, c: op_operand 0, 1, 2) into out.
+// `op` through one build's functions `o`, on bench_round's operands (in: op_operand 0, 1, 2), into out.
 template <class Code>
 expected<std::uint8_t> run_op(const ops<Code>& o, const std::string& op, const fpemu::format& f,
                               const std::vector<Code> (&in)[3], std::vector<Code>& out, const fpemu::rounding& r) {
