@@ -401,13 +401,14 @@ class LaneArithmetic {
 constexpr std::size_t kOperandsAhead = 1024;
 
 // OpLanes' common case in a loop of its own, as NormalRun is EncodeMode's: from element i on,
-// vectors of kBytes-byte codes that the decoder's short way kWay takes, whose lanes' results are
-// not NaN, and that neither leave a lane to the core nor raise a flag of the arithmetic's (x /
-// 0), so that OpLanes would list nothing: it stores their results. Stops at the first other
-// vector, which it leaves to OpLanes, or at `end`; returns where it stopped. A loop of its own,
-// because in OpLanes' loop, which holds every case, the compiler kept few constants in
-// registers, tested the code width and the decoder's way on every operand, and branched around
-// the rare cases.
+// vectors of kBytes-byte codes that the decoder's short way kWay takes, none of them NaN (its
+// decoder leaves NaN codes to the full one, so the short way needs no NaN step), whose lanes'
+// results are not NaN, and that neither leave a lane to the core nor raise a flag of the
+// arithmetic's (x / 0), so that OpLanes would list nothing: it stores their results. Stops at
+// the first other vector, which it leaves to OpLanes, or at `end`; returns where it stopped. A
+// loop of its own, because in OpLanes' loop, which holds every case, the compiler kept few
+// constants in registers, tested the code width and the decoder's way on every operand, and
+// branched around the rare cases.
 template <lane_op Op, class T, int kBytes, decode_params::short_way kWay>
 HWY_NOINLINE std::size_t OpRun(const decode_params& params, const lane_checks& checks, const code_source& a,
                                const code_source& b, const code_source& c, std::size_t i, std::size_t end, T* out,
@@ -416,7 +417,7 @@ HWY_NOINLINE std::size_t OpRun(const decode_params& params, const lane_checks& c
   const hn::Rebind<std::uint32_t, decltype(d)> du;  // the codes, a 32-bit lane each
   using V = hn::Vec<decltype(d)>;
   const std::size_t L = hn::Lanes(d);
-  const Decoder<decltype(du), true> decode(du, params);
+  const Decoder<decltype(du), decode_params::nan_codes::none> decode(du, params);
   const LaneArithmetic<Op, decltype(d)> arithmetic(checks);
   const bool exact_only = checks.exact_only;
   const auto* pa = static_cast<const std::uint8_t*>(a.data);
@@ -424,7 +425,7 @@ HWY_NOINLINE std::size_t OpRun(const decode_params& params, const lane_checks& c
   const auto* pc = static_cast<const std::uint8_t*>(c.data);
   auto operand = [&](const std::uint8_t* p, V& value) FPEMU_KERNEL_LAMBDA {
     hn::Vec<decltype(du)> bits;
-    if (!decode.template Short<kWay>(LoadCodes<kBytes>(du, p + i * kBytes), bits)) return false;
+    if (!decode.template Short<kWay, true>(LoadCodes<kBytes>(du, p + i * kBytes), bits)) return false;
     value = OperandLanes(d, bits);
     return true;
   };
@@ -458,8 +459,8 @@ std::size_t OpLanes(const format& f, code_source a, code_source b, code_source c
   const bool exact_only = checks.exact_only, list_infinite_quotients = checks.list_infinite_quotients;
   const hn::ScalableTag<T> d;
   const decode_params& params = decode_params_for(f);
-  const Decoder<hn::Rebind<std::uint32_t, decltype(d)>, true> decode(hn::Rebind<std::uint32_t, decltype(d)>(),
-                                                                      params);
+  const Decoder<hn::Rebind<std::uint32_t, decltype(d)>, decode_params::nan_codes::any> decode(
+      hn::Rebind<std::uint32_t, decltype(d)>(), params);
   const LaneArithmetic<Op, decltype(d)> arithmetic(checks);
   const hn::RebindToUnsigned<decltype(d)> du;
   using V = hn::Vec<decltype(d)>;
@@ -556,6 +557,7 @@ std::size_t OpLanes(const format& f, code_source a, code_source b, code_source c
   if constexpr (kHalfConversion) {
     if (params.way == way::via_half && bytes == 1) run = &OpRun<Op, T, 1, way::via_half>;
     if (params.way == way::via_half && bytes == 2) run = &OpRun<Op, T, 2, way::via_half>;
+    if (params.way == way::via_half_apart && bytes == 1) run = &OpRun<Op, T, 1, way::via_half_apart>;
   }
   std::size_t i = 0, run_stops = 0;
   for (; i + L <= n; i += L) {

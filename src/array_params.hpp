@@ -139,24 +139,30 @@ struct decode_params {
   // payloads are not kept), the same for every code of a class and sign.
   bool has_nan;
   std::uint32_t inf_magnitude, inf_value[2], nan_value[2];
-  // Two short ways, exact, for the formats whose fields fit a hardware format's. Codes that are
-  // the top bits of a binary32 encoding (8 exponent bits, bias 127, IEEE infinities and NaNs:
-  // bf16, tf32) are shifted into place. Codes whose fields fit binary16's (at most 5 exponent
-  // bits, IEEE specials if 5, at most 10 fraction bits: fp16, the FP8 formats) are placed into
-  // binary16 bits, which the CPU's F16C instruction converts exactly (subnormals become binary32
-  // normals), and scaled by 2^(15 - bias), exact where every value of the format is a normal
-  // binary32 number. Codes whose magnitude exceeds `short_limit` (or the sign alone, NaN in
-  // formats without -0) take the full decoder: `exact_nan` for to_float's NaNs, `any_nan` where
-  // any NaN will do (operands of arithmetic, whose NaN results take their sign from the NaN).
-  // The short way also takes the NaN codes of formats whose codes above the largest finite
-  // magnitude are all NaN and decode to binary32's quiet NaN of their sign (`nan_above_max`,
-  // encoding fn: e4m3fn), setting those lanes to that NaN itself: wide-range e4m3fn data holds
-  // many (overflow under policy ieee gives NaN there).
-  enum class short_way : std::uint8_t { none, binary32_top, via_half } way;
-  bool half_sign_apart, half_scaled, negative_zero_is_nan, nan_above_max;
+  // Short ways, exact, for the formats whose fields fit a hardware format's. Codes that are the
+  // top bits of a binary32 encoding (8 exponent bits, bias 127, IEEE infinities and NaNs: bf16,
+  // tf32) are shifted into place. Codes whose fields fit binary16's (at most 5 exponent bits,
+  // IEEE specials if 5, at most 10 fraction bits: fp16, the FP8 formats) are placed into binary16
+  // bits, which the CPU's F16C instruction converts exactly (subnormals become binary32 normals):
+  // via_half where they are binary16's top bits as they stand (5 exponent bits, bias 15: fp16,
+  // e5m2), via_half_apart where the magnitude and the sign go to their places apart and the
+  // value is scaled by 2^(15 - bias), exact where every value of the format is a normal binary32
+  // number (e4m3fn, the MX FP6 and FP4 types). Two ways, so that the loops that know theirs
+  // (array_ops.cpp: OpRun) branch on neither step.
+  enum class short_way : std::uint8_t { none, binary32_top, via_half, via_half_apart } way;
+  bool negative_zero_is_nan, nan_above_max;
   std::uint32_t half_shift, half_sign_shift;
   float half_scale;
-  std::uint32_t short_limit_exact_nan, short_limit_any_nan;
+  // Codes whose magnitude exceeds short_limit[n] (or the sign alone, NaN in formats without -0)
+  // take the full decoder, for a decoder that gives NaN codes n: to_float's NaN (exact), any NaN
+  // (operands of arithmetic, whose NaN results take their sign from the NaN), or none (a loop
+  // that stops at NaN operands: OpRun). The short way takes the NaN codes (but under none) of
+  // IEEE formats and of formats whose codes above the largest finite magnitude are all NaN and
+  // decode to binary32's quiet NaN of their sign (`nan_above_max`, encoding fn: e4m3fn), setting
+  // those lanes to that NaN itself: wide-range e4m3fn data holds many (overflow under policy ieee
+  // gives NaN there).
+  enum class nan_codes : std::uint8_t { exact, any, none };
+  std::uint32_t short_limit[3];
   // Codes of at most 8 bits: to_float's bits for each, which DecodeFloats looks up on the targets
   // without a short way for them (no F16C: SSE4 and older), where the full decoder's dozens of
   // operations a vector cost more than one load a lane.
@@ -195,21 +201,23 @@ inline decode_params make_decode_params(const format& f) {
     if (f.exp_bits == 8 && f.bias == 127 && ieee && f.frac_bits <= 23) {
       d.way = way::binary32_top;
     } else if ((f.exp_bits < 5 || (f.exp_bits == 5 && ieee)) && f.frac_bits <= 10 && q >= -126 && emax(f) <= 127) {
-      d.way = way::via_half;
+      // binary16's exponent field is 5 bits: the format's sign bit lands on binary16's when its
+      // exponent field is as wide, and its infinities and NaNs land on binary16's.
+      d.way = f.exp_bits == 5 && f.bias == 15 ? way::via_half : way::via_half_apart;
     }
   }
-  // binary16's exponent field is 5 bits: the format's sign bit lands on binary16's when its
-  // exponent field is as wide, and its infinities and NaNs land on binary16's.
-  d.half_sign_apart = f.exp_bits != 5;
   d.half_shift = static_cast<std::uint32_t>(10 - std::min(f.frac_bits, 10));
   d.half_sign_shift = d.half_shift + static_cast<std::uint32_t>(5 - std::min(f.exp_bits, 5));
-  d.half_scaled = f.bias != 15;
   d.half_scale = static_cast<float>(std::ldexp(1.0, 15 - f.bias));
   d.negative_zero_is_nan = f.encoding == nonfinite::fnuz;
-  const bool hardware_specials = d.way == way::binary32_top || (d.way == way::via_half && f.exp_bits == 5);
+  const bool hardware_specials =
+      d.way == way::binary32_top || ((d.way == way::via_half || d.way == way::via_half_apart) && f.exp_bits == 5);
   d.nan_above_max = f.encoding == nonfinite::fn && d.nan_value[0] == 0x7fc00000u && d.nan_value[1] == 0xffc00000u;
-  d.short_limit_exact_nan = hardware_specials ? d.inf_magnitude : d.nan_above_max ? d.mag_mask : d.max_magnitude;
-  d.short_limit_any_nan = hardware_specials || d.nan_above_max ? d.mag_mask : d.max_magnitude;
+  using nan = decode_params::nan_codes;
+  const std::uint32_t no_nan = hardware_specials ? d.inf_magnitude : d.max_magnitude;
+  d.short_limit[static_cast<int>(nan::exact)] = d.nan_above_max ? d.mag_mask : no_nan;
+  d.short_limit[static_cast<int>(nan::any)] = hardware_specials || d.nan_above_max ? d.mag_mask : no_nan;
+  d.short_limit[static_cast<int>(nan::none)] = no_nan;
   d.by_table = d.all_bits < d.table.size();
   for (std::uint32_t c = 0; d.by_table && c <= d.all_bits; ++c) {
     d.table[c] = std::bit_cast<std::uint32_t>(to_float(f, c));

@@ -126,16 +126,6 @@ template <class V>
 HWY_INLINE V CountLess(V s, V n) { return hn::Sub(s, n); }
 HWY_INLINE int CountLess(int s, int n) { return s - n; }
 
-// a < b and a > b for lanes whose top bit is clear, where the signed compare is one
-// instruction and the unsigned one is not (AVX2, SSE4).
-template <class V>
-HWY_INLINE auto SignedLt(V a, V b) {
-  const hn::RebindToSigned<hn::DFromV<V>> di;
-  return hn::RebindMask(hn::DFromV<V>(), hn::Lt(hn::BitCast(di, a), hn::BitCast(di, b)));
-}
-template <class V>
-HWY_INLINE auto SignedGt(V a, V b) { return SignedLt(b, a); }
-
 // Lanes whose sign bit is set: one signed compare (the kernels' formats are all signed, so
 // these are the lanes the format's sign bit is set in).
 template <class D, class V = hn::Vec<D>>

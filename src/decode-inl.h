@@ -51,10 +51,20 @@ inline constexpr bool kHalfConversion = true;
 inline constexpr bool kHalfConversion = false;
 #endif
 
-// The binary32 bits of the value of each code (to_float's; with kAnyNaN, NaN codes give some
-// NaN). Exact: every value of such a format is a binary32 value. Made once before a loop: it
-// holds the parameters broadcast, and its call is inlined into the loop.
-template <class D, bool kAnyNaN = false>
+// a < b and a > b for lanes whose top bit is clear, where the signed compare is one
+// instruction and the unsigned one is not (AVX2, SSE4).
+template <class V>
+HWY_INLINE auto SignedLt(V a, V b) {
+  const hn::RebindToSigned<hn::DFromV<V>> di;
+  return hn::RebindMask(hn::DFromV<V>(), hn::Lt(hn::BitCast(di, a), hn::BitCast(di, b)));
+}
+template <class V>
+HWY_INLINE auto SignedGt(V a, V b) { return SignedLt(b, a); }
+
+// The binary32 bits of the value of each code (to_float's, or for NaN codes as kNaN says:
+// decode_params::nan_codes). Exact: every value of such a format is a binary32 value. Made once
+// before a loop: it holds the parameters broadcast, and its call is inlined into the loop.
+template <class D, decode_params::nan_codes kNaN = decode_params::nan_codes::exact>
 class Decoder {
   using V = hn::Vec<D>;
   using way = decode_params::short_way;
@@ -63,8 +73,6 @@ class Decoder {
   Decoder(D du, const decode_params& p)
       : p_(p),
         way_(p.way),
-        half_sign_apart_(p.half_sign_apart),
-        half_scaled_(p.half_scaled),
         negative_zero_is_nan_(p.negative_zero_is_nan),
         nan_above_max_(p.nan_above_max),
         sub_all_subnormal_(p.sub_all_subnormal),
@@ -77,7 +85,7 @@ class Decoder {
         sub_shift_(static_cast<int>(p.sub_shift)),
         sign_(hn::Set(du, p.sign)),
         mag_mask_(hn::Set(du, p.mag_mask)),
-        short_limit_(hn::Set(du, kAnyNaN ? p.short_limit_any_nan : p.short_limit_exact_nan)),
+        short_limit_(hn::Set(du, p.short_limit[static_cast<int>(kNaN)])),
         half_scale_(hn::Set(hn::Rebind<float, D>(), p.half_scale)),
         rebias_(hn::Set(du, p.rebias)),
         fraction_(hn::Set(du, p.fraction)),
@@ -104,37 +112,42 @@ class Decoder {
       if (HWY_LIKELY(Short<way::binary32_top>(code, bits))) return bits;
     } else if constexpr (kHalfConversion) {
       if (way_ == way::via_half && HWY_LIKELY(Short<way::via_half>(code, bits))) return bits;
+      if (way_ == way::via_half_apart && HWY_LIKELY(Short<way::via_half_apart>(code, bits))) return bits;
     }
     return Full(code);
   }
 
-  // The short way kWay (array_params.hpp; the parameters' way, and via_half only where
-  // kHalfConversion): false, with `bits` unset, for a vector with a code it leaves to the full
-  // decoder. For loops that know the way (array_ops.cpp: OpRun).
-  template <way kWay>
+  // The short way kWay (array_params.hpp; the parameters' way, and the ways via binary16 only
+  // where kHalfConversion): false, with `bits` unset, for a vector with a code it leaves to the
+  // full decoder. For loops that know the way (array_ops.cpp: OpRun). kNarrow: codes below 2^31
+  // (arrays of 8- and 16-bit codes), compared as signed integers.
+  template <way kWay, bool kNarrow = false>
   HWY_INLINE bool Short(V code, V& bits) const {
-    static_assert(kWay == way::binary32_top || (kHalfConversion && kWay == way::via_half));
+    constexpr bool kApart = kWay == way::via_half_apart;
+    static_assert(kWay == way::binary32_top || (kHalfConversion && (kWay == way::via_half || kApart)));
     const D du;
     const hn::Rebind<float, D> df;
     const V mag = hn::AndNot(sign_, code);
-    auto full = hn::Gt(mag, short_limit_);
-    if (negative_zero_is_nan_) full = hn::Or(full, hn::Eq(code, sign_));
+    auto full = kNarrow ? SignedGt(mag, short_limit_) : hn::Gt(mag, short_limit_);
+    // Only fnuz formats have it, and their specials are not IEEE ones: none takes the other ways.
+    if (kApart && negative_zero_is_nan_) full = hn::Or(full, hn::Eq(code, sign_));
     if (!hn::AllFalse(du, full)) return false;
     if constexpr (kWay == way::binary32_top) {
       bits = LeftBy(code, s0_);
     } else {
-      V half = LeftBy(code, half_shift_);
-      if (half_sign_apart_)
-        half = hn::Or(LeftBy(hn::And(code, mag_mask_), half_shift_), LeftBy(hn::And(code, sign_), half_sign_shift_));
+      const V half = kApart ? hn::Or(LeftBy(hn::And(code, mag_mask_), half_shift_),
+                                     LeftBy(hn::And(code, sign_), half_sign_shift_))
+                            : LeftBy(code, half_shift_);
       const hn::Rebind<std::uint16_t, D> d16;
       const hn::Rebind<hwy::float16_t, D> dh;
       auto value = hn::PromoteTo(df, hn::BitCast(dh, hn::TruncateTo(d16, half)));
-      if (half_scaled_) value = hn::Mul(value, half_scale_);
+      if constexpr (kApart) value = hn::Mul(value, half_scale_);
       bits = hn::BitCast(du, value);
       // The NaN codes' lanes: to_float's quiet NaN of the code's sign, which the lane's value
       // holds (the NaN result of arithmetic takes its sign from the operand, see array_ops.cpp).
-      if (nan_above_max_) {
-        const auto nan = hn::Gt(mag, max_magnitude_);
+      // Only fn formats have them, whose specials are not IEEE ones either.
+      if (kApart && kNaN != decode_params::nan_codes::none && nan_above_max_) {
+        const auto nan = kNarrow ? SignedGt(mag, max_magnitude_) : hn::Gt(mag, max_magnitude_);
         if (!hn::AllFalse(du, nan)) bits = hn::IfThenElse(nan, hn::OrAnd(quiet_nan_, bits, sign_bit_), bits);
       }
     }
@@ -190,7 +203,7 @@ class Decoder {
 
   const decode_params& p_;  // for the rare paths
   way way_;
-  bool half_sign_apart_, half_scaled_, negative_zero_is_nan_, nan_above_max_, sub_all_subnormal_, sub_all_normal_,
+  bool negative_zero_is_nan_, nan_above_max_, sub_all_subnormal_, sub_all_normal_,
       has_nan_;
   // The shifts are the same in every lane (LeftBy, RightBy).
   int s0_, half_shift_, half_sign_shift_, frac_bits_, sub_shift_;
