@@ -17,7 +17,11 @@
 // Whether x is exact, and that sign, come from terms that are exact wherever z0 is finite and
 //  - add, sub: TwoSum (Knuth 1969): e = x - z0 for the nearest-even z0, exact with gradual
 //    underflow, so anywhere; with directed roundings, x is exact where rounding it down and up
-//    agree;
+//    agree; neither where every sum of two values of the format is exact in the lane type: its
+//    values are multiples of 2^lo below 2^hi in magnitude (lo = emin - frac_bits, hi = emax +
+//    1), so a sum is an integer of hi + 1 - lo bits times 2^lo, exact where that is at most t
+//    (e4m3fn 19 bits, e2m1fn 5, fp16 41: binary32 lanes for the FP8 formats but e5m2 and for
+//    FP6 and FP4, binary64 lanes for fp16);
 //  - mul: the product of two values of at most P bits each has at most 2P <= t bits, so it is
 //    exact where it is a normal number (or an operand is zero), and z = z0 = x;
 //  - fma: the product as in mul, then the sum as in add;
@@ -93,6 +97,7 @@ namespace fpemu::simd {
 struct lane_checks {
   bool negative_zero_sum = false;  // rounding toward -infinity: exact zero sums are -0
   bool exact_only = false;         // sr-exact: inexact lanes go to the core
+  bool exact_sums = false;         // add, sub: every sum is exact in the lanes (the top of this file)
   bool range = false;              // binary32 lanes of a format whose range needs the checks
   double min_operand = 0;          // div: the smallest dividend, sqrt: the smallest operand, checked
   // x / 0 is listed as kInfiniteQuotient where rounding an infinity raises a flag (no infinity
@@ -258,6 +263,7 @@ class LaneArithmetic {
 
   explicit LaneArithmetic(const lane_checks& checks)
       : negative_zero_sum_(checks.negative_zero_sum),
+        exact_sums_(checks.exact_sums),
         range_(checks.range),
         sign_bit_(hn::Set(DU(), U{1} << (sizeof(U) * 8 - 1))),
         one_(hn::Set(DU(), U{1})),
@@ -272,7 +278,7 @@ class LaneArithmetic {
     lanes r{zero, zero, none, none, none};
     if constexpr (Op == lane_op::add || Op == lane_op::sub) {
       const V addend = Op == lane_op::sub ? hn::Neg(y) : y;
-      r.z = ZeroSign(SumToOdd(x, addend, r.inexact), x, addend);
+      r.z = ZeroSign(exact_sums_ ? hn::Add(x, addend) : SumToOdd(x, addend, r.inexact), x, addend);
       if (range_) r.out_of_range = BeyondRange(r.z);
     } else if constexpr (Op == lane_op::mul) {
       r.z = hn::Mul(x, y);
@@ -389,7 +395,7 @@ class LaneArithmetic {
     return hn::Or(BeyondRange(p), hn::AndNot(zero_operand, hn::Lt(hn::Abs(p), min_normal_)));
   }
 
-  bool negative_zero_sum_, range_;
+  bool negative_zero_sum_, exact_sums_, range_;
   VU sign_bit_, one_;
   V min_normal_, max_finite_, min_operand_;
 };
@@ -641,6 +647,13 @@ bool lanes_in_range(lane_op op, const format& f) {
   return false;
 }
 
+// Whether every sum of two finite values of f is exact in lanes of t bits (the top of this file;
+// a sum beyond binary32's range is still caught by the range check, where lanes_in_range fails).
+bool sums_exact(const format& f, int t) {
+  const int lo = emin(f) - f.frac_bits, hi = emax(f) + 1;
+  return hi + 1 - lo <= t;
+}
+
 // Whether lanes of t bits keep what rounding into f by r reads (the top of this file).
 bool precise_enough(const format& f, const rounding& r, int t) {
   const int P = f.frac_bits + 1;
@@ -651,6 +664,7 @@ lane_checks checks_for(lane_op op, const format& f, const rounding& r, bool bina
   lane_checks k;
   k.negative_zero_sum = r.mode == round_mode::toward_negative;
   k.exact_only = r.mode == round_mode::stochastic_exact;
+  k.exact_sums = (op == lane_op::add || op == lane_op::sub) && sums_exact(f, binary32 ? 24 : 53);
   k.range = binary32 && !lanes_in_range(op, f);
   k.min_operand = std::ldexp(1.0, op == lane_op::div ? f.frac_bits - 125 : -102);
   k.list_infinite_quotients = round(f, unpacked{value_class::infinite, false}, r).flags != 0;
