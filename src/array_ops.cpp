@@ -51,7 +51,9 @@
 // lies beyond it, and whether the result is exact (inexact, underflow after rounding and
 // overflow follow). Subnormal results round at fewer than P bits, coarser, and agree the same
 // way. Stochastic rounding with k random bits reads the k bits below the quantum, which z keeps
-// when P + k <= t - 1. sr-exact reads 64 bits below the quantum, so only exact lanes (z = x) are
+// when P + k <= t - 1, or P + k <= t where z is x in every lane the kernel rounds (mul, whose
+// inexact products go to the core; add and sub where every sum is exact): sr16 into bf16 in
+// binary32 lanes for mul. sr-exact reads 64 bits below the quantum, so only exact lanes (z = x) are
 // rounded here; inexact ones go to the core.
 //
 // A lane with an infinite operand is exact (an infinity, or a zero as in x / inf) unless the
@@ -654,10 +656,11 @@ bool sums_exact(const format& f, int t) {
   return hi + 1 - lo <= t;
 }
 
-// Whether lanes of t bits keep what rounding into f by r reads (the top of this file).
-bool precise_enough(const format& f, const rounding& r, int t) {
+// Whether lanes of t bits keep what rounding into f by r reads (the top of this file); `exact`:
+// the lanes' results are the exact ones.
+bool precise_enough(const format& f, const rounding& r, int t, bool exact) {
   const int P = f.frac_bits + 1;
-  return P + 2 <= t && (r.mode != round_mode::stochastic || P + std::clamp(r.sr_bits, 1, 32) <= t - 1);
+  return P + 2 <= t && (r.mode != round_mode::stochastic || P + std::clamp(r.sr_bits, 1, 32) <= t - (exact ? 0 : 1));
 }
 
 lane_checks checks_for(lane_op op, const format& f, const rounding& r, bool binary32) {
@@ -675,11 +678,14 @@ lane_checks checks_for(lane_op op, const format& f, const rounding& r, bool bina
 
 op_path op_lanes(lane_op op, const format& f, const rounding& r) {
   if (!values_are_floats(f) || !rounds_to_nearest() || !keeps_subnormals()) return op_path::core;
-  // Binary32 lanes: products of two P-bit values exact in 24 bits.
-  if (can_encode(f, r, false) && 2 * (f.frac_bits + 1) <= 24 && precise_enough(f, r, 24)) return op_path::binary32;
+  // Binary32 lanes: products of two P-bit values exact in 24 bits, so every product the lanes
+  // round (the others go to the core) is exact, as is every sum where sums_exact.
+  const bool exact = op == lane_op::mul || ((op == lane_op::add || op == lane_op::sub) && sums_exact(f, 24));
+  if (can_encode(f, r, false) && 2 * (f.frac_bits + 1) <= 24 && precise_enough(f, r, 24, exact))
+    return op_path::binary32;
   // Binary64 lanes form the remainder of div and sqrt by a fused multiply-add.
   if ((op == lane_op::div || op == lane_op::sqrt) && !HWY_DYNAMIC_DISPATCH(NativeFma)()) return op_path::core;
-  if (r.mode != round_mode::stochastic_exact && can_encode(f, r, true) && precise_enough(f, r, 53))
+  if (r.mode != round_mode::stochastic_exact && can_encode(f, r, true) && precise_enough(f, r, 53, false))
     return op_path::binary64;
   return op_path::core;
 }
