@@ -20,8 +20,8 @@
 //    agree; neither where every sum of two values of the format is exact in the lane type: its
 //    values are multiples of 2^lo below 2^hi in magnitude (lo = emin - frac_bits, hi = emax +
 //    1), so a sum is an integer of hi + 1 - lo bits times 2^lo, exact where that is at most t
-//    (e4m3fn 19 bits, e2m1fn 5, fp16 41: binary32 lanes for the FP8 formats but e5m2 and for
-//    FP6 and FP4, binary64 lanes for fp16);
+//    (e4m3fn 19 bits, e2m1fn 5, fp16 41: in binary32 lanes for every FP8, FP6 and FP4 format
+//    but e5m2, in binary64 lanes for fp16);
 //  - mul: the product of two values of at most P bits each has at most 2P <= t bits, so it is
 //    exact where it is a normal number (or an operand is zero), and z = z0 = x;
 //  - fma: the product as in mul, then the sum as in add;
