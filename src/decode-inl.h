@@ -128,7 +128,7 @@ class Decoder {
     const D du;
     const hn::Rebind<float, D> df;
     const V mag = hn::AndNot(sign_, code);
-    auto full = kNarrow ? SignedGt(mag, short_limit_) : hn::Gt(mag, short_limit_);
+    auto full = Above<kNarrow>(mag, short_limit_);
     // Only fnuz formats have it, and their specials are not IEEE ones: none takes the other ways.
     if (kApart && negative_zero_is_nan_) full = hn::Or(full, hn::Eq(code, sign_));
     if (!hn::AllFalse(du, full)) return false;
@@ -147,7 +147,7 @@ class Decoder {
       // holds (the NaN result of arithmetic takes its sign from the operand, see array_ops.cpp).
       // Only fn formats have them, whose specials are not IEEE ones either.
       if (kApart && kNaN != decode_params::nan_codes::none && nan_above_max_) {
-        const auto nan = kNarrow ? SignedGt(mag, max_magnitude_) : hn::Gt(mag, max_magnitude_);
+        const auto nan = Above<kNarrow>(mag, max_magnitude_);
         if (!hn::AllFalse(du, nan)) bits = hn::IfThenElse(nan, hn::OrAnd(quiet_nan_, bits, sign_bit_), bits);
       }
     }
@@ -155,6 +155,16 @@ class Decoder {
   }
 
  private:
+  // mag > limit, as a signed compare for narrow codes (see Short).
+  template <bool kNarrow>
+  static HWY_INLINE auto Above(V mag, V limit) {
+    if constexpr (kNarrow) {
+      return SignedGt(mag, limit);
+    } else {
+      return hn::Gt(mag, limit);
+    }
+  }
+
   HWY_INLINE V Full(V code) const {
     const D du;
     const hn::Rebind<float, D> df;
@@ -203,8 +213,7 @@ class Decoder {
 
   const decode_params& p_;  // for the rare paths
   way way_;
-  bool negative_zero_is_nan_, nan_above_max_, sub_all_subnormal_, sub_all_normal_,
-      has_nan_;
+  bool negative_zero_is_nan_, nan_above_max_, sub_all_subnormal_, sub_all_normal_, has_nan_;
   // The shifts are the same in every lane (LeftBy, RightBy).
   int s0_, half_shift_, half_sign_shift_, frac_bits_, sub_shift_;
   V sign_, mag_mask_, short_limit_;
