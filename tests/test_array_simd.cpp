@@ -947,7 +947,8 @@ TEST_CASE("fill_keystream == keystream_bits at odd offsets and lengths, widths 1
   std::uint64_t cases = 0;
   const std::uint64_t firsts[] = {0,    1,    7,    15,    16,    17,    127,   128,
                                   129,  255,  4095, 4097,  65535, (1ull << 32) - 5, (1ull << 32) * 16 - 3,
-                                  (1ull << 36) + 1, 0x123456789abcdefull, 0xffffffffffff0000ull};
+                                  (1ull << 36) + 1, 0x123456789abcdefull, 0xffffffffffff0000ull,
+                                  0xffffffffffffff00ull, 0xffffffffffffff9cull};  // the last two wrap past 2^64
   const std::size_t lengths[] = {0, 1, 2, 3, 5, 8, 15, 16, 17, 31, 33, 63, 64, 65, 127, 128, 129, 255, 257, 1000, 4097};
   const std::pair<std::uint64_t, std::uint32_t> keys[] = {{0, 0}, {0x5eed, 3}, {0xfedcba9876543210ull, 0xffffffffu}};
   for_each_target([&](const std::string& target) {

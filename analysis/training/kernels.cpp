@@ -3,6 +3,7 @@
 #include "analysis/training/kernels.hpp"
 
 #include <algorithm>
+#include <type_traits>
 
 #include "fpemu/random.hpp"
 
@@ -122,7 +123,7 @@ void Compensation(update_rule rule, std::size_t n, const float* inc, const float
 }
 
 // random_bits' low word for blocks first .. first + n - 1 (lane b computing block first + b,
-// src/philox-inl.h). Vectors whose block counters would carry into the high word, and the tail,
+// fpemu/detail/philox-inl.h). Vectors whose block counters would carry into the high word, and the tail,
 // take the scalar function.
 void RandomWords(std::uint64_t seed, std::uint32_t stream, std::uint64_t first, std::size_t n, std::uint32_t* out) {
   std::size_t i = 0;
@@ -130,15 +131,24 @@ void RandomWords(std::uint64_t seed, std::uint32_t stream, std::uint64_t first, 
   const hn::ScalableTag<std::uint32_t> d;
   using V = hn::Vec<decltype(d)>;
   const std::size_t L = hn::Lanes(d);
-  for (; i + L <= n; i += L) {
-    const std::uint64_t block = first + i;
-    if (static_cast<std::uint32_t>(block) > 0xffffffffu - (L - 1)) break;
-    V c0 = hn::Add(hn::Iota(d, 0), hn::Set(d, static_cast<std::uint32_t>(block)));
-    V c1 = hn::Set(d, static_cast<std::uint32_t>(block >> 32));
-    V c2 = hn::Set(d, stream), c3 = hn::Zero(d);
-    simd::HWY_NAMESPACE::Philox(d, c0, c1, c2, c3, seed);
-    hn::StoreU(c0, d, out + i);
-  }
+  // S vectors at a time, while their block counters do not carry into the high word.
+  auto vectors = [&]<std::size_t S>(std::integral_constant<std::size_t, S>) HWY_ATTR {
+    for (; i + S * L <= n; i += S * L) {
+      const std::uint64_t block = first + i;
+      if (static_cast<std::uint32_t>(block) > 0xffffffffu - (S * L - 1)) break;
+      V c[S][4];
+      for (std::size_t s = 0; s < S; ++s) {
+        c[s][0] = hn::Add(hn::Iota(d, 0), hn::Set(d, static_cast<std::uint32_t>(block + s * L)));
+        c[s][1] = hn::Set(d, static_cast<std::uint32_t>(block >> 32));
+        c[s][2] = hn::Set(d, stream), c[s][3] = hn::Zero(d);
+      }
+      simd::HWY_NAMESPACE::Philox(d, c, seed);
+      for (std::size_t s = 0; s < S; ++s) hn::StoreU(c[s][0], d, out + i + s * L);
+    }
+  };
+  // Two vectors at once where the registers hold both (AVX-512's 32; see Philox).
+  if constexpr (HWY_TARGET <= HWY_AVX3) vectors(std::integral_constant<std::size_t, 2>());
+  vectors(std::integral_constant<std::size_t, 1>());
 #endif
   for (; i < n; ++i) out[i] = static_cast<std::uint32_t>(random_bits(seed, stream, first + i));
 }

@@ -9,6 +9,7 @@
 #define FPEMU_DETAIL_PHILOX_INL_H_
 #endif
 
+#include <cstddef>
 #include <cstdint>
 
 #include <hwy/highway.h>
@@ -17,39 +18,56 @@ HWY_BEFORE_NAMESPACE();
 namespace fpemu::simd::HWY_NAMESPACE {
 
 #if HWY_TARGET != HWY_SCALAR
-// The ten rounds on counters (c0, c1, c2, c3) with key `seed`, lane by lane: lane b of the words
-// is the block whose counter lane b held. The rounds run twice, on the even lanes and on the odd
-// ones, each block in the low half of a 64-bit lane, where one even-lane multiply gives the whole
-// 32x32 product: its low half is the next round's low word as it stands, and a swap of halves
-// (Shuffle2301, a shuffle-port instruction) brings its high word down, so that the multiplies are
-// the only work on the ports they share with shifts on Intel cores (a full 32-bit lane multiply
-// costs two of them there, and splitting each product by shifts doubled that port's load). The
-// high halves carry garbage through the rounds: neither the multiplies nor the result read it.
+// The ten rounds on S sets of counters (c[s][0..3]) with key `seed`, lane by lane: lane b of a
+// set's words is the block whose counter lane b held. The rounds run on the even lanes and on
+// the odd ones apart, each block in the low half of a 64-bit lane, where one even-lane multiply
+// gives the whole 32x32 product: its low half is the next round's low word as it stands, and a
+// swap of halves (Shuffle2301, a shuffle-port instruction) brings its high word down, so that
+// the multiplies are the only work on the ports they share with shifts on Intel cores (a full
+// 32-bit lane multiply costs two of them there, and splitting each product by shifts doubled
+// that port's load). The high halves carry garbage through the rounds: neither the multiplies
+// nor the result read it. Each round runs on every set before the next: a set's rounds are one
+// chain of ten multiplies, each waiting for the one before, and one set (two chains, even and
+// odd) left a Zen 5's multipliers idle most of the time; two sets need 16 vectors of state, which
+// AVX-512's 32 registers hold.
 // Always inlined: out of line, every call would reload the multipliers and keys through memory,
 // which costs more than the rounds.
-template <class D, class V = hwy::HWY_NAMESPACE::Vec<D>>
-HWY_INLINE void Philox(D d, V& c0, V& c1, V& c2, V& c3, std::uint64_t seed) {
+template <std::size_t S, class D, class V = hwy::HWY_NAMESPACE::Vec<D>>
+HWY_INLINE void Philox(D d, V (&c)[S][4], std::uint64_t seed) {
   namespace hn = hwy::HWY_NAMESPACE;
   const V m0 = hn::Set(d, 0xD2511F53u), m1 = hn::Set(d, 0xCD9E8D57u);
-  auto rounds = [&](V& a0, V& a1, V& a2, V& a3) __attribute__((always_inline)) HWY_ATTR {
-    std::uint32_t k0 = static_cast<std::uint32_t>(seed), k1 = static_cast<std::uint32_t>(seed >> 32);
-    for (int round = 0; round < 10; ++round) {
-      const V p0 = hn::BitCast(d, hn::MulEven(a0, m0)), p1 = hn::BitCast(d, hn::MulEven(a2, m1));
-      a0 = hn::Xor3(hn::Shuffle2301(p1), a1, hn::Set(d, k0));
-      a1 = p1;
-      a2 = hn::Xor3(hn::Shuffle2301(p0), a3, hn::Set(d, k1));
-      a3 = p0;
-      k0 += 0x9E3779B9u;
-      k1 += 0xBB67AE85u;
+  V odd[S][4];
+  for (std::size_t s = 0; s < S; ++s) {
+    for (int w = 0; w < 4; ++w) odd[s][w] = hn::Shuffle2301(c[s][w]);
+  }
+  std::uint32_t k0 = static_cast<std::uint32_t>(seed), k1 = static_cast<std::uint32_t>(seed >> 32);
+  for (int round = 0; round < 10; ++round) {
+    const V key0 = hn::Set(d, k0), key1 = hn::Set(d, k1);
+    auto step = [&](V(&a)[4]) __attribute__((always_inline)) HWY_ATTR {
+      const V p0 = hn::BitCast(d, hn::MulEven(a[0], m0)), p1 = hn::BitCast(d, hn::MulEven(a[2], m1));
+      a[0] = hn::Xor3(hn::Shuffle2301(p1), a[1], key0);
+      a[1] = p1;
+      a[2] = hn::Xor3(hn::Shuffle2301(p0), a[3], key1);
+      a[3] = p0;
+    };
+    for (std::size_t s = 0; s < S; ++s) {
+      step(c[s]);
+      step(odd[s]);
     }
-  };
-  V o0 = hn::Shuffle2301(c0), o1 = hn::Shuffle2301(c1), o2 = hn::Shuffle2301(c2), o3 = hn::Shuffle2301(c3);
-  rounds(c0, c1, c2, c3);
-  rounds(o0, o1, o2, o3);
-  c0 = hn::OddEven(hn::Shuffle2301(o0), c0);
-  c1 = hn::OddEven(hn::Shuffle2301(o1), c1);
-  c2 = hn::OddEven(hn::Shuffle2301(o2), c2);
-  c3 = hn::OddEven(hn::Shuffle2301(o3), c3);
+    k0 += 0x9E3779B9u;
+    k1 += 0xBB67AE85u;
+  }
+  for (std::size_t s = 0; s < S; ++s) {
+    for (int w = 0; w < 4; ++w) c[s][w] = hn::OddEven(hn::Shuffle2301(odd[s][w]), c[s][w]);
+  }
+}
+
+// One set of counters.
+template <class D, class V = hwy::HWY_NAMESPACE::Vec<D>>
+HWY_INLINE void Philox(D d, V& c0, V& c1, V& c2, V& c3, std::uint64_t seed) {
+  V c[1][4] = {{c0, c1, c2, c3}};
+  Philox(d, c, seed);
+  c0 = c[0][0], c1 = c[0][1], c2 = c[0][2], c3 = c[0][3];
 }
 #endif
 
