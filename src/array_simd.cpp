@@ -60,14 +60,10 @@ void FillKeystream(std::uint64_t seed, std::uint32_t stream, std::uint64_t first
     V c[S][4];
     for (std::size_t s = 0; s < S; ++s) {
 #if HWY_TARGET == HWY_SCALAR  // one lane: no even/odd multiplies; the scalar Philox
-      const philox_counter w = philox4x32_10(
-          {static_cast<std::uint32_t>(block[s]), static_cast<std::uint32_t>(block[s] >> 32), stream, 0},
-          {static_cast<std::uint32_t>(seed), static_cast<std::uint32_t>(seed >> 32)});
+      const philox_counter w = philox_block(seed, stream, block[s]);
       for (int j = 0; j < 4; ++j) c[s][j] = hn::Set(d, w[j]);
 #else
-      c[s][0] = hn::Add(hn::Iota(d, 0), hn::Set(d, static_cast<std::uint32_t>(block[s])));
-      c[s][1] = hn::Set(d, static_cast<std::uint32_t>(block[s] >> 32));
-      c[s][2] = hn::Set(d, stream), c[s][3] = hn::Zero(d);
+      BlockCounters(d, block[s], stream, c[s]);
 #endif
     }
     auto put = [&](std::size_t s, int j, V piece) HWY_ATTR { hn::StoreU(piece, d, at[s] + j * 16); };
@@ -97,9 +93,8 @@ void FillKeystream(std::uint64_t seed, std::uint32_t stream, std::uint64_t first
       }
     }
   };
-  // Two whole groups at once where the registers hold both (AVX-512's 32; see Philox): encode
-  // and round in place 1.04-1.16x as fast in sr16 and sr-exact on a Zen 5. On AVX2, two
-  // vectors spill, and ran 0.78-0.96x.
+  // Two whole groups at once where the registers hold both (AVX-512's 32; see Philox). On AVX2
+  // two vectors of one group spilled, and ran 0.78-0.96x as fast as one.
   constexpr bool kTwoGroups = HWY_TARGET <= HWY_AVX3;
   // Group by group; `index` wraps modulo 2^64 like first_index + i does.
   std::uint64_t index = first;

@@ -123,8 +123,8 @@ void Compensation(update_rule rule, std::size_t n, const float* inc, const float
 }
 
 // random_bits' low word for blocks first .. first + n - 1 (lane b computing block first + b,
-// fpemu/detail/philox-inl.h). Vectors whose block counters would carry into the high word, and the tail,
-// take the scalar function.
+// fpemu/detail/philox-inl.h). Vectors whose block counters would carry into the high word, and
+// the tail, take the scalar function.
 void RandomWords(std::uint64_t seed, std::uint32_t stream, std::uint64_t first, std::size_t n, std::uint32_t* out) {
   std::size_t i = 0;
 #if HWY_TARGET != HWY_SCALAR
@@ -137,11 +137,7 @@ void RandomWords(std::uint64_t seed, std::uint32_t stream, std::uint64_t first, 
       const std::uint64_t block = first + i;
       if (static_cast<std::uint32_t>(block) > 0xffffffffu - (S * L - 1)) break;
       V c[S][4];
-      for (std::size_t s = 0; s < S; ++s) {
-        c[s][0] = hn::Add(hn::Iota(d, 0), hn::Set(d, static_cast<std::uint32_t>(block + s * L)));
-        c[s][1] = hn::Set(d, static_cast<std::uint32_t>(block >> 32));
-        c[s][2] = hn::Set(d, stream), c[s][3] = hn::Zero(d);
-      }
+      for (std::size_t s = 0; s < S; ++s) simd::HWY_NAMESPACE::BlockCounters(d, block + s * L, stream, c[s]);
       simd::HWY_NAMESPACE::Philox(d, c, seed);
       for (std::size_t s = 0; s < S; ++s) hn::StoreU(c[s][0], d, out + i + s * L);
     }

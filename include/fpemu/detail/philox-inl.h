@@ -18,6 +18,17 @@ HWY_BEFORE_NAMESPACE();
 namespace fpemu::simd::HWY_NAMESPACE {
 
 #if HWY_TARGET != HWY_SCALAR
+// The counters of blocks block + lane, lane by lane, as random.hpp's philox_block lays them out
+// (the block's low and high words, stream, 0); block's low word plus the lane must not carry.
+template <class D, class V = hwy::HWY_NAMESPACE::Vec<D>>
+HWY_INLINE void BlockCounters(D d, std::uint64_t block, std::uint32_t stream, V (&c)[4]) {
+  namespace hn = hwy::HWY_NAMESPACE;
+  c[0] = hn::Add(hn::Iota(d, 0), hn::Set(d, static_cast<std::uint32_t>(block)));
+  c[1] = hn::Set(d, static_cast<std::uint32_t>(block >> 32));
+  c[2] = hn::Set(d, stream);
+  c[3] = hn::Zero(d);
+}
+
 // The ten rounds on S sets of counters (c[s][0..3]) with key `seed`, lane by lane: lane b of a
 // set's words is the block whose counter lane b held. The rounds run on the even lanes and on
 // the odd ones apart, each block in the low half of a 64-bit lane, where one even-lane multiply
@@ -27,9 +38,9 @@ namespace fpemu::simd::HWY_NAMESPACE {
 // 32-bit lane multiply costs two of them there, and splitting each product by shifts doubled
 // that port's load). The high halves carry garbage through the rounds: neither the multiplies
 // nor the result read it. Each round runs on every set before the next: a set's rounds are one
-// chain of ten multiplies, each waiting for the one before, and one set (two chains, even and
-// odd) left a Zen 5's multipliers idle most of the time; two sets need 16 vectors of state, which
-// AVX-512's 32 registers hold.
+// chain of ten multiplies, each waiting for the one before, and two sets (where the registers
+// hold their 16 vectors of state) ran AVX-512 encode in sr16 and sr-exact 1.04-1.16x as fast
+// as one on a Zen 5 (bench/results/encode-2026-11-29-zen5-lib-ab.md).
 // Always inlined: out of line, every call would reload the multipliers and keys through memory,
 // which costs more than the rounds.
 template <std::size_t S, class D, class V = hwy::HWY_NAMESPACE::Vec<D>>
@@ -60,14 +71,6 @@ HWY_INLINE void Philox(D d, V (&c)[S][4], std::uint64_t seed) {
   for (std::size_t s = 0; s < S; ++s) {
     for (int w = 0; w < 4; ++w) c[s][w] = hn::OddEven(hn::Shuffle2301(odd[s][w]), c[s][w]);
   }
-}
-
-// One set of counters.
-template <class D, class V = hwy::HWY_NAMESPACE::Vec<D>>
-HWY_INLINE void Philox(D d, V& c0, V& c1, V& c2, V& c3, std::uint64_t seed) {
-  V c[1][4] = {{c0, c1, c2, c3}};
-  Philox(d, c, seed);
-  c0 = c[0][0], c1 = c[0][1], c2 = c[0][2], c3 = c[0][3];
 }
 #endif
 
