@@ -37,36 +37,49 @@ HWY_INLINE void BlockCounters(D d, std::uint64_t block, std::uint32_t stream, V 
 // the multiplies are the only work on the ports they share with shifts on Intel cores (a full
 // 32-bit lane multiply costs two of them there, and splitting each product by shifts doubled
 // that port's load). The high halves carry garbage through the rounds: neither the multiplies
-// nor the result read it. Each round runs on every set before the next: a set's rounds are one
-// chain of ten multiplies, each waiting for the one before, and two sets (where the registers
-// hold their 16 vectors of state) ran AVX-512 encode in sr16 and sr-exact 1.04-1.16x as fast
-// as one on a Zen 5 (bench/results/encode-2026-11-29-zen5-lib-ab.md).
+// nor the result read it. A set's rounds are a chain of ten multiplies, each waiting for the one
+// before; with AVX-512's 32 registers each round runs on every set, even and odd lanes alike,
+// before the next (two sets: encode in sr16 and sr-exact 1.04-1.16x as fast as one set on a
+// Zen 5, bench/results/encode-2026-11-29-zen5-lib-ab.md), while with 16 the even lanes' rounds
+// run before the odd ones' (interleaved, SSE4 encode in sr16 and sr-exact ran 0.92-0.95x).
 // Always inlined: out of line, every call would reload the multipliers and keys through memory,
 // which costs more than the rounds.
 template <std::size_t S, class D, class V = hwy::HWY_NAMESPACE::Vec<D>>
 HWY_INLINE void Philox(D d, V (&c)[S][4], std::uint64_t seed) {
   namespace hn = hwy::HWY_NAMESPACE;
   const V m0 = hn::Set(d, 0xD2511F53u), m1 = hn::Set(d, 0xCD9E8D57u);
+  // The ten rounds on N sets at once, each round on every set before the next.
+  auto rounds = [&]<std::size_t N>(V(&a)[N][4]) __attribute__((always_inline)) HWY_ATTR {
+    std::uint32_t k0 = static_cast<std::uint32_t>(seed), k1 = static_cast<std::uint32_t>(seed >> 32);
+    for (int round = 0; round < 10; ++round) {
+      const V key0 = hn::Set(d, k0), key1 = hn::Set(d, k1);
+      for (std::size_t s = 0; s < N; ++s) {
+        const V p0 = hn::BitCast(d, hn::MulEven(a[s][0], m0)), p1 = hn::BitCast(d, hn::MulEven(a[s][2], m1));
+        a[s][0] = hn::Xor3(hn::Shuffle2301(p1), a[s][1], key0);
+        a[s][1] = p1;
+        a[s][2] = hn::Xor3(hn::Shuffle2301(p0), a[s][3], key1);
+        a[s][3] = p0;
+      }
+      k0 += 0x9E3779B9u;
+      k1 += 0xBB67AE85u;
+    }
+  };
   V odd[S][4];
   for (std::size_t s = 0; s < S; ++s) {
     for (int w = 0; w < 4; ++w) odd[s][w] = hn::Shuffle2301(c[s][w]);
   }
-  std::uint32_t k0 = static_cast<std::uint32_t>(seed), k1 = static_cast<std::uint32_t>(seed >> 32);
-  for (int round = 0; round < 10; ++round) {
-    const V key0 = hn::Set(d, k0), key1 = hn::Set(d, k1);
-    auto step = [&](V(&a)[4]) __attribute__((always_inline)) HWY_ATTR {
-      const V p0 = hn::BitCast(d, hn::MulEven(a[0], m0)), p1 = hn::BitCast(d, hn::MulEven(a[2], m1));
-      a[0] = hn::Xor3(hn::Shuffle2301(p1), a[1], key0);
-      a[1] = p1;
-      a[2] = hn::Xor3(hn::Shuffle2301(p0), a[3], key1);
-      a[3] = p0;
-    };
+  if constexpr (HWY_TARGET <= HWY_AVX3) {  // 32 registers: the even and odd lanes interleaved too
+    V all[2 * S][4];
     for (std::size_t s = 0; s < S; ++s) {
-      step(c[s]);
-      step(odd[s]);
+      for (int w = 0; w < 4; ++w) all[s][w] = c[s][w], all[S + s][w] = odd[s][w];
     }
-    k0 += 0x9E3779B9u;
-    k1 += 0xBB67AE85u;
+    rounds(all);
+    for (std::size_t s = 0; s < S; ++s) {
+      for (int w = 0; w < 4; ++w) c[s][w] = all[s][w], odd[s][w] = all[S + s][w];
+    }
+  } else {
+    rounds(c);
+    rounds(odd);
   }
   for (std::size_t s = 0; s < S; ++s) {
     for (int w = 0; w < 4; ++w) c[s][w] = hn::OddEven(hn::Shuffle2301(odd[s][w]), c[s][w]);
