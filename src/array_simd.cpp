@@ -93,9 +93,6 @@ void FillKeystream(std::uint64_t seed, std::uint32_t stream, std::uint64_t first
       }
     }
   };
-  // Two whole groups at once where the registers hold both (AVX-512's 32; see Philox). On AVX2
-  // two vectors of one group spilled, and ran 0.78-0.96x as fast as one.
-  constexpr bool kTwoGroups = HWY_TARGET <= HWY_AVX3;
   // Group by group; `index` wraps modulo 2^64 like first_index + i does.
   std::uint64_t index = first;
   for (std::size_t done = 0; done < n;) {
@@ -105,7 +102,7 @@ void FillKeystream(std::uint64_t seed, std::uint32_t stream, std::uint64_t first
     // round trip through a buffer of the four words (encode sr16 and sr-exact 1.1-1.3x on AVX3,
     // scripts/bench_ab.py against the buffered loop, four rounds).
     const bool whole = offset == 0 && count == per_group && hn::Lanes(d) <= 16;
-    if (kTwoGroups && whole && L == 16 && n - done >= 2 * per_group) {
+    if (kPhiloxSets == 2 && whole && L == 16 && n - done >= 2 * per_group) {  // two whole groups
       const std::uint64_t next = index + per_group;  // the next group's first element, mod 2^64
       blocks({g * 16, next / per_group * 16}, {out + done, out + done + per_group});
       done += 2 * per_group;

@@ -142,8 +142,7 @@ void RandomWords(std::uint64_t seed, std::uint32_t stream, std::uint64_t first, 
       for (std::size_t s = 0; s < S; ++s) hn::StoreU(c[s][0], d, out + i + s * L);
     }
   };
-  // Two vectors at once where the registers hold both (AVX-512's 32; see Philox).
-  if constexpr (HWY_TARGET <= HWY_AVX3) vectors(std::integral_constant<std::size_t, 2>());
+  if constexpr (simd::HWY_NAMESPACE::kPhiloxSets == 2) vectors(std::integral_constant<std::size_t, 2>());
   vectors(std::integral_constant<std::size_t, 1>());
 #endif
   for (; i < n; ++i) out[i] = static_cast<std::uint32_t>(random_bits(seed, stream, first + i));
