@@ -4,8 +4,10 @@
 // changes measured). Each cell (SIMD target, data set, kind, format, mode) runs ROUNDS times: memcpy
 // of the same elements, then each build; it prints the medians (G elements/s) and their ratio
 // new / base, and checks that both builds give the same bits. Kinds: encode (round_array to
-// storage-width codes), round (round_in_place), and the element-wise ops add, mul, div, fma and
-// sqrt on storage-width codes, with bench_round's operands (bf16, fp16 and formats of 8 bits).
+// storage-width codes), round (round_in_place), decode (decode_array of uint32 codes, the data
+// set's in nearest-even, as bench_round's; once per format, whatever the modes), and the
+// element-wise ops add, mul, div, fma and sqrt on storage-width codes, with bench_round's
+// operands (bf16, fp16 and formats of 8 bits).
 //
 //   lib_ab BASE.so NEW.so [--rounds 5] [--targets AVX3,AVX2,SSE4] [--data normal,wide]
 //          [--kinds encode,round] [--formats bf16,...] [--modes rne,...,sr16,sr-exact]
@@ -50,6 +52,7 @@ using fma_fn = expected<std::uint8_t> (*)(const fpemu::format&, std::span<const 
 template <class Code>
 using sqrt_fn = expected<std::uint8_t> (*)(const fpemu::format&, std::span<const Code>, std::span<Code>,
                                            const fpemu::rounding&, fpemu::sr_stream, std::span<std::uint8_t>);
+using decode_fn = expected<std::uint8_t> (*)(const fpemu::format&, std::span<const std::uint32_t>, std::span<float>);
 using parse_format_fn = expected<fpemu::format> (*)(std::string_view);
 using parse_mode_fn = expected<fpemu::round_mode> (*)(std::string_view);
 
@@ -66,6 +69,7 @@ struct build {
   encode8 to8;
   encode16 to16;
   in_place round;
+  decode_fn decode;
   ops<std::uint8_t> ops8;
   ops<std::uint16_t> ops16;
 };
@@ -157,6 +161,8 @@ int main(int argc, char** argv) {
                                "73709551615EERKNS_8roundingENS_9sr_streamES3_IhLm18446744073709551615EE", path),
          symbol<in_place>(lib, "_ZN5fpemu14round_in_placeERKNS_6formatESt4spanIfLm18446744073709551615EERKNS_8roundi"
                                "ngENS_9sr_streamES3_IhLm18446744073709551615EE", path),
+         symbol<decode_fn>(lib, "_ZN5fpemu12decode_arrayERKNS_6formatESt4spanIKjLm18446744073709551615EES3_IfLm1844"
+                                "6744073709551615EE", path),
          {symbol<apply_fn<std::uint8_t>>(lib, "_ZN5fpemu5applyENS_8array_opERKNS_6formatESt4spanIKhLm1844674407370955"
                                               "1615EES6_S4_IhLm18446744073709551615EERKNS_8roundingENS_9sr_streamES7_",
                                          path),
@@ -201,8 +207,8 @@ int main(int argc, char** argv) {
   for (const std::string& t : targets) target_of(t);
   for (const std::string& m : modes) rounding_of(m);
   for (const std::string& k : kinds)
-    if (k != "encode" && k != "round" && !is_op(k))
-      usage("--kinds " + k + ": not encode, round, add, mul, div, fma or sqrt");
+    if (k != "encode" && k != "round" && k != "decode" && !is_op(k))
+      usage("--kinds " + k + ": not encode, round, decode, add, mul, div, fma or sqrt");
   for (const std::string& d : sets)
     if (d != "normal" && d != "wide") usage("--data " + d + ": not normal or wide");
   for (const std::string& fmt : formats) {
@@ -221,6 +227,7 @@ int main(int argc, char** argv) {
     std::vector<std::uint16_t> codes16[2] = {std::vector<std::uint16_t>(n), std::vector<std::uint16_t>(n)};
     std::vector<std::uint8_t> operands8[3];
     std::vector<std::uint16_t> operands16[3];
+    std::vector<std::uint32_t> codes32(n);
     for (const std::string& target : targets) {
       hwy::SetSupportedTargetsForTest(target_of(target));  // Highway's state is libhwy's, shared by both builds
       for (const std::string& kind : kinds) {
@@ -235,7 +242,14 @@ int main(int argc, char** argv) {
               else operands16[k] = fpemu::bench::op_operand(codes16[0], k, kind, fpemu::magnitude_mask(f));
             }
           }
+          if (kind == "decode") {
+            if (narrow) (void)builds[0].to8(f, x, codes8[0], {}, fpemu::sr_stream{1, 0, 0}, {});
+            else (void)builds[0].to16(f, x, codes16[0], {}, fpemu::sr_stream{1, 0, 0}, {});
+            if (narrow) std::copy(codes8[0].begin(), codes8[0].end(), codes32.begin());
+            else std::copy(codes16[0].begin(), codes16[0].end(), codes32.begin());
+          }
           for (const std::string& mode : modes) {
+            if (kind == "decode" && mode != modes.front()) break;  // no mode of its own
             const fpemu::rounding r = rounding_of(mode);
             std::vector<double> t[3];
             bool same = true;
@@ -250,6 +264,8 @@ int main(int argc, char** argv) {
                 expected<std::uint8_t> flags = 0;
                 if (kind == "round") {
                   flags = builds[b].round(f, y, r, fpemu::sr_stream{1, 0, 0}, {});
+                } else if (kind == "decode") {
+                  flags = builds[b].decode(f, codes32, y);
                 } else if (is_op(kind)) {
                   flags = narrow ? run_op(builds[b].ops8, kind, f, operands8, codes8[b], r)
                                  : run_op(builds[b].ops16, kind, f, operands16, codes16[b], r);
@@ -260,15 +276,16 @@ int main(int argc, char** argv) {
                 }
                 if (k >= 0) t[b + 1].push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
                 if (!flags) usage(fmt + " " + mode + ": " + flags.message());
-                if (kind == "round" && turn == 0) first_values = y;
-                if (kind == "round" && turn == 1) same = same && std::memcmp(y.data(), first_values.data(), n * 4) == 0;
+                const bool values = kind == "round" || kind == "decode";
+                if (values && turn == 0) first_values = y;
+                if (values && turn == 1) same = same && std::memcmp(y.data(), first_values.data(), n * 4) == 0;
               }
-              if (kind != "round") same = same && (narrow ? codes8[0] == codes8[1] : codes16[0] == codes16[1]);
+              if (kind != "round" && kind != "decode") same = same && (narrow ? codes8[0] == codes8[1] : codes16[0] == codes16[1]);
             }
             all_same = all_same && same;
             auto rate = [&](int i) { return static_cast<double>(n) / median(t[i]) / 1e9; };
             std::printf("| %s | %s | %s | %s %s | %.2f | %.2f | %.2f | %.2f%s |\n", target.c_str(), set.c_str(),
-                        kind.c_str(), fmt.c_str(), mode.c_str(), rate(0), rate(1), rate(2), rate(2) / rate(1),
+                        kind.c_str(), fmt.c_str(), kind == "decode" ? "" : mode.c_str(), rate(0), rate(1), rate(2), rate(2) / rate(1),
                         same ? "" : " (results differ)");
             std::fflush(stdout);
           }

@@ -202,10 +202,12 @@ HWY_INLINE hn::Vec<D> OperandLanes(D d, VU bits) {
   }
 }
 
-// Operand lanes of type T: the values of the codes at p, decoded in registers.
+// Operand lanes of type T: the values of the codes at p, decoded in registers (`specials` and
+// `vector`: the decoder's, see Decoder).
 template <class D, class Dec>
-HWY_INLINE hn::Vec<D> LoadOperand(D d, const Dec& decode, const code_source& p) {
-  return OperandLanes(d, decode(LoadCodes(hn::Rebind<std::uint32_t, D>(), p)));
+HWY_INLINE hn::Vec<D> LoadOperand(D d, const Dec& decode, const code_source& p, frequent_step& specials,
+                                  std::size_t vector) {
+  return OperandLanes(d, decode(LoadCodes(hn::Rebind<std::uint32_t, D>(), p), specials, vector));
 }
 
 #if HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX3
@@ -481,14 +483,14 @@ std::size_t OpLanes(const format& f, code_source a, code_source b, code_source c
   std::size_t count = 0;
   // The NaN and listing steps below, each on every vector once frequent (wide-range fp16 data:
   // a NaN result, inf x 0, in 2 of 5 vectors).
-  frequent_step nan_step, listing_step;
+  frequent_step nan_step, listing_step, decoder_specials;  // the last the decoder's (see Decoder)
 
   auto one_vector = [&](const code_source& pa, const code_source& pb, const code_source& pc, T* dst,
                         std::size_t base) FPEMU_KERNEL_LAMBDA {
-    const V x = LoadOperand(d, decode, pa);
+    const V x = LoadOperand(d, decode, pa, decoder_specials, base / L);
     V y = fzero, w = fzero;
-    if constexpr (Op != lane_op::sqrt) y = LoadOperand(d, decode, pb);
-    if constexpr (Op == lane_op::fma) w = LoadOperand(d, decode, pc);
+    if constexpr (Op != lane_op::sqrt) y = LoadOperand(d, decode, pb, decoder_specials, base / L);
+    if constexpr (Op == lane_op::fma) w = LoadOperand(d, decode, pc, decoder_specials, base / L);
     const auto lanes = arithmetic(x, y, w);
     V z = lanes.z;
     // Lanes for the core, and the flags the arithmetic raises in the others (invalid,

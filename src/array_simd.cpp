@@ -372,8 +372,10 @@ HWY_NOINLINE std::size_t NormalRun(const encode_params<T>& p, bool inf_above_max
 // `underflow_seen`, `overflow_seen`) stops it, and EncodeMode raises it. (Gated on inexact and
 // underflow instead, it never ran where no result underflows, as in sums of e4m3fn values.)
 // Stops at the first other vector, which it leaves to EncodeMode, or at `end`; returns where it
-// stopped. `rnd`: the random words of element i.
-template <round_mode Mode, class T>
+// stopped. `rnd`: the random words of element i. kCodesOnly: no `values` (encode), a loop without
+// their work, which keeps more in registers: encode of FP8/FP6/FP4 codes 1.01-1.05x as fast in
+// geometric mean per target and data set, cells up to 1.10x (lib_ab, Zen 5).
+template <round_mode Mode, bool kCodesOnly, class T>
 HWY_NOINLINE std::size_t ScaledRun(const encode_params<T>& p, bool tiny_inputs, bool inexact_seen, bool underflow_seen,
                                    bool overflow_seen, const T* in, std::size_t i, std::size_t end,
                                    const std::uint32_t* rnd, bool whole_random, code_sink codes, T* values,
@@ -438,7 +440,7 @@ HWY_NOINLINE std::size_t ScaledRun(const encode_params<T>& p, bool tiny_inputs, 
       }
       StoreCodes(du, code, codes.at(i).data, codes.bytes);
     }
-    if (values) {
+    if (!kCodesOnly && values) {
       const V subnormal_bits = SubnormalBits(dt, units, quantum);
       V value = hn::OrAnd(hn::IfThenElse(below_normal, subnormal_bits, LeftBy(rounded, s0)), bits, sign_bit);
       if (!signed_zero) value = hn::IfThenZeroElse(plus_zero, value);
@@ -882,11 +884,12 @@ std::uint8_t EncodeMode(const format& f, const rounding& r, const T* in, std::si
     for (; i < chunk_end; i += L) {
       // ScaledRun raises no flags: a vector that would raise one not yet seen stops it, for fast_vector.
       if (state != run::none) {
+        auto scaled_run = values ? &ScaledRun<Mode, false, T> : &ScaledRun<Mode, true, T>;
         i = state == run::normal ? NormalRun<Mode>(p, inf_above_max, in, i, chunk_end, random_at(i), k_is_width,
                                                    codes, values, inexact_seen)
-                                 : ScaledRun<Mode>(p, scaled_takes_tiny_inputs, inexact_seen, underflow_seen,
-                                                   overflow_seen, in, i, chunk_end,
-                                                   random_at(i), k_is_width, codes, values, overflow_lanes);
+                                 : scaled_run(p, scaled_takes_tiny_inputs, inexact_seen, underflow_seen, overflow_seen,
+                                              in, i, chunk_end, random_at(i), k_is_width, codes, values,
+                                              overflow_lanes);
         if (i == chunk_end) break;
         if (++run_stops * (state == run::normal && scaled ? kScaledAfter : 8) > (i - run_start) / L + 16) {
           state = state == run::normal && scaled ? run::scaled : run::none;
@@ -977,12 +980,14 @@ void DecodeFloats(const format& f, const std::uint32_t* codes, std::size_t n, fl
   // for them.
   const bool by_table = p.by_table && !kHalfConversion;
   const auto all_bits = hn::Set(du, p.all_bits);
+  frequent_step specials;  // the decoder's (see Decoder)
 
-  auto one_vector = [&](const std::uint32_t* src, float* dst, bool aligned_stream) FPEMU_KERNEL_LAMBDA {
+  auto one_vector = [&](const std::uint32_t* src, float* dst, bool aligned_stream,
+                        std::size_t vector) FPEMU_KERNEL_LAMBDA {
     const auto code = hn::LoadU(du, src);
     const auto bits = by_table && hn::AllFalse(du, hn::Gt(code, all_bits))
                           ? hn::GatherIndex(du, p.table.data(), hn::BitCast(di, code))
-                          : decode(code);
+                          : decode(code, specials, vector);
     const auto value = hn::BitCast(df, bits);
     if (aligned_stream) {
       hn::Stream(value, df, dst);
@@ -994,7 +999,7 @@ void DecodeFloats(const format& f, const std::uint32_t* codes, std::size_t n, fl
   auto part = [&](std::size_t i, std::size_t count) FPEMU_KERNEL_LAMBDA {
     std::fill(pad, pad + kMax, 0u);
     std::copy(codes + i, codes + i + count, pad);
-    one_vector(pad, pad_out, false);
+    one_vector(pad, pad_out, false, i / L);
     std::copy(pad_out, pad_out + count, out + i);
   };
   std::size_t i = 0;
@@ -1008,7 +1013,7 @@ void DecodeFloats(const format& f, const std::uint32_t* codes, std::size_t n, fl
   }
   for (; i + L <= n; i += L) {
     hwy::Prefetch(codes + i + kPrefetchAhead<std::uint32_t>);
-    one_vector(codes + i, out + i, stream);
+    one_vector(codes + i, out + i, stream, i / L);
   }
   if (stream) hwy::FlushStream();
   if (i < n) part(i, n - i);

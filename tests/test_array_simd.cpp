@@ -718,6 +718,11 @@ TEST_CASE("decode_array to float and double == to_float / to_double for every co
     // Bits above the width (ignored by decode()).
     for (const std::uint32_t c : {std::uint32_t{1} << width(f), 0xffffffffu, 0x80000000u}) codes.push_back(c);
     for (int i = 0; i < 100; ++i) codes.push_back(static_cast<std::uint32_t>(rng()));
+    // Every code again in random order: NaN and infinity codes in enough vectors that the
+    // decoders fix them up on every vector (Decoder::Full's `specials`), not only after a branch.
+    const std::size_t listed = codes.size();
+    for (std::size_t i = 0; i < listed; ++i) codes.push_back(codes[i]);
+    std::shuffle(codes.begin() + static_cast<std::ptrdiff_t>(listed), codes.end(), rng);
     std::vector<float> want_f(codes.size());
     std::vector<double> want_d(codes.size());
     const bool floats = simd::values_are_floats(f);

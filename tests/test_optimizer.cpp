@@ -385,6 +385,33 @@ TEST_CASE("stored_tensor::store rounds as the core does on every path") {
   });
 }
 
+TEST_CASE("stored_tensor::load gives to_float of every element's code, on every target") {
+  for_each_target([](const std::string& target) {
+    for (const format& f : {formats::bf16, formats::fp16}) {
+      // Every value of f (its NaNs as the store makes them), then loads of every length below
+      // two vectors of the widest target from a few starts, and of the whole tensor.
+      std::vector<float> values;
+      for (std::uint32_t c = 0; c < 65536; ++c) values.push_back(to_float(f, c));
+      stored_tensor s(f, values.size());
+      s.store(0, values);
+      std::uint64_t checked = 0;
+      auto check = [&](std::size_t first, std::size_t n) {
+        std::vector<float> out(n);
+        s.load(first, out);
+        for (std::size_t i = 0; i < n; ++i) {
+          REQUIRE_MESSAGE(std::bit_cast<std::uint32_t>(out[i]) == std::bit_cast<std::uint32_t>(to_float(f, s.code(first + i))),
+                          target << " " << fpemu::to_string(f) << " element " << first + i);
+        }
+        checked += n;
+      };
+      for (const std::size_t first : {std::size_t{0}, std::size_t{1}, std::size_t{17}, std::size_t{65536 - 40}})
+        for (std::size_t n = 0; n <= 32 && first + n <= values.size(); ++n) check(first, n);
+      check(0, values.size());
+      CHECK(checked > 65536);
+    }
+  });
+}
+
 TEST_CASE("the vector step gives the reference's bits") {
   struct setting {
     optimizer_kind kind;

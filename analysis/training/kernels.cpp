@@ -3,6 +3,7 @@
 #include "analysis/training/kernels.hpp"
 
 #include <algorithm>
+#include <bit>
 #include <type_traits>
 
 #include "fpemu/random.hpp"
@@ -122,6 +123,18 @@ void Compensation(update_rule rule, std::size_t n, const float* inc, const float
   }
 }
 
+// See kernels.hpp: the codes widened in vectors, the tail one by one.
+void Bf16Values(const std::uint16_t* codes, std::size_t n, float* out) {
+  const hn::ScalableTag<std::uint32_t> d;
+  const hn::Rebind<std::uint16_t, decltype(d)> d16;
+  const hn::Rebind<float, decltype(d)> df;
+  const std::size_t L = hn::Lanes(d);
+  std::size_t i = 0;
+  for (; i + L <= n; i += L)
+    hn::StoreU(hn::BitCast(df, hn::ShiftLeft<16>(hn::PromoteTo(d, hn::LoadU(d16, codes + i)))), df, out + i);
+  for (; i < n; ++i) out[i] = std::bit_cast<float>(std::uint32_t{codes[i]} << 16);
+}
+
 // random_bits' low word for blocks first .. first + n - 1 (lane b computing block first + b,
 // fpemu/detail/philox-inl.h). Vectors whose block counters would carry into the high word, and
 // the tail, take the scalar function.
@@ -158,6 +171,7 @@ namespace fpemu::training::kernels {
 
 HWY_EXPORT(FusedStep);
 HWY_EXPORT(Compensation);
+HWY_EXPORT(Bf16Values);
 HWY_EXPORT(RandomWords);
 HWY_EXPORT(TargetName);
 
@@ -168,6 +182,10 @@ void fused_step(optimizer_kind k, const coefficients& c, update_rule rule, std::
 void compensation(update_rule rule, std::size_t n, const float* inc, const float* theta, const float* stored,
                   float* comp) {
   HWY_DYNAMIC_DISPATCH(Compensation)(rule, n, inc, theta, stored, comp);
+}
+
+void bf16_values(const std::uint16_t* codes, std::size_t n, float* out) {
+  HWY_DYNAMIC_DISPATCH(Bf16Values)(codes, n, out);
 }
 
 void random_words(std::uint64_t seed, std::uint32_t stream, std::uint64_t first, std::size_t n, std::uint32_t* out) {

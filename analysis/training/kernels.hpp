@@ -1,6 +1,6 @@
 // Vector kernels of the training room, compiled for every Highway target and dispatched at run
 // time to the best one the CPU has: the element-wise binary32 math of the fused optimizer step,
-// and the Philox words of stochastically rounded stores.
+// the loads of bf16 tensors, and the Philox words of stochastically rounded stores.
 //
 // Neither makes a rounding decision into a storage format (stored_tensor does those). The step
 // is the scalar reference's update_math::fused arithmetic (optimizer.cpp: increments() and
@@ -43,6 +43,10 @@ void fused_step(optimizer_kind k, const coefficients& c, update_rule rule, std::
 // c = (stored - theta) - y (`inc` holds u or y). Same padding as fused_step.
 void compensation(update_rule rule, std::size_t n, const float* inc, const float* theta, const float* stored,
                   float* comp);
+
+// out[i] = the value of the bf16 code codes[i]: its bits moved up 16 places (exact, and to_float's
+// value for every code, NaNs with their payloads). Any n.
+void bf16_values(const std::uint16_t* codes, std::size_t n, float* out);
 
 // out[i] = the low 32 bits of random_bits(seed, stream, first + i) (random.hpp), index wrapping
 // modulo 2^64: the bits a stochastic rounding with at most 32 random bits reads. Any n.

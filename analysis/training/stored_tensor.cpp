@@ -196,8 +196,7 @@ void stored_tensor::load(std::size_t first, std::span<float> out) const {
   if (width(fmt_) > 16) {
     for (std::size_t i = 0; i < out.size(); ++i) out[i] = wide_[first + i];
   } else if (!table_) {
-    for (std::size_t i = 0; i < out.size(); ++i)
-      out[i] = std::bit_cast<float>(std::uint32_t{narrow_[first + i]} << 16);
+    kernels::bf16_values(narrow_.data() + first, out.size(), out.data());
   } else {
     const float* t = table_->data();
     for (std::size_t i = 0; i < out.size(); ++i) out[i] = t[narrow_[first + i]];

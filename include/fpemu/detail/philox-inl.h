@@ -19,6 +19,9 @@ namespace fpemu::simd::HWY_NAMESPACE {
 
 // How many sets of counters to hand Philox at once: two where AVX-512's 32 registers hold their
 // 16 vectors of state, one elsewhere (on AVX2 two sets spilled, and ran 0.78-0.96x as fast).
+// Three on AVX-512 (three groups a call) made the keystream of 32- and 64-bit words 1.13-1.17x as
+// fast on a Zen 5, but cost encode in sr16 up to 7% where it runs at the memory limit, and left
+// sr-exact below half of memcpy's rate, so two it is.
 inline constexpr std::size_t kPhiloxSets = HWY_TARGET <= HWY_AVX3 ? 2 : 1;
 
 #if HWY_TARGET != HWY_SCALAR
