@@ -110,7 +110,7 @@ class Decoder {
   // every vector once they are not: `specials` is the caller's loop's frequent_step for it, and
   // `vector` the number of vectors the loop decoded before this one. On wide-range data the
   // branch, mispredicted, held SSE4 decode of fp16 codes (no F16C: every vector takes Full) to
-  // 0.65 G elements/s, 1.41-1.46 without it, while selects on every vector cost it a third on
+  // 0.63-0.65 G elements/s, 1.38-1.46 without it, while selects on every vector cost it a third on
   // N(0,1) data (lib_ab --kinds decode, Zen 5). The loop holds that state, not the decoder, whose
   // constants then stay in registers.
   HWY_INLINE V operator()(V code, frequent_step& specials, std::size_t vector) const {
