@@ -234,17 +234,15 @@ int main(int argc, char** argv) {
         for (const std::string& fmt : formats) {
           const fpemu::format f = *parse_format(fmt);
           const bool narrow = fpemu::width(f) <= 8;
-          if (is_op(kind)) {  // the operands: the data set's codes in f (nearest-even), as bench_round's
+          if (is_op(kind) || kind == "decode") {  // the data set's codes in f (nearest-even), as bench_round's
             if (narrow) (void)builds[0].to8(f, x, codes8[0], {}, fpemu::sr_stream{1, 0, 0}, {});
             else (void)builds[0].to16(f, x, codes16[0], {}, fpemu::sr_stream{1, 0, 0}, {});
-            for (std::size_t k = 0; k < 3; ++k) {
-              if (narrow) operands8[k] = fpemu::bench::op_operand(codes8[0], k, kind, fpemu::magnitude_mask(f));
-              else operands16[k] = fpemu::bench::op_operand(codes16[0], k, kind, fpemu::magnitude_mask(f));
-            }
+          }
+          for (std::size_t k = 0; is_op(kind) && k < 3; ++k) {  // the operands
+            if (narrow) operands8[k] = fpemu::bench::op_operand(codes8[0], k, kind, fpemu::magnitude_mask(f));
+            else operands16[k] = fpemu::bench::op_operand(codes16[0], k, kind, fpemu::magnitude_mask(f));
           }
           if (kind == "decode") {
-            if (narrow) (void)builds[0].to8(f, x, codes8[0], {}, fpemu::sr_stream{1, 0, 0}, {});
-            else (void)builds[0].to16(f, x, codes16[0], {}, fpemu::sr_stream{1, 0, 0}, {});
             if (narrow) std::copy(codes8[0].begin(), codes8[0].end(), codes32.begin());
             else std::copy(codes16[0].begin(), codes16[0].end(), codes32.begin());
           }
