@@ -4,18 +4,23 @@
 // format, and every span size against the first input. Errors name both spans and their sizes.
 // Then the work is split over the thread pool in chunks; each chunk goes through the vector
 // kernels (array_simd.hpp) where they cover the format and mode, else one scalar core call per
-// element. Stochastic rounding reads keystream_bits(seed, stream, first_index + i, width) for
+// element (element-wise arithmetic on byte codes: a table of the core's results, see below).
+// Stochastic rounding reads keystream_bits(seed, stream, first_index + i, width) for
 // element i on every path, so neither the path nor the chunking changes a result.
 #include "fpemu/array.hpp"
 
 #include <algorithm>
 #include <atomic>
 #include <cstddef>
+#include <deque>
 #include <initializer_list>
+#include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <thread>
+#include <vector>
 
 #include "array_simd.hpp"
 #include "fpemu/convert.hpp"
@@ -180,17 +185,97 @@ expected<std::uint8_t> round_given(const format& f, std::span<const float> in, s
   return round_span(f, in, out, r, random_source(random), flags);
 }
 
-// Element-wise arithmetic: through the lane kernels where simd::op_lanes covers the op, block
-// by block (the lanes' exact or rounded-to-odd results rounded once into f by the encode
-// kernels, with element i's random bits as everywhere, and the flags the arithmetic raised or-ed
-// in), and the elements they leave to the core (bf16 lanes beyond binary32's exact range,
-// inexact sr-exact lanes and the like) by `one(i, random)`, which stores element i's result
-// through the core and returns its flags; every element through `one` where the kernels do not
-// cover the op.
-template <class Code, class One>
+// ---- Element-wise arithmetic ----
+// `core(x, y, z, random)`: the core's result of the op on operand codes x, y, z (those it reads).
+
+// Codes stored in bytes have at most 2^8 values, so an op of one or two operands has at most 2^16
+// operand pairs, and the core's results for all of them fit a table (code | flags << 8 at
+// x << 8 | y, or at x for sqrt; 128 KiB). An array then costs a load per element, on any data,
+// and each result is the core's by construction, codes beyond the format's width included, in
+// every mode that reads no random bits (fma's 2^24 triples are not tabulated). A table is made
+// (single-threaded, 65536 core calls: 2-4 ms for e4m3fn and e5m2 add and div on a Zen 5 core)
+// once the elements asked of its op, format and rounding sum to kTableAfter, which the lanes
+// take 0.7-2 ms for there (1 to 3 G elements/s), so that making it costs about what the lanes
+// would, and is kept for the process: those of the last kTables (op, format, rounding) asked
+// about, at most 2 MiB.
+constexpr std::size_t kTableAfter = std::size_t{1} << 21;
+constexpr std::size_t kTables = 16;
+
+using result_table = std::vector<std::uint16_t>;
+
+struct tabulated {
+  simd::lane_op op;
+  format f;
+  rounding r;
+  std::size_t asked = 0;  // elements asked of it so far
+  std::shared_ptr<const result_table> table;  // null until made
+};
+
+// The process's tables, one set for every op (table_for is a template per caller).
+struct table_cache {
+  std::mutex mutex;
+  std::deque<tabulated> made;  // the oldest first
+};
+table_cache& tables() {
+  static table_cache cache;
+  return cache;
+}
+
+// The table of op, f and r, once made, counting n more elements asked of it; null where the op
+// is not tabulated, or not yet.
+template <class Core>
+std::shared_ptr<const result_table> table_for(simd::lane_op op, const format& f, const rounding& r, std::size_t n,
+                                              const Core& core) {
+  if (op == simd::lane_op::fma || is_stochastic(r.mode)) return nullptr;
+  table_cache& cache = tables();
+  const std::lock_guard lock(cache.mutex);
+  std::deque<tabulated>& made = cache.made;
+  auto it =
+      std::find_if(made.begin(), made.end(), [&](const tabulated& t) { return t.op == op && t.f == f && t.r == r; });
+  if (it == made.end()) {
+    if (made.size() == kTables) made.pop_front();
+    it = made.insert(made.end(), tabulated{op, f, r, 0, nullptr});
+  }
+  if (it->table || (it->asked += n) < kTableAfter) return it->table;
+  const bool pairs = op != simd::lane_op::sqrt;
+  auto table = std::make_shared<result_table>((pairs ? 1u << 16 : 1u << 8) + 1);  // padded (simd::look_up)
+  for (std::uint32_t i = 0; i + 1 < table->size(); ++i) {
+    const rounded res = pairs ? core(i >> 8, i & 0xff, 0, 0) : core(i, 0, 0, 0);
+    (*table)[i] = static_cast<std::uint16_t>(res.code | res.flags << 8);
+  }
+  it->table = std::move(table);
+  return it->table;
+}
+
+// The op on byte codes by its table (see above).
+std::uint8_t apply_table(const result_table& table, bool pairs, const std::uint8_t* a, const std::uint8_t* b,
+                         std::span<std::uint8_t> out, std::span<std::uint8_t> flags) {
+  return for_each_piece(out.size(), [&](std::size_t begin, std::size_t end) {
+    return simd::look_up(table.data(), pairs, a + begin, (pairs ? b : a) + begin, end - begin, out.data() + begin,
+                         flags.empty() ? nullptr : flags.data() + begin);
+  });
+}
+
+// Through the table where there is one (byte codes), else through the lane kernels where
+// simd::op_lanes covers the op, block by block (the lanes' exact or rounded-to-odd results
+// rounded once into f by the encode kernels, with element i's random bits as everywhere, and the
+// flags the arithmetic raised or-ed in), and the elements they leave to the core (bf16 lanes
+// beyond binary32's exact range, inexact sr-exact lanes and the like); every element through the
+// core where neither covers the op.
+template <class Code, class Core>
 std::uint8_t apply_lanes(simd::lane_op op, const format& f, const Code* a, const Code* b, const Code* c,
                          std::span<Code> out, const rounding& r, const sr_stream& sr, std::span<std::uint8_t> flags,
-                         One one) {
+                         const Core& core) {
+  if constexpr (sizeof(Code) == 1) {
+    if (const auto table = table_for(op, f, r, out.size(), core))
+      return apply_table(*table, op != simd::lane_op::sqrt, a, b, out, flags);
+  }
+  // Element j through the core: its result stored, its flags returned.
+  auto one = [&](std::size_t j, std::uint64_t random) {
+    const rounded res = core(a[j], b ? b[j] : 0, c ? c[j] : 0, random);
+    out[j] = static_cast<Code>(res.code);
+    return res.flags;
+  };
   const simd::op_path path = simd::op_lanes(op, f, r);
   if (path == simd::op_path::core) return for_each_element(out.size(), r, sr, flags, one);
   rounded infinite_quotient[2] = {};  // by sign: the listed x / 0 (simd::kInfiniteQuotient)
@@ -407,16 +492,14 @@ expected<std::uint8_t> apply_codes(array_op op, const format& f, std::span<const
                              : op == array_op::mul ? simd::lane_op::mul
                                                    : simd::lane_op::div;
   return apply_lanes(lane, f, a.data(), b.data(), static_cast<const Code*>(nullptr), out, r, sr, flags,
-                     [&](std::size_t i, std::uint64_t random) {
-                       rounded res;
+                     [&](std::uint32_t x, std::uint32_t y, std::uint32_t, std::uint64_t random) {
                        switch (op) {
-                         case array_op::add: res = add(f, a[i], b[i], r, random); break;
-                         case array_op::sub: res = sub(f, a[i], b[i], r, random); break;
-                         case array_op::mul: res = mul(f, a[i], b[i], r, random); break;
-                         case array_op::div: res = div(f, a[i], b[i], r, random); break;
+                         case array_op::add: return add(f, x, y, r, random);
+                         case array_op::sub: return sub(f, x, y, r, random);
+                         case array_op::mul: return mul(f, x, y, r, random);
+                         case array_op::div: break;
                        }
-                       out[i] = static_cast<Code>(res.code);
-                       return res.flags;
+                       return div(f, x, y, r, random);
                      });
 }
 
@@ -430,10 +513,8 @@ expected<std::uint8_t> apply_fma_codes(const format& f, std::span<const Code> a,
   if (auto e = check_sizes({{"a", a.size()}, {"b", b.size()}, {"c", c.size()}, {"out", out.size()}}, flags.size()))
     return *e;
   return apply_lanes(simd::lane_op::fma, f, a.data(), b.data(), c.data(), out, r, sr, flags,
-                     [&](std::size_t i, std::uint64_t random) {
-                       const rounded res = fma(f, a[i], b[i], c[i], r, random);
-                       out[i] = static_cast<Code>(res.code);
-                       return res.flags;
+                     [&](std::uint32_t x, std::uint32_t y, std::uint32_t z, std::uint64_t random) {
+                       return fma(f, x, y, z, r, random);
                      });
 }
 
@@ -445,10 +526,9 @@ expected<std::uint8_t> apply_sqrt_codes(const format& f, std::span<const Code> a
   if (auto e = check_rounding(f, r)) return *e;
   if (auto e = check_sizes({{"a", a.size()}, {"out", out.size()}}, flags.size())) return *e;
   return apply_lanes(simd::lane_op::sqrt, f, a.data(), static_cast<const Code*>(nullptr),
-                     static_cast<const Code*>(nullptr), out, r, sr, flags, [&](std::size_t i, std::uint64_t random) {
-                       const rounded res = sqrt(f, a[i], r, random);
-                       out[i] = static_cast<Code>(res.code);
-                       return res.flags;
+                     static_cast<const Code*>(nullptr), out, r, sr, flags,
+                     [&](std::uint32_t x, std::uint32_t, std::uint32_t, std::uint64_t random) {
+                       return sqrt(f, x, r, random);
                      });
 }
 

@@ -611,6 +611,44 @@ std::size_t Op(lane_op op, const format& f, code_source a, code_source b, code_s
   return 0;
 }
 
+// table[a[i] << 8 | b[i]] (pairs) or table[a[i]] for i in [0, n): the low bytes to out, the high
+// ones to flags (if not null); returns the union of the high bytes. Gathered on AVX2 and
+// AVX-512: a gather reads 32 bits at byte offset 2 x index (the entry and the next, which the
+// table's padding entry provides at the end) of which the low 16 are the entry. Element by
+// element below AVX2, which has no gather (Highway's emulation goes through memory).
+std::uint8_t LookUp(const std::uint16_t* table, bool pairs, const std::uint8_t* a, const std::uint8_t* b,
+                    std::size_t n, std::uint8_t* out, std::uint8_t* flags) {
+  std::size_t i = 0;
+  unsigned all = 0;
+#if HWY_TARGET <= HWY_AVX2
+  const hn::ScalableTag<std::uint32_t> du;
+  const hn::RebindToSigned<decltype(du)> di;
+  const hn::Rebind<std::uint8_t, decltype(du)> d8;
+  const std::size_t L = hn::Lanes(du);
+  const auto* words = reinterpret_cast<const std::uint32_t*>(table);
+  auto union_bits = hn::Zero(du);
+  const auto low_byte = hn::Set(du, 0xffu);
+  for (; i + L <= n; i += L) {
+    auto index = hn::PromoteTo(du, hn::LoadU(d8, a + i));
+    if (pairs) index = hn::Or(hn::ShiftLeft<8>(index), hn::PromoteTo(du, hn::LoadU(d8, b + i)));
+    const auto entries = hn::GatherOffset(du, words, hn::BitCast(di, hn::Add(index, index)));
+    union_bits = hn::Or(union_bits, entries);
+    hn::StoreU(hn::TruncateTo(d8, hn::And(entries, low_byte)), d8, out + i);
+    if (flags) hn::StoreU(hn::TruncateTo(d8, hn::And(hn::ShiftRight<8>(entries), low_byte)), d8, flags + i);
+  }
+  HWY_ALIGN std::uint32_t lanes[HWY_MAX_BYTES / 4];
+  hn::Store(union_bits, du, lanes);
+  for (std::size_t j = 0; j < L; ++j) all |= lanes[j];
+#endif
+  for (; i < n; ++i) {
+    const unsigned entry = table[pairs ? unsigned{a[i]} << 8 | b[i] : a[i]];
+    out[i] = static_cast<std::uint8_t>(entry);
+    if (flags) flags[i] = static_cast<std::uint8_t>(entry >> 8);
+    all |= entry;
+  }
+  return static_cast<std::uint8_t>(all >> 8);
+}
+
 std::size_t OpFloats(lane_op op, const format& f, code_source a, code_source b, code_source c, std::size_t n,
                      const lane_checks& k, float* out, std::uint32_t* special, code_sink codes) {
   return Op(op, f, a, b, c, n, k, out, special, codes);
@@ -630,6 +668,7 @@ namespace fpemu::simd {
 HWY_EXPORT(NativeFma);
 HWY_EXPORT(OpFloats);
 HWY_EXPORT(OpDoubles);
+HWY_EXPORT(LookUp);
 
 namespace {
 
@@ -700,6 +739,11 @@ std::size_t op_floats(lane_op op, const format& f, code_source a, code_source b,
 std::size_t op_doubles(lane_op op, const format& f, code_source a, code_source b, code_source c, std::size_t n,
                        const rounding& r, double* out, std::uint32_t* special, code_sink codes) {
   return HWY_DYNAMIC_DISPATCH(OpDoubles)(op, f, a, b, c, n, checks_for(op, f, r, false), out, special, codes);
+}
+
+std::uint8_t look_up(const std::uint16_t* table, bool pairs, const std::uint8_t* a, const std::uint8_t* b,
+                     std::size_t n, std::uint8_t* out, std::uint8_t* flags) {
+  return HWY_DYNAMIC_DISPATCH(LookUp)(table, pairs, a, b, n, out, flags);
 }
 
 }  // namespace fpemu::simd

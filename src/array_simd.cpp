@@ -362,24 +362,44 @@ HWY_NOINLINE std::size_t NormalRun(const encode_params<T>& p, bool inf_above_max
   return i;
 }
 
+// NaN lanes whose result is the format's NaN code as the kernels cover them: quiet, and no payload
+// bit under the format's last fraction bit (`low_mask`: the input bits below s0; fast_vector says
+// why), so that mag & (quiet_bit | low_mask) is the quiet bit alone (which lies above low_mask:
+// the kernels take formats of at least one fraction bit, can_encode).
+template <class T, class D, class V = hn::Vec<D>>
+HWY_INLINE hn::Mask<D> CoveredNaN(D du, V mag, V infinity, V low_mask) {
+  const V quiet_bit = hn::Set(du, hn::TFromD<D>{1} << (input_traits<T>::mant - 1));
+  return hn::And(SignedGt(mag, infinity), hn::Eq(hn::And(mag, hn::Or(quiet_bit, low_mask)), quiet_bit));
+}
+
+// The flags EncodeMode has found in the array so far (it raises each once, for the whole array).
+struct flags_seen {
+  bool inexact = false, underflow = false, overflow = false, infinite = false, nan = false;
+  bool operator==(const flags_seen&) const = default;
+};
+
 // EncodeMode's scaled path in a loop of its own, for data where vectors with subnormal or
 // overflowing results are too frequent for NormalRun (FP8 and smaller formats on wide-range
 // data; e4m3fn on N(0,1) data at 16 lanes). From element i on, it takes vectors whose lanes are
 // all finite (binary32 subnormal inputs too where `tiny_inputs`, as on fast_vector's scaled
 // path), rounding lanes below the normal range by ScaledUnits and the others at the shift s0,
-// and giving lanes that overflow the core's result for their sign (make_params). It raises no
-// flags: a vector that would raise one the caller has not yet seen (`inexact_seen`,
-// `underflow_seen`, `overflow_seen`) stops it, and EncodeMode raises it. (Gated on inexact and
-// underflow instead, it never ran where no result underflows, as in sums of e4m3fn values.)
-// Stops at the first other vector, which it leaves to EncodeMode, or at `end`; returns where it
-// stopped. `rnd`: the random words of element i. kCodesOnly: no `values` (encode), a loop without
-// their work, which keeps more in registers: encode of FP8/FP6/FP4 codes 1.01-1.05x as fast in
-// geometric mean per target and data set, cells up to 1.10x (lib_ab, Zen 5).
-template <round_mode Mode, bool kCodesOnly, class T>
-HWY_NOINLINE std::size_t ScaledRun(const encode_params<T>& p, bool tiny_inputs, bool inexact_seen, bool underflow_seen,
-                                   bool overflow_seen, const T* in, std::size_t i, std::size_t end,
-                                   const std::uint32_t* rnd, bool whole_random, code_sink codes, T* values,
-                                   frequent_step& overflow_lanes) {
+// and giving lanes that overflow, infinite lanes and quiet NaN lanes (as fast_vector covers
+// them) the core's result for their sign (make_params). It raises no flags: a vector that would
+// raise one the caller has not yet seen (`seen`) stops it, and EncodeMode raises it. (Gated on
+// inexact and underflow instead, it never ran where no result underflows, as in sums of e4m3fn
+// values.) Stops at the first other vector, which it leaves to EncodeMode, or at `end`; returns
+// where it stopped. `rnd`: the random words of element i. kCodesOnly: no `values` (encode), a
+// loop without their work, which keeps more in registers: encode of FP8/FP6/FP4 codes 1.01-1.05x
+// as fast in geometric mean per target and data set, cells up to 1.10x (lib_ab, Zen 5).
+// kSpecials: infinite and NaN lanes taken too, once the caller has seen them (the results of
+// element-wise arithmetic on wide-range codes: NaN in more than half the lanes of e4m3fn sums;
+// there 1.1-1.4x as fast), in a loop of its own: in the one loop, their masks and selects cost
+// element-wise FP8 fma and sr16 on N(0,1) data, which has none, 11-18%, and encode of e4m3fn
+// 17-33% (lib_ab, AVX3 and AVX2, Zen 5).
+template <round_mode Mode, bool kCodesOnly, bool kSpecials, class T>
+HWY_NOINLINE std::size_t ScaledRun(const encode_params<T>& p, bool tiny_inputs, flags_seen seen, const T* in,
+                                   std::size_t i, std::size_t end, const std::uint32_t* rnd, bool whole_random,
+                                   code_sink codes, T* values, frequent_step& put_lanes) {
   using tr = input_traits<T>;
   using U = typename tr::U;
   constexpr bool kStochastic = is_stochastic(Mode);
@@ -394,6 +414,10 @@ HWY_NOINLINE std::size_t ScaledRun(const encode_params<T>& p, bool tiny_inputs, 
   const V overflow_code_pos = hn::Set(du, p.overflow_code[0]), overflow_code_neg = hn::Set(du, p.overflow_code[1]);
   const V overflow_value_pos = hn::Set(du, p.overflow_value[0]);
   const V overflow_value_neg = hn::Set(du, p.overflow_value[1]);
+  const V infinite_code_pos = hn::Set(du, p.infinite_code[0]), infinite_code_neg = hn::Set(du, p.infinite_code[1]);
+  const V infinite_value_pos = hn::Set(du, p.infinite_value[0]), infinite_value_neg = hn::Set(du, p.infinite_value[1]);
+  const V nan_code_pos = hn::Set(du, p.nan_code[0]), nan_code_neg = hn::Set(du, p.nan_code[1]);
+  const V nan_value_pos = hn::Set(du, p.nan_value[0]), nan_value_neg = hn::Set(du, p.nan_value[1]);
   const hn::Vec<decltype(dt)> quantum = hn::Set(dt, p.subnormal_quantum);
   const hn::Vec<decltype(dt)> per_quantum = hn::Set(dt, T{1} / p.subnormal_quantum);  // a power of two
   const hn::Vec<decltype(dt)> two_k = hn::Set(dt, static_cast<T>(std::ldexp(1.0, static_cast<int>(p.k))));
@@ -416,27 +440,45 @@ HWY_NOINLINE std::size_t ScaledRun(const encode_params<T>& p, bool tiny_inputs, 
     // Finite lanes' code_mag has its top bit clear (as in fast_vector's scaled path), so the
     // signed compare tells the overflowing ones.
     const auto overflow = SignedGt(code_mag, max_mag);
-    auto out = SignedGt(infinity, mag);
-    if (!overflow_seen) out = hn::AndNot(overflow, out);
-    if (!tiny_inputs) out = hn::AndNot(InputSubnormal<tr::mant>(du, mag), out);
-    if (!hn::AllTrue(du, out)) break;
-    if (HWY_UNLIKELY(!inexact_seen || !underflow_seen)) {  // inexact lanes, tiny ones, as fast_vector finds them
+    const auto finite = SignedGt(infinity, mag);
+    auto covered = finite;
+    if (!seen.overflow) covered = hn::AndNot(overflow, covered);
+    if (!tiny_inputs) covered = hn::AndNot(InputSubnormal<tr::mant>(du, mag), covered);
+    // Infinite and NaN lanes, whose code_mag and overflow mean nothing: their results go in last.
+    auto infinite = hn::Ne(zero, zero), nan = infinite;
+    if constexpr (kSpecials) {
+      if (seen.infinite) infinite = hn::Eq(mag, infinity);
+      if (seen.nan) nan = CoveredNaN<T>(du, mag, infinity, low_mask);
+      covered = hn::Or(covered, hn::Or(infinite, nan));
+    }
+    if (!hn::AllTrue(du, covered)) break;
+    if (HWY_UNLIKELY(!seen.inexact || !seen.underflow)) {  // inexact lanes, tiny ones, as fast_vector finds them
       const V kept = hn::IfThenElse(below_normal, SubnormalBits(dt, units, quantum), hn::And(mag, low_mask));
       const auto lane_inexact = hn::Ne(kept, hn::IfThenElseZero(below_normal, mag));
-      if (!hn::AllFalse(du, inexact_seen ? hn::And(below_normal, lane_inexact) : lane_inexact)) break;
+      if (!hn::AllFalse(du, seen.inexact ? hn::And(below_normal, lane_inexact) : lane_inexact)) break;
     }
-    // Zero results take the format's zero of the input's sign, +0 where it has no -0. Overflowing
-    // lanes are put in by selects on every vector once they are frequent (wide-range data), and
-    // after a branch before: selects on every vector cost AVX3 e4m3fn on N(0,1) data up to a
-    // tenth, and a branch on every vector, mispredicted on wide-range data, took AVX2 e5m2 there
-    // from 2.5 to 1.7 G elements/s.
+    // Zero results take the format's zero of the input's sign, +0 where it has no -0. Overflowing,
+    // infinite and NaN lanes are put in by selects on every vector once they are frequent
+    // (wide-range data), and after a branch before: selects on every vector cost AVX3 e4m3fn on
+    // N(0,1) data up to a tenth, and a branch on every vector, mispredicted on wide-range data,
+    // took AVX2 e5m2 there from 2.5 to 1.7 G elements/s.
     const auto plus_zero = hn::Eq(code_mag, zero);
-    const bool any_overflow = overflow_lanes(!hn::AllFalse(du, overflow), i / L);
+    const bool any_put = put_lanes(!hn::AllFalse(du, kSpecials ? hn::Or(overflow, hn::Not(finite)) : overflow), i / L);
+    auto put = [&](V other, V overflow_pos, V overflow_neg, V infinite_pos, V infinite_neg, V nan_pos,
+                   V nan_neg) FPEMU_KERNEL_LAMBDA {
+      other = hn::IfThenElse(overflow, hn::IfThenElse(negative, overflow_neg, overflow_pos), other);
+      if constexpr (kSpecials) {
+        other = hn::IfThenElse(infinite, hn::IfThenElse(negative, infinite_neg, infinite_pos), other);
+        other = hn::IfThenElse(nan, hn::IfThenElse(negative, nan_neg, nan_pos), other);
+      }
+      return other;
+    };
     if (codes.data) {
       V code = hn::Or(code_mag, sign);
       if (!signed_zero) code = hn::IfThenZeroElse(plus_zero, code);
-      if (any_overflow) {
-        code = hn::IfThenElse(overflow, hn::IfThenElse(negative, overflow_code_neg, overflow_code_pos), code);
+      if (any_put) {
+        code = put(code, overflow_code_pos, overflow_code_neg, infinite_code_pos, infinite_code_neg, nan_code_pos,
+                   nan_code_neg);
       }
       StoreCodes(du, code, codes.at(i).data, codes.bytes);
     }
@@ -444,8 +486,9 @@ HWY_NOINLINE std::size_t ScaledRun(const encode_params<T>& p, bool tiny_inputs, 
       const V subnormal_bits = SubnormalBits(dt, units, quantum);
       V value = hn::OrAnd(hn::IfThenElse(below_normal, subnormal_bits, LeftBy(rounded, s0)), bits, sign_bit);
       if (!signed_zero) value = hn::IfThenZeroElse(plus_zero, value);
-      if (any_overflow) {
-        value = hn::IfThenElse(overflow, hn::IfThenElse(negative, overflow_value_neg, overflow_value_pos), value);
+      if (any_put) {
+        value = put(value, overflow_value_pos, overflow_value_neg, infinite_value_pos, infinite_value_neg,
+                    nan_value_pos, nan_value_neg);
       }
       hn::StoreU(hn::BitCast(dt, value), dt, values + i);
     }
@@ -534,16 +577,12 @@ std::uint8_t EncodeMode(const format& f, const rounding& r, const T* in, std::si
   // tininess needs a second rounding (at p bits) for lanes one binade below the normal range.
   const V range_span = hn::Set(du, p.high_field - p.low_field);
   const V low_mask = hn::Set(du, (U{1} << p.s0) - 1);
-  // A NaN input whose result is nan_code: quiet, and no payload bit under the format's last
-  // fraction bit (see fast_vector), so mag & nan_test_bits is the quiet bit alone (which lies
-  // above low_mask: the kernels take formats of at least one fraction bit, can_encode).
-  const V nan_test_bits = hn::Or(quiet_bit, low_mask);
   const V smallest_normal = hn::Set(du, p.emin_field << tr::mant);  // 2^emin's input bits
   const V below_low = hn::Set(du, (p.low_field << tr::mant) - 1);
   // Binary32 bits of the normal result whose format code (sans sign) is 0: code << s0 plus this.
   const V normal_value_base = hn::Set(du, static_cast<U>((p.emin_field - 1) << tr::mant));
   const bool signed_zero = p.negative_zero != 0;
-  bool inexact_seen = false, underflow_seen = false, overflow_seen = false, infinite_seen = false, nan_seen = false;
+  flags_seen seen;
   // Whether inf and NaN inputs, rounded like finite ones, land above the largest finite code
   // (not so for a format whose range reaches past the input's): then the rounded magnitude
   // says whether a lane is covered, given that its input lies in the range the rule covers.
@@ -600,15 +639,15 @@ std::uint8_t EncodeMode(const format& f, const rounding& r, const T* in, std::si
       if (HWY_LIKELY(hn::AllFalse(du, out))) return true;
       overflow = overflowing(mag, field, code_mag);
       infinite = hn::Eq(mag, infinity);
-      nan = hn::And(SignedGt(mag, infinity), hn::Eq(hn::And(mag, nan_test_bits), quiet_bit));
+      nan = CoveredNaN<T>(du, mag, infinity, low_mask);
       any_out = true;
       return hn::AllFalse(du, hn::AndNot(hn::Or(hn::Or(overflow, infinite), nan), out));
     };
     auto store = [&](V code, V value) FPEMU_KERNEL_LAMBDA {
       if (any_out) {
-        overflow_seen = overflow_seen || !hn::AllFalse(du, overflow);
-        infinite_seen = infinite_seen || !hn::AllFalse(du, infinite);
-        nan_seen = nan_seen || !hn::AllFalse(du, nan);
+        seen.overflow = seen.overflow || !hn::AllFalse(du, overflow);
+        seen.infinite = seen.infinite || !hn::AllFalse(du, infinite);
+        seen.nan = seen.nan || !hn::AllFalse(du, nan);
       }
       if (code_out.data) {
         if (any_out) {
@@ -647,7 +686,7 @@ std::uint8_t EncodeMode(const format& f, const rounding& r, const T* in, std::si
       const auto is_zero = hn::Eq(mag, zero);
       if (!covered(hn::AndNot(is_zero, hn::Or(bad_input(), above_max())))) return false;
       if (value_out) value_bits = LeftBy(rounded, s0_bits);
-      if (!inexact_seen) inexact_seen = !hn::AllFalse(du, hn::AndNot(is_zero, hn::Ne(hn::And(mag, low_mask), zero)));
+      if (!seen.inexact) seen.inexact = !hn::AllFalse(du, hn::AndNot(is_zero, hn::Ne(hn::And(mag, low_mask), zero)));
       // Without subnormal results nothing in range rounds to zero: zero results are zero inputs.
       store(hn::IfThenElse(is_zero, hn::And(sign, negzero), hn::Or(code_mag, sign)),
             hn::IfThenElse(is_zero, hn::IfThenElseZero(negative, value_negzero),
@@ -659,7 +698,7 @@ std::uint8_t EncodeMode(const format& f, const rounding& r, const T* in, std::si
       code_mag = hn::Add(rounded, rebias);
       if (!covered(inf_above_max ? above_max() : hn::Or(bad_input(), above_max()))) return false;
       if (value_out) value_bits = LeftBy(rounded, s0_bits);
-      if (!inexact_seen) inexact_seen = !hn::AllFalse(du, hn::Ne(hn::And(mag, low_mask), zero));
+      if (!seen.inexact) seen.inexact = !hn::AllFalse(du, hn::Ne(hn::And(mag, low_mask), zero));
       store(hn::Or(code_mag, sign), hn::OrAnd(value_bits, bits, sign_bit));
       return true;
     }
@@ -673,16 +712,16 @@ std::uint8_t EncodeMode(const format& f, const rounding& r, const T* in, std::si
         return false;
       const V subnormal_bits = SubnormalBits(dt, units, quantum);
       if (value_out) value_bits = hn::IfThenElse(below_normal, subnormal_bits, LeftBy(rounded, s0_bits));
-      if (HWY_UNLIKELY(!inexact_seen || !underflow_seen)) {
+      if (HWY_UNLIKELY(!seen.inexact || !seen.underflow)) {
         // Compared as bits, so that a subnormal input zeroed by DAZ still counts as inexact.
         const auto lane_inexact = hn::Ne(hn::IfThenElse(below_normal, subnormal_bits, hn::And(mag, low_mask)),
                                          hn::IfThenElseZero(below_normal, mag));
-        inexact_seen = inexact_seen || !hn::AllFalse(du, lane_inexact);
+        seen.inexact = seen.inexact || !hn::AllFalse(du, lane_inexact);
         const auto candidate = hn::And(below_normal, lane_inexact);
-        if (!underflow_seen && !hn::AllFalse(du, candidate)) {
+        if (!seen.underflow && !hn::AllFalse(du, candidate)) {
           // Not tiny: one binade below 2^emin and carrying into it when rounded at p bits.
           const auto not_tiny = hn::And(hn::Eq(hn::Add(field, one), emin_field), hn::Ne(RightBy(rounded, frac_bits), field));
-          underflow_seen = !hn::AllFalse(du, hn::AndNot(not_tiny, candidate));
+          seen.underflow = !hn::AllFalse(du, hn::AndNot(not_tiny, candidate));
         }
       }
       store_signed();
@@ -726,13 +765,13 @@ std::uint8_t EncodeMode(const format& f, const rounding& r, const T* in, std::si
                                     hn::Add(LeftBy(code_mag, s0_bits), normal_value_base));
       }
     }
-    if (HWY_UNLIKELY(!inexact_seen)) inexact_seen = !hn::AllFalse(du, Inexact(du, v, shift));
-    if (HWY_UNLIKELY(!underflow_seen)) {
+    if (HWY_UNLIKELY(!seen.inexact)) seen.inexact = !hn::AllFalse(du, Inexact(du, v, shift));
+    if (HWY_UNLIKELY(!seen.underflow)) {
       const auto candidate = hn::And(below_normal, Inexact(du, v, shift));
       if (!hn::AllFalse(du, candidate)) {
         const V at_p_bits = RoundShift<Mode>(du, mag, s0_bits, negative, random_v, k_bits, k_within_s0);
         const auto not_tiny = hn::And(hn::Eq(extra, one), hn::Ne(RightBy(at_p_bits, frac_bits), field));
-        underflow_seen = !hn::AllFalse(du, hn::AndNot(not_tiny, candidate));
+        seen.underflow = !hn::AllFalse(du, hn::AndNot(not_tiny, candidate));
       }
     }
     store_signed();
@@ -868,7 +907,7 @@ std::uint8_t EncodeMode(const format& f, const rounding& r, const T* in, std::si
   enum class run { normal, scaled, none };
   run state = flags == nullptr ? run::normal : run::none;
   std::size_t run_stops = 0, run_start = 0;
-  frequent_step overflow_lanes;  // ScaledRun's
+  frequent_step put_lanes;  // ScaledRun's
   std::size_t i = 0, chunk_begin = 0, chunk_end = 0;
   auto random_at = [&](std::size_t j) FPEMU_KERNEL_LAMBDA -> const std::uint32_t* {
     return !kStochastic ? nullptr : ks.given ? ks.given + j : random + (j - chunk_begin);
@@ -882,28 +921,32 @@ std::uint8_t EncodeMode(const format& f, const rounding& r, const T* in, std::si
       }
     }
     for (; i < chunk_end; i += L) {
-      // ScaledRun raises no flags: a vector that would raise one not yet seen stops it, for fast_vector.
       if (state != run::none) {
-        auto scaled_run = values ? &ScaledRun<Mode, false, T> : &ScaledRun<Mode, true, T>;
+        const bool specials = seen.infinite || seen.nan;
+        auto scaled_run = values ? (specials ? &ScaledRun<Mode, false, true, T> : &ScaledRun<Mode, false, false, T>)
+                                 : (specials ? &ScaledRun<Mode, true, true, T> : &ScaledRun<Mode, true, false, T>);
         i = state == run::normal ? NormalRun<Mode>(p, inf_above_max, in, i, chunk_end, random_at(i), k_is_width,
-                                                   codes, values, inexact_seen)
-                                 : scaled_run(p, scaled_takes_tiny_inputs, inexact_seen, underflow_seen, overflow_seen,
-                                              in, i, chunk_end, random_at(i), k_is_width, codes, values,
-                                              overflow_lanes);
+                                                   codes, values, seen.inexact)
+                                 : scaled_run(p, scaled_takes_tiny_inputs, seen, in, i, chunk_end, random_at(i),
+                                              k_is_width, codes, values, put_lanes);
         if (i == chunk_end) break;
-        if (++run_stops * (state == run::normal && scaled ? kScaledAfter : 8) > (i - run_start) / L + 16) {
-          state = state == run::normal && scaled ? run::scaled : run::none;
-          run_stops = 0;
-          run_start = i;
-        }
       }
       const std::uint32_t* rnd = random_at(i);
       const code_sink c = codes.at(i);
       T* v = values ? values + i : nullptr;
       at = i;
       hwy::Prefetch(in + i + kPrefetchAhead<T>);
-      if (flags == nullptr && fast_vector(in + i, rnd, c, v)) continue;
-      one_vector(in + i, rnd, c, v, flags ? flags + i : nullptr);
+      const flags_seen before = seen;
+      if (flags != nullptr || !fast_vector(in + i, rnd, c, v))
+        one_vector(in + i, rnd, c, v, flags ? flags + i : nullptr);
+      // ScaledRun raises no flags: a vector that would raise one not yet seen stops it, for
+      // fast_vector, once for each flag, which is no sign that the run does not suit the data.
+      if (state != run::none && !(state == run::scaled && seen != before) &&
+          ++run_stops * (state == run::normal && scaled ? kScaledAfter : 8) > (i - run_start) / L + 16) {
+        state = state == run::normal && scaled ? run::scaled : run::none;
+        run_stops = 0;
+        run_start = i;
+      }
     }
   }
   if (i < n) {  // the tail through zero-padded lanes (a zero is neither special nor flagged)
@@ -925,11 +968,11 @@ std::uint8_t EncodeMode(const format& f, const rounding& r, const T* in, std::si
   hn::Store(all_flags, du, lanes);
   std::uint8_t result = scalar_flags;
   for (std::size_t j = 0; j < L; ++j) result |= static_cast<std::uint8_t>(lanes[j]);
-  if (inexact_seen) result |= flag::inexact;
-  if (underflow_seen) result |= flag::underflow;
-  if (overflow_seen) result |= p.overflow_flags;
-  if (infinite_seen) result |= p.infinite_flags;
-  if (nan_seen) result |= p.nan_flags;
+  if (seen.inexact) result |= flag::inexact;
+  if (seen.underflow) result |= flag::underflow;
+  if (seen.overflow) result |= p.overflow_flags;
+  if (seen.infinite) result |= p.infinite_flags;
+  if (seen.nan) result |= p.nan_flags;
   return result;
 }
 

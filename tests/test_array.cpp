@@ -12,6 +12,7 @@
 #include <random>
 #include <span>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "fpemu/array.hpp"
@@ -225,6 +226,45 @@ TEST_CASE("apply (add, sub, mul, div), apply_fma and apply_sqrt == the scalar op
   }
   CHECK(configs == 9 * 9 * 3 - 9);
   CHECK(n == configs * 6 * len);
+}
+
+TEST_CASE("apply on byte codes from several threads at once, two of them making the same table of results and "
+          "one another (array.cpp): every result == the scalar op") {
+  // 2^21 elements a call: the size at which a table is made (array.cpp, kTableAfter).
+  constexpr std::size_t kN = std::size_t{1} << 21;
+  std::vector<std::uint8_t> a(kN), b(kN);
+  for (std::size_t i = 0; i < kN; ++i) {
+    a[i] = static_cast<std::uint8_t>(i >> 8);
+    b[i] = static_cast<std::uint8_t>(i * 37);
+  }
+  const rounding toward_zero{round_mode::toward_zero, overflow_policy::saturate, 16};
+  struct call {
+    array_op op;
+    rounding r;
+    std::vector<std::uint8_t> out;
+    bool done = false;
+  };
+  std::vector<call> calls = {{array_op::mul, toward_zero, {}}, {array_op::mul, toward_zero, {}},
+                             {array_op::div, toward_zero, {}}};
+  std::vector<std::thread> threads;
+  for (call& c : calls) {
+    c.out.resize(kN);
+    threads.emplace_back(
+        [&] { c.done = apply(c.op, formats::e5m2, std::span<const std::uint8_t>(a), b, c.out, c.r).has_value(); });
+  }
+  for (std::thread& t : threads) t.join();
+  for (const call& c : calls) {
+    REQUIRE(c.done);
+    for (std::size_t i = 0; i < kN; ++i) {
+      const rounded e = c.op == array_op::mul ? mul(formats::e5m2, a[i], b[i], c.r, 0)
+                                              : div(formats::e5m2, a[i], b[i], c.r, 0);
+      if (c.out[i] != e.code) {
+        FAIL_CHECK("element " << i << " (" << int(a[i]) << ", " << int(b[i]) << "): " << int(c.out[i]) << ", core "
+                               << e.code);
+        break;
+      }
+    }
+  }
 }
 
 TEST_CASE("stochastic rounding: results do not depend on how the array is split (first_index), every op") {

@@ -1264,6 +1264,103 @@ TEST_CASE("apply, apply_fma and apply_sqrt == the core's ops, bitwise with flags
   MESSAGE(checked << " elements checked");
 }
 
+TEST_CASE("apply and apply_sqrt on byte codes through the table of results == the core on every pair of bytes "
+          "(bits beyond the format's width included), with flags, every mode without random bits, policy and target") {
+  // A table is made once the elements asked of an (op, format, rounding) sum to 2^21 (array.cpp):
+  // the first call, of 2^21 + 3 elements, makes it; then every target reads it on every pair.
+  constexpr std::size_t kPairs = std::size_t{1} << 16, kFirst = (std::size_t{1} << 21) + 3;
+  std::vector<std::uint8_t> a(kFirst), b(kFirst);
+  for (std::size_t i = 0; i < kFirst; ++i) {
+    a[i] = static_cast<std::uint8_t>(i >> 8);
+    b[i] = static_cast<std::uint8_t>(i);
+  }
+  std::vector<std::uint8_t> out(kFirst), flags(kFirst);
+  std::uint64_t checked = 0;
+  for (const char* spec : {"e4m3fn", "e5m2", "e4m3fnuz", "e3m2fn", "e2m1fn", "e8m0fnu"}) {
+    const format f = fmt(spec);
+    for (const rounding& r : roundings_for(f)) {
+      if (r.mode == round_mode::stochastic || check(f, r)) continue;
+      CAPTURE(describe(f, r));
+      for (const simd::lane_op op : {simd::lane_op::add, simd::lane_op::sub, simd::lane_op::mul, simd::lane_op::div,
+                                     simd::lane_op::sqrt}) {
+        CAPTURE(std::string(kLaneOpNames[static_cast<int>(op)]));
+        std::vector<rounded> want(kPairs);
+        std::uint8_t want_all = 0;
+        for (std::size_t i = 0; i < kPairs; ++i) {
+          want[i] = core_op(op, f, r, {}, i, a[i], b[i], 0);
+          want_all |= want[i].flags;
+        }
+        // Codes and flags of the first n elements against the core's; the union too.
+        auto check_call = [&](std::size_t n, std::span<std::uint8_t> fl) {
+          const std::span<const std::uint8_t> x(a.data(), n), y(b.data(), n);
+          const auto all = op == simd::lane_op::sqrt
+                               ? apply_sqrt(f, x, std::span(out.data(), n), r, {}, fl)
+                               : apply(static_cast<array_op>(op), f, x, y, std::span(out.data(), n), r, {}, fl);
+          REQUIRE(all.has_value());
+          CHECK(*all == want_all);
+          for (std::size_t i = 0; i < n; ++i) {
+            const rounded& w = want[i % kPairs];
+            if (out[i] == w.code && (fl.empty() || fl[i] == w.flags)) continue;
+            FAIL_CHECK("(" << hex(a[i]) << ", " << hex(b[i]) << ") element " << i << ": code " << hex(out[i])
+                           << " flags " << int(fl.empty() ? 0 : fl[i]) << ", core " << hex(w.code) << " flags "
+                           << int(w.flags));
+            return;
+          }
+          checked += n;
+        };
+        check_call(kFirst, flags);
+        for_each_target([&](const std::string& target) {
+          CAPTURE(target);
+          check_call(kPairs, std::span(flags.data(), kPairs));
+          check_call(kPairs - 5, {});
+        });
+      }
+    }
+  }
+  MESSAGE(checked << " elements checked");
+}
+
+TEST_CASE("simd::look_up == the table read element by element: pairs and single indices, lengths 0 to 70 from "
+          "four starts, the last entry included, with and without flags, every target") {
+  std::mt19937_64 rng(31);
+  std::vector<std::uint16_t> table((std::size_t{1} << 16) + 1);
+  for (std::uint16_t& t : table) t = static_cast<std::uint16_t>(rng());
+  std::vector<std::uint8_t> a(80), b(80);
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    a[i] = static_cast<std::uint8_t>(rng());
+    b[i] = static_cast<std::uint8_t>(rng());
+  }
+  a[40] = b[40] = 0xff;  // the last entry, next to the padding the gathers read
+  std::uint64_t checked = 0;
+  for_each_target([&](const std::string& target) {
+    CAPTURE(target);
+    for (const bool pairs : {true, false}) {
+      for (std::size_t start = 0; start < 4; ++start) {
+        for (std::size_t n = 0; start + n <= 74; ++n) {
+          for (const bool with_flags : {true, false}) {
+            std::vector<std::uint8_t> out(n + 1, 0xa5), fl(n + 1, 0x5a);
+            const auto all = simd::look_up(table.data(), pairs, a.data() + start, b.data() + start, n, out.data(),
+                                           with_flags ? fl.data() : nullptr);
+            unsigned want_all = 0;
+            for (std::size_t i = 0; i < n; ++i) {
+              const std::size_t j = start + i;
+              const unsigned entry = table[pairs ? unsigned{a[j]} << 8 | b[j] : a[j]];
+              want_all |= entry >> 8;
+              REQUIRE(out[i] == (entry & 0xff));
+              if (with_flags) REQUIRE(fl[i] == entry >> 8);
+            }
+            REQUIRE(out[n] == 0xa5);  // nothing written past n
+            REQUIRE(fl[n] == 0x5a);
+            CHECK(all == want_all);
+            checked += n;
+          }
+        }
+      }
+    }
+  });
+  MESSAGE(checked << " elements checked");
+}
+
 TEST_CASE("apply, apply_fma and apply_sqrt == the core's ops on random bf16 and fp16 operands, near-cancelling "
           "pairs and all specials, every mode and target; the lanes take every op in every mode") {
   std::mt19937_64 rng(12);
