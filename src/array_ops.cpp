@@ -627,14 +627,13 @@ std::uint8_t LookUp(const std::uint16_t* table, bool pairs, const std::uint8_t* 
   const std::size_t L = hn::Lanes(du);
   const auto* words = reinterpret_cast<const std::uint32_t*>(table);
   auto union_bits = hn::Zero(du);
-  const auto low_byte = hn::Set(du, 0xffu);
   for (; i + L <= n; i += L) {
     auto index = hn::PromoteTo(du, hn::LoadU(d8, a + i));
     if (pairs) index = hn::Or(hn::ShiftLeft<8>(index), hn::PromoteTo(du, hn::LoadU(d8, b + i)));
     const auto entries = hn::GatherOffset(du, words, hn::BitCast(di, hn::Add(index, index)));
     union_bits = hn::Or(union_bits, entries);
-    hn::StoreU(hn::TruncateTo(d8, hn::And(entries, low_byte)), d8, out + i);
-    if (flags) hn::StoreU(hn::TruncateTo(d8, hn::And(hn::ShiftRight<8>(entries), low_byte)), d8, flags + i);
+    hn::StoreU(hn::TruncateTo(d8, entries), d8, out + i);  // the low byte of each lane
+    if (flags) hn::StoreU(hn::TruncateTo(d8, hn::ShiftRight<8>(entries)), d8, flags + i);
   }
   HWY_ALIGN std::uint32_t lanes[HWY_MAX_BYTES / 4];
   hn::Store(union_bits, du, lanes);
