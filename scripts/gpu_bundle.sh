@@ -18,4 +18,7 @@ strip "$stage/src/cli/fpemu" "$stage/bench/bench_cuda"
 ldd "$build/src/cli/fpemu" "$build/bench/bench_cuda" | awk '/=>/ { print $3 }' | sort -u |
   grep -vE '/lib(c|m|stdc\+\+|gcc_s|pthread|dl|rt|cublasLt)\.so|ld-linux' |
   xargs -I{} cp -L {} "$stage/lib/"
+# Debug sections of our own libraries, unstripped, made the tarball larger than the 64 MiB a
+# device machine takes with the working tree.
+strip --strip-unneeded "$stage"/lib/*.so*
 tar czf "$tarball" -C "$stage" .
