@@ -36,8 +36,17 @@
 //    binary64, both steps exact: z0 b has at most 24 + P bits, z0^2 at most 48, and r, on a grid
 //    a lies on too (2^(e_z - 23 + e_b - frac_bits) for div, e_z and e_b the exponents of z0 and
 //    b, with z0 normal; ulp(z0)^2 for sqrt), is below ulp(z0) |b| (ulp(z0) 2^(e_z + 2)) in
-//    magnitude, so of at most P (25) bits. Binary64 lanes would multiply 53-bit numbers: their
-//    div and sqrt go to the core on such targets.
+//    magnitude, so of at most P (25) bits. Binary64 lanes need only r's sign, or that it is 0,
+//    which exact pieces give (Veltkamp's split, Dekker 1971: z0 = zh + zl exactly, zh z0 rounded
+//    to 26 bits, |zl| of at most 26 bits; no step overflows or underflows, as a and b are
+//    binary32 values, so z0 lies in 2^-278..2^278 and each nonzero product below in
+//    2^-480..2^406). Div: zh b and zl b have at most 26 + 24 bits, exact; a - zh b is exact
+//    (Sterbenz: zh b is a (1 + d), |d| < 2^-25), so r has the sign of comparing it with zl b.
+//    Sqrt: zh^2, zh zl and zl^2 are exact; h = a - zh^2 too (Sterbenz, as for div); with
+//    2^E <= z0 < 2^(E+1), h lies on the grid of 2^(2E-50) (a is a binary32 value near 2^(2E)) and
+//    2 zh zl on that of 2^(2E-76), while h - 2 zh zl = zl^2 + r is below 2^(2E-52) + 2^(2E-50) in
+//    magnitude (|r| < ulp(z0) (sqrt(a) + z0)): at most 27 bits, exact; r has the sign of
+//    comparing it with zl^2.
 // Binary64 lanes meet these on every finite value a binary32-valued format has. Binary32 lanes
 // meet them on the whole range of formats as narrow as fp16 and FP8 (lanes_in_range below);
 // for wider ranges (bf16) the kernel checks each lane, and one that falls outside (a product
@@ -168,8 +177,6 @@ HWY_INLINE std::size_t AppendListed(D d, hn::Vec<D> entries, M m, std::uint32_t*
   return count;
 }
 #undef FPEMU_STATIC_COMPRESS
-
-bool NativeFma() { return HWY_NATIVE_FMA != 0; }
 
 // The codes at p in 32-bit lanes, from a storage width of kBytes.
 template <int kBytes, class DU>
@@ -359,11 +366,28 @@ class LaneArithmetic {
   }
   // a - z b, exact, or (without a fused multiply-add) a value with its sign and zero where it is:
   // the remainder of div and sqrt for z rounded to nearest (the top of this file). Targets
-  // without one form it in binary64 lanes, binary32 lanes only (op_lanes sends binary64 lanes'
-  // div and sqrt to the core there).
+  // without one form it in binary64 lanes for binary32 lanes, and from exact pieces for binary64
+  // lanes.
   HWY_INLINE V Remainder(V a, V z, V b) const {
-    if constexpr (HWY_NATIVE_FMA || sizeof(T) != 4) {
+    if constexpr (HWY_NATIVE_FMA) {
       return hn::NegMulAdd(z, b, a);
+    } else if constexpr (sizeof(T) == 8) {
+      const D d;
+      const V c = hn::Mul(hn::Set(d, 134217729.0), z);  // (2^27 + 1) z: Veltkamp's split of z
+      const V zh = hn::Sub(c, hn::Sub(c, z)), zl = hn::Sub(z, zh);
+      V head, tail;  // r = head - tail, compared exactly
+      if constexpr (Op == lane_op::sqrt) {
+        const V middle = hn::Mul(zh, zl);
+        head = hn::Sub(hn::Sub(a, hn::Mul(zh, zh)), hn::Add(middle, middle));
+        tail = hn::Mul(zl, zl);
+      } else {
+        head = hn::Sub(a, hn::Mul(zh, b));
+        tail = hn::Mul(zl, b);
+      }
+      // +-1 as head exceeds tail or not, 0 where equal or NaN (an infinite or NaN operand, as
+      // Nonzero reads them).
+      const V one = hn::Set(d, 1.0);
+      return hn::IfThenElse(hn::Gt(head, tail), one, hn::IfThenElseZero(hn::Lt(head, tail), hn::Neg(one)));
     } else {
       // +-1 with the sign of the binary64 remainder, 0 where it is zero or NaN (as Nonzero reads
       // them), demoted exactly: in lanes of two halves, or of one for the scalar target.
@@ -639,6 +663,28 @@ std::uint8_t LookUp(const std::uint16_t* table, bool pairs, const std::uint8_t* 
   hn::Store(union_bits, du, lanes);
   for (std::size_t j = 0; j < L; ++j) all |= lanes[j];
 #endif
+#if HWY_TARGET > HWY_AVX2 && HWY_TARGET != HWY_SCALAR
+  // Eight entries a step: their indices formed in one vector, the entries read element by
+  // element and split into result and flag bytes in one vector again (a byte store per result
+  // and flag byte ran SSE4's e4m3fn add at 0.47 of memcpy's element rate).
+  const hn::Full64<std::uint8_t> d8;
+  const hn::Rebind<std::uint16_t, decltype(d8)> d16;
+  auto union_bits = hn::Zero(d16);
+  for (; i + 8 <= n; i += 8) {
+    auto index = hn::PromoteTo(d16, hn::LoadU(d8, a + i));
+    if (pairs) index = hn::Or(hn::ShiftLeft<8>(index), hn::PromoteTo(d16, hn::LoadU(d8, b + i)));
+    HWY_ALIGN std::uint16_t at[8], entry[8];
+    hn::Store(index, d16, at);
+    for (int j = 0; j < 8; ++j) entry[j] = table[at[j]];
+    const auto entries = hn::Load(d16, entry);
+    union_bits = hn::Or(union_bits, entries);
+    hn::StoreU(hn::TruncateTo(d8, entries), d8, out + i);
+    if (flags) hn::StoreU(hn::TruncateTo(d8, hn::ShiftRight<8>(entries)), d8, flags + i);
+  }
+  HWY_ALIGN std::uint16_t lanes[8];
+  hn::Store(union_bits, d16, lanes);
+  for (const unsigned lane : lanes) all |= lane;
+#endif
   for (; i < n; ++i) {
     const unsigned entry = table[pairs ? unsigned{a[i]} << 8 | b[i] : a[i]];
     out[i] = static_cast<std::uint8_t>(entry);
@@ -664,7 +710,6 @@ HWY_AFTER_NAMESPACE();
 #if HWY_ONCE
 namespace fpemu::simd {
 
-HWY_EXPORT(NativeFma);
 HWY_EXPORT(OpFloats);
 HWY_EXPORT(OpDoubles);
 HWY_EXPORT(LookUp);
@@ -723,8 +768,6 @@ op_path op_lanes(lane_op op, const format& f, const rounding& r) {
   const bool exact = op == lane_op::mul || ((op == lane_op::add || op == lane_op::sub) && sums_exact(f, 24));
   if (can_encode(f, r, false) && 2 * (f.frac_bits + 1) <= 24 && precise_enough(f, r, 24, exact))
     return op_path::binary32;
-  // Binary64 lanes form the remainder of div and sqrt by a fused multiply-add.
-  if ((op == lane_op::div || op == lane_op::sqrt) && !HWY_DYNAMIC_DISPATCH(NativeFma)()) return op_path::core;
   if (r.mode != round_mode::stochastic_exact && can_encode(f, r, true) && precise_enough(f, r, 53, false))
     return op_path::binary64;
   return op_path::core;

@@ -43,6 +43,7 @@
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
+#include <cstring>
 #include <limits>
 #include <random>
 #include <span>
@@ -1217,7 +1218,7 @@ std::uint64_t check_apply(simd::lane_op op, const format& f, const rounding& r, 
 
 // Checks every op on (a, b, c) in every op_roundings mode on every target against the core, and
 // that the lanes took every op the argument of array_ops.cpp covers: `lanes` counts (op,
-// rounding) pairs per path on the best target.
+// rounding, target) triples per path.
 void check_ops_on_targets(const format& f, const std::vector<std::uint32_t>& a, const std::vector<std::uint32_t>& b,
                           const std::vector<std::uint32_t>& c, std::uint64_t& checked, int lanes[3]) {
   const sr_stream sr{0x0dd5eedULL, 7, 12345};
@@ -1227,11 +1228,9 @@ void check_ops_on_targets(const format& f, const std::vector<std::uint32_t>& a, 
       CAPTURE(std::string(kLaneOpNames[static_cast<int>(op)]));
       std::vector<rounded> want(a.size());
       for (std::size_t i = 0; i < a.size(); ++i) want[i] = core_op(op, f, r, sr, i, a[i], b[i], c[i]);
-      bool best = true;
       for_each_target([&](const std::string& target) {
         CAPTURE(target);
-        if (best) ++lanes[static_cast<int>(simd::op_lanes(op, f, r))];
-        best = false;
+        ++lanes[static_cast<int>(simd::op_lanes(op, f, r))];
         checked += check_apply(op, f, r, sr, a, b, c, want);
       });
     }
@@ -1256,10 +1255,11 @@ TEST_CASE("apply, apply_fma and apply_sqrt == the core's ops, bitwise with flags
     }
     int lanes[3] = {};
     check_ops_on_targets(f, a, b, c, checked, lanes);
-    // On a target with FMA every op in every mode runs in lanes (the kernels' best target here).
+    // Every op in every mode runs in lanes, on every target (those without a fused multiply-add
+    // too), where the floating-point environment lets them (the kernels' best target here).
     if (simd::op_lanes(simd::lane_op::div, f, {}) != simd::op_path::core) CHECK(lanes[0] == 0);
-    MESSAGE(std::string(spec) << ": (op, rounding) pairs in binary32 lanes " << lanes[1] << ", binary64 " << lanes[2]
-                 << ", core " << lanes[0]);
+    MESSAGE(std::string(spec) << ": (op, rounding, target) triples in binary32 lanes " << lanes[1] << ", binary64 "
+                 << lanes[2] << ", core " << lanes[0]);
   }
   MESSAGE(checked << " elements checked");
 }
@@ -1362,7 +1362,7 @@ TEST_CASE("simd::look_up == the table read element by element: pairs and single 
 }
 
 TEST_CASE("apply, apply_fma and apply_sqrt == the core's ops on random bf16 and fp16 operands, near-cancelling "
-          "pairs and all specials, every mode and target; the lanes take every op in every mode") {
+          "pairs and all specials, every mode and target; the lanes take every op in every mode on every target") {
   std::mt19937_64 rng(12);
   std::uint64_t checked = 0;
   for (const char* spec : {"bf16", "fp16"}) {
@@ -1398,10 +1398,12 @@ TEST_CASE("apply, apply_fma and apply_sqrt == the core's ops on random bf16 and 
     int lanes[3] = {};
     check_ops_on_targets(f, a, b, c, checked, lanes);
     const int roundings = static_cast<int>(op_roundings(f).size());
-    CHECK(lanes[0] == 0);
-    CHECK(lanes[0] + lanes[1] + lanes[2] == 6 * roundings);
-    MESSAGE(std::string(spec) << ": (op, rounding) pairs in binary32 lanes " << lanes[1] << ", binary64 " << lanes[2]
-                 << ", core " << lanes[0]);
+    int targets = 0;
+    for_each_target([&](const std::string&) { ++targets; });
+    CHECK(lanes[0] == 0);  // binary64 div and sqrt without a fused multiply-add (SSE4) included
+    CHECK(lanes[0] + lanes[1] + lanes[2] == 6 * roundings * targets);
+    MESSAGE(std::string(spec) << ": (op, rounding, target) triples in binary32 lanes " << lanes[1] << ", binary64 "
+                 << lanes[2] << ", core " << lanes[0]);
   }
   MESSAGE(checked << " elements checked");
 }
@@ -1436,6 +1438,59 @@ TEST_CASE("apply's sr16 into bf16 == the core where the exact result has bits be
     for_each_target([&](const std::string& target) {
       CAPTURE(target);
       checked += check_apply(op, f, r, sr, a, y, b, want);
+    });
+  }
+  MESSAGE(checked << " elements checked");
+}
+
+TEST_CASE("apply's div and sqrt in binary64 lanes == the core on quotients and roots just off the grid sr16 reads, "
+          "which only the remainder's sign tells from their nearest binary64 value: e8m22, every target (those "
+          "without a fused multiply-add form the sign from exact pieces)") {
+  // e8m22 (P = 23) under sr16 reads 39 bits. Where a quotient or root x is off that grid but its
+  // nearest binary64 value g is on it, the lanes round g to odd towards x, by the remainder's
+  // sign; where x lies below g, g itself rounds to another code for one random word in 2^16.
+  // Such pairs, about one random pair in 2^14, fill the arrays in turn, each meeting 2^15 random
+  // words; the case counts the elements where rounding g gives another code than the core.
+  const format f = fmt("e8m22");
+  const rounding r{round_mode::stochastic, overflow_policy::ieee, 16};
+  const sr_stream sr{0x7a11ULL, 5, 0};
+  std::mt19937_64 rng(14);
+  auto random_code = [&](bool negative) {  // 2^-27..2^28
+    return static_cast<std::uint32_t>((negative ? 1u << 30 : 0u) | (100 + rng() % 55) << 22 | (rng() & 0x3fffff));
+  };
+  auto nearest = [&](simd::lane_op op, std::uint32_t x, std::uint32_t y) {  // g, and whether x is off the grid
+    const double a = to_double(f, x), b = to_double(f, y);
+    const double g = op == simd::lane_op::div ? a / b : std::sqrt(a);
+    const double remainder = op == simd::lane_op::div ? std::fma(-g, b, a) : std::fma(-g, g, a);
+    std::uint64_t bits;
+    std::memcpy(&bits, &g, sizeof bits);
+    return std::pair{g, (bits & 0x3fff) == 0 && remainder != 0};  // 53 - 39 bits below the grid
+  };
+  constexpr std::size_t kLanes = std::size_t{1} << 21, kPairs = 64;
+  std::uint64_t checked = 0;
+  for (const simd::lane_op op : {simd::lane_op::div, simd::lane_op::sqrt}) {
+    CAPTURE(std::string(kLaneOpNames[static_cast<int>(op)]));
+    std::vector<std::uint32_t> xs, ys;
+    while (xs.size() < kPairs) {
+      const std::uint32_t x = random_code(false), y = random_code(rng() % 2);
+      if (nearest(op, x, y).second) xs.push_back(x), ys.push_back(y);
+    }
+    std::vector<std::uint32_t> a(kLanes), b(kLanes);
+    std::vector<rounded> want(kLanes);
+    std::size_t decisive = 0;
+    for (std::size_t i = 0; i < kLanes; ++i) {
+      a[i] = xs[i % kPairs], b[i] = ys[i % kPairs];
+      want[i] = core_op(op, f, r, sr, i, a[i], b[i], 0);
+      const std::uint64_t random = keystream_bits(sr.seed, sr.stream, sr.first_index + i, array_random_width(r));
+      decisive += from(f, nearest(op, a[i], b[i]).first, r, random).code != want[i].code;
+    }
+    MESSAGE(std::string(kLaneOpNames[static_cast<int>(op)])
+            << ": " << decisive << " elements where g rounds otherwise");
+    CHECK(decisive > 0);
+    for_each_target([&](const std::string& target) {
+      CAPTURE(target);
+      CHECK(simd::op_lanes(op, f, r) == simd::op_path::binary64);
+      checked += check_apply(op, f, r, sr, a, b, b, want);
     });
   }
   MESSAGE(checked << " elements checked");
