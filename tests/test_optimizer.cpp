@@ -412,6 +412,47 @@ TEST_CASE("stored_tensor::load gives to_float of every element's code, on every 
   });
 }
 
+TEST_CASE("kahan_store_bf16 == the core's nearest-even bf16 codes of the weights and of the compensation at every "
+          "bf16 tie and beside it, both rules, every target; a NaN returns false") {
+  // Every binary32 pattern that is a bf16 code's, one above it, and one below, at and one above
+  // the tie with the next code: every rounding decision of every binade, subnormals and the
+  // overflow to infinity included. theta = out and inc = 0 make the compensation the rounding
+  // error (kahan) or its negation (kahan_zamirai), which rounds in turn; values that round to an
+  // infinity give an infinite compensation.
+  std::vector<float> out;
+  for (std::uint32_t code = 0; code < 65536; ++code)
+    for (const std::uint32_t low : {0u, 1u, 0x7fffu, 0x8000u, 0x8001u, 0xffffu}) {
+      const float x = std::bit_cast<float>(code << 16 | low);
+      if (std::isfinite(x)) out.push_back(x);
+    }
+  const std::size_t n = out.size();
+  const std::size_t padded = (n + kernels::pad - 1) / kernels::pad * kernels::pad;
+  out.resize(padded);
+  const std::vector<float> theta = out, inc(padded, 0.0f);
+  for_each_target([&](const std::string& target) {
+    for (const update_rule rule : {update_rule::kahan, update_rule::kahan_zamirai}) {
+      for (const std::size_t length : {n, std::size_t{17}}) {
+        std::vector<std::uint16_t> weights(length), comp(length);
+        REQUIRE(kernels::kahan_store_bf16(rule, length, out.data(), inc.data(), theta.data(), weights.data(),
+                                          comp.data()));
+        for (std::size_t i = 0; i < length; ++i) {
+          const rounded w = round_float(formats::bf16, out[i]);
+          const float stored = to_float(formats::bf16, w.code);
+          const float c = rule == update_rule::kahan ? inc[i] + (theta[i] - stored) : (stored - theta[i]) - inc[i];
+          const rounded k = round_float(formats::bf16, c);
+          REQUIRE_MESSAGE(weights[i] == w.code, target << " weights, element " << i << " = " << out[i]);
+          REQUIRE_MESSAGE(comp[i] == k.code, target << " compensation, element " << i << " = " << c);
+        }
+      }
+      std::vector<float> with_nan = out;
+      with_nan[1000] = std::numeric_limits<float>::quiet_NaN();
+      std::vector<std::uint16_t> weights(n), comp(n);
+      CHECK_FALSE(kernels::kahan_store_bf16(rule, n, with_nan.data(), inc.data(), theta.data(), weights.data(),
+                                            comp.data()));
+    }
+  });
+}
+
 TEST_CASE("the vector step gives the reference's bits") {
   struct setting {
     optimizer_kind kind;

@@ -123,6 +123,61 @@ void Compensation(update_rule rule, std::size_t n, const float* inc, const float
   }
 }
 
+// The bf16 nearest-even code of binary32 lanes that hold no NaN: their bit patterns rounded to
+// a multiple of 2^16, ties to an even upper half. bf16 has binary32's sign and exponent fields,
+// so its codes are the upper halves of the binary32 patterns of its values, and within a sign the
+// patterns order as the values do, with consecutive bf16 values 2^16 patterns apart in every
+// binade, subnormals included: rounding the pattern is rounding the value, a tie the midpoint,
+// an even upper half an even significand. A carry runs into the exponent field as a rounding
+// up to the next binade does, and from the largest finite binade to infinity's code exactly for
+// values at or above the largest finite number plus half its ulp: the core's overflow in
+// nearest-even with policy ieee. The magnitude stays below 2^31 (an infinity's pattern plus
+// 0x7fff), so the sign is kept. Flags are not formed: the optimizer drops them.
+template <class DU>
+HWY_INLINE hn::Vec<DU> Bf16Nearest(DU du, hn::Vec<DU> bits) {
+  const auto odd = hn::And(hn::ShiftRight<16>(bits), hn::Set(du, 1u));
+  return hn::ShiftRight<16>(hn::Add(bits, hn::Add(hn::Set(du, 0x7fffu), odd)));
+}
+
+template <update_rule R>
+bool KahanStoreAs(std::size_t n, const float* out, const float* inc, const float* theta, std::uint16_t* theta_codes,
+                  std::uint16_t* comp_codes) {
+  const DF d;
+  const hn::RebindToUnsigned<DF> du;
+  const hn::Rebind<std::uint16_t, DF> d16;
+  const std::size_t L = hn::Lanes(d);
+  for (std::size_t i = 0; i < n; i += L) {
+    const VF value = hn::LoadU(d, out + i);
+    const auto code = Bf16Nearest(du, hn::BitCast(du, value));
+    const VF stored = hn::BitCast(d, hn::ShiftLeft<16>(code));
+    const VF theta_i = hn::LoadU(d, theta + i), inc_i = hn::LoadU(d, inc + i);
+    const VF comp = R == update_rule::kahan ? hn::Add(inc_i, hn::Sub(theta_i, stored))  // as Compensation
+                                            : hn::Sub(hn::Sub(stored, theta_i), inc_i);
+    auto nan = hn::Or(hn::IsNaN(value), hn::IsNaN(comp));
+    if (i + L > n) nan = hn::And(nan, hn::FirstN(d, n - i));  // not the padding lanes
+    if (!hn::AllFalse(d, nan)) return false;
+    const auto theta16 = hn::TruncateTo(d16, code);
+    const auto comp16 = hn::TruncateTo(d16, Bf16Nearest(du, hn::BitCast(du, comp)));
+    if (i + L <= n) {
+      hn::StoreU(theta16, d16, theta_codes + i);
+      hn::StoreU(comp16, d16, comp_codes + i);
+    } else {  // the tail: the codes end with the tensor
+      HWY_ALIGN std::uint16_t lanes[2][HWY_MAX_BYTES / 4];
+      hn::Store(theta16, d16, lanes[0]);
+      hn::Store(comp16, d16, lanes[1]);
+      std::copy_n(lanes[0], n - i, theta_codes + i);
+      std::copy_n(lanes[1], n - i, comp_codes + i);
+    }
+  }
+  return true;
+}
+
+bool KahanStoreBf16(update_rule rule, std::size_t n, const float* out, const float* inc, const float* theta,
+                    std::uint16_t* theta_codes, std::uint16_t* comp_codes) {
+  if (rule == update_rule::kahan) return KahanStoreAs<update_rule::kahan>(n, out, inc, theta, theta_codes, comp_codes);
+  return KahanStoreAs<update_rule::kahan_zamirai>(n, out, inc, theta, theta_codes, comp_codes);
+}
+
 // See kernels.hpp: the codes widened in vectors, the tail one by one.
 void Bf16Values(const std::uint16_t* codes, std::size_t n, float* out) {
   const hn::ScalableTag<std::uint32_t> d;
@@ -171,6 +226,7 @@ namespace fpemu::training::kernels {
 
 HWY_EXPORT(FusedStep);
 HWY_EXPORT(Compensation);
+HWY_EXPORT(KahanStoreBf16);
 HWY_EXPORT(Bf16Values);
 HWY_EXPORT(RandomWords);
 HWY_EXPORT(TargetName);
@@ -182,6 +238,11 @@ void fused_step(optimizer_kind k, const coefficients& c, update_rule rule, std::
 void compensation(update_rule rule, std::size_t n, const float* inc, const float* theta, const float* stored,
                   float* comp) {
   HWY_DYNAMIC_DISPATCH(Compensation)(rule, n, inc, theta, stored, comp);
+}
+
+bool kahan_store_bf16(update_rule rule, std::size_t n, const float* out, const float* inc, const float* theta,
+                      std::uint16_t* theta_codes, std::uint16_t* comp_codes) {
+  return HWY_DYNAMIC_DISPATCH(KahanStoreBf16)(rule, n, out, inc, theta, theta_codes, comp_codes);
 }
 
 void bf16_values(const std::uint16_t* codes, std::size_t n, float* out) {

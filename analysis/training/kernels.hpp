@@ -2,7 +2,8 @@
 // time to the best one the CPU has: the element-wise binary32 math of the fused optimizer step,
 // the loads of bf16 tensors, and the Philox words of stochastically rounded stores.
 //
-// Neither makes a rounding decision into a storage format (stored_tensor does those). The step
+// They make no rounding decision into a storage format (stored_tensor does those), but for
+// kahan_store_bf16's nearest-even bf16 codes, written beside the proof that they are the core's. The step
 // is the scalar reference's update_math::fused arithmetic (optimizer.cpp: increments() and
 // step_tensor_with<false>) lane by lane: every operation is one IEEE binary32 add, sub, mul, div
 // or sqrt, rounded to nearest-even by the hardware exactly as the scalar instruction rounds it,
@@ -43,6 +44,15 @@ void fused_step(optimizer_kind k, const coefficients& c, update_rule rule, std::
 // c = (stored - theta) - y (`inc` holds u or y). Same padding as fused_step.
 void compensation(update_rule rule, std::size_t n, const float* inc, const float* theta, const float* stored,
                   float* comp);
+
+// The Kahan step's two stores in one pass, for bf16 weights and compensation (rule kahan or
+// kahan_zamirai; `inc`, `theta` and `out` as fused_step leaves them): theta_codes[i] = out[i]
+// rounded to nearest-even, then the compensation from that stored value as compensation() forms
+// it, rounded into comp_codes[i], for i in [0, n). Returns false at the first vector where an out
+// or compensation value is a NaN, having stored part of the codes: the caller then stores them
+// through stored_tensor, which rounds NaNs as the core does.
+bool kahan_store_bf16(update_rule rule, std::size_t n, const float* out, const float* inc, const float* theta,
+                      std::uint16_t* theta_codes, std::uint16_t* comp_codes);
 
 // out[i] = the value of the bf16 code codes[i]: its bits moved up 16 places (exact, and to_float's
 // value for every code, NaNs with their payloads). Any n.

@@ -290,10 +290,11 @@ void optimizer::step_tensor(std::size_t t, const stored_tensor& grad) {
 
 // step_tensor_with<false> with the element-wise math in vectors (kernels::fused_step, the same
 // binary32 operations in the same order) over larger chunks, and every rounding into storage
-// done by stored_tensor::store as there. The weights that the compensation needs, which the
-// reference gets from round_to_values, are the stored weights loaded back: the same
-// nearest-even values. No master copy, no separate decay (step_tensor sends those to the
-// reference).
+// done by stored_tensor::store as there, or (bf16 weights with compensation) by
+// kernels::kahan_store_bf16, which gives the same codes. The weights that the compensation
+// needs, which the reference gets from round_to_values, are the stored weights (loaded back, or
+// in kahan_store_bf16 moved up from their codes): the same nearest-even values. No master copy,
+// no separate decay (step_tensor sends those to the reference).
 void optimizer::step_tensor_vector(std::size_t t, const stored_tensor& grad) {
   constexpr std::size_t vchunk = 1024;  // elements per chunk, a multiple of kernels::pad
   static_assert(vchunk % kernels::pad == 0);
@@ -336,16 +337,25 @@ void optimizer::step_tensor_vector(std::size_t t, const stored_tensor& grad) {
     theta_store.prefetch(next, vchunk);
     kernels::fused_step(kind_, c, policy_.rule, m, arrays);
     grad.prefetch(next, vchunk);
-    if (policy_.rule == update_rule::stochastic) {
-      theta_store.store(first, part(out), stochastic, sr);
-    } else {
-      theta_store.store(first, part(out), nearest);
+    // bf16 weights with compensation (in the weights' format): both stores in one pass, where no
+    // value is a NaN.
+    const bool stored_both = compensated && theta_store.fmt() == formats::bf16 &&
+                             kernels::kahan_store_bf16(policy_.rule, m, out, inc, theta, theta_store.codes(first),
+                                                       comp_[t].codes(first));
+    if (!stored_both) {
+      if (policy_.rule == update_rule::stochastic) {
+        theta_store.store(first, part(out), stochastic, sr);
+      } else {
+        theta_store.store(first, part(out), nearest);
+      }
     }
     if (compensated) {
       comp_[t].prefetch(next, vchunk);
-      theta_store.load(first, part(stored));
-      kernels::compensation(policy_.rule, m, inc, theta, stored, comp);
-      comp_[t].store(first, part(comp), nearest);
+      if (!stored_both) {
+        theta_store.load(first, part(stored));
+        kernels::compensation(policy_.rule, m, inc, theta, stored, comp);
+        comp_[t].store(first, part(comp), nearest);
+      }
     }
     if (!states.empty()) states[0].prefetch(next, vchunk);
     if (!states.empty()) states[0].store(first, part(s0), nearest);

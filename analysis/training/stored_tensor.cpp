@@ -203,6 +203,11 @@ void stored_tensor::load(std::size_t first, std::span<float> out) const {
   }
 }
 
+std::uint16_t* stored_tensor::codes(std::size_t first) {
+  assert(width(fmt_) <= 16 && first <= size_);
+  return narrow_.data() + first;
+}
+
 float stored_tensor::get(std::size_t i) const {
   float v;
   load(i, {&v, 1});

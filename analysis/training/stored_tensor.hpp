@@ -51,6 +51,9 @@ class stored_tensor {
   void fill_zero();
 
   std::uint32_t code(std::size_t i) const;  // the element's code (binary32 bits when wide)
+  // The codes from element first on (formats of at most 16 bits), for the kernels that store
+  // codes they have rounded as store() would (kernels::kahan_store_bf16).
+  std::uint16_t* codes(std::size_t first);
 
   // Asks the caches for elements [first, first + n) ahead of a load() (a hint; no effect on values).
   void prefetch(std::size_t first, std::size_t n) const;
