@@ -412,8 +412,8 @@ TEST_CASE("stored_tensor::load gives to_float of every element's code, on every 
   });
 }
 
-TEST_CASE("kahan_store_bf16 == the core's nearest-even bf16 codes of the weights and of the compensation at every "
-          "bf16 tie and beside it, both rules, every target; a NaN returns false") {
+TEST_CASE("kahan_store_bf16 and bf16_nearest == the core's nearest-even bf16 codes (of the weights and of the "
+          "compensation) at every bf16 tie and beside it, both rules, every target; a NaN returns false") {
   // Every binary32 pattern that is a bf16 code's, one above it, and one below, at and one above
   // the tie with the next code: every rounding decision of every binade, subnormals and the
   // overflow to infinity included. theta = out and inc = 0 make the compensation the rounding
@@ -449,6 +449,14 @@ TEST_CASE("kahan_store_bf16 == the core's nearest-even bf16 codes of the weights
       std::vector<std::uint16_t> weights(n), comp(n);
       CHECK_FALSE(kernels::kahan_store_bf16(rule, n, with_nan.data(), inc.data(), theta.data(), weights.data(),
                                             comp.data()));
+      CHECK_FALSE(kernels::bf16_nearest(n, with_nan.data(), weights.data()));
+    }
+    for (const std::size_t length : {n, std::size_t{17}}) {
+      std::vector<std::uint16_t> codes(length);
+      REQUIRE(kernels::bf16_nearest(length, out.data(), codes.data()));
+      for (std::size_t i = 0; i < length; ++i)
+        REQUIRE_MESSAGE(codes[i] == round_float(formats::bf16, out[i]).code,
+                        target << " element " << i << " = " << out[i]);
     }
   });
 }

@@ -139,12 +139,29 @@ HWY_INLINE hn::Vec<DU> Bf16Nearest(DU du, hn::Vec<DU> bits) {
   return hn::ShiftRight<16>(hn::Add(bits, hn::Add(hn::Set(du, 0x7fffu), odd)));
 }
 
+// The lanes of `codes` (32-bit lanes holding 16-bit codes) to p[0, count), count <= the lanes:
+// the codes arrays end with their tensors, past the step's padded arrays.
+template <class DU>
+HWY_INLINE void StoreCodes(DU du, hn::Vec<DU> codes, std::size_t count, std::uint16_t* p) {
+  const hn::Rebind<std::uint16_t, DU> d16;
+  const auto narrow = hn::TruncateTo(d16, codes);
+  if (count >= hn::Lanes(du)) return hn::StoreU(narrow, d16, p);
+  HWY_ALIGN std::uint16_t lanes[HWY_MAX_BYTES / 4];
+  hn::Store(narrow, d16, lanes);
+  std::copy_n(lanes, count, p);
+}
+
+// NaN lanes among the first `count` (the rest are padding).
+HWY_INLINE bool AnyNaN(DF d, hn::Mask<DF> nan, std::size_t count) {
+  if (count < hn::Lanes(d)) nan = hn::And(nan, hn::FirstN(d, count));
+  return !hn::AllFalse(d, nan);
+}
+
 template <update_rule R>
 bool KahanStoreAs(std::size_t n, const float* out, const float* inc, const float* theta, std::uint16_t* theta_codes,
                   std::uint16_t* comp_codes) {
   const DF d;
   const hn::RebindToUnsigned<DF> du;
-  const hn::Rebind<std::uint16_t, DF> d16;
   const std::size_t L = hn::Lanes(d);
   for (std::size_t i = 0; i < n; i += L) {
     const VF value = hn::LoadU(d, out + i);
@@ -153,21 +170,21 @@ bool KahanStoreAs(std::size_t n, const float* out, const float* inc, const float
     const VF theta_i = hn::LoadU(d, theta + i), inc_i = hn::LoadU(d, inc + i);
     const VF comp = R == update_rule::kahan ? hn::Add(inc_i, hn::Sub(theta_i, stored))  // as Compensation
                                             : hn::Sub(hn::Sub(stored, theta_i), inc_i);
-    auto nan = hn::Or(hn::IsNaN(value), hn::IsNaN(comp));
-    if (i + L > n) nan = hn::And(nan, hn::FirstN(d, n - i));  // not the padding lanes
-    if (!hn::AllFalse(d, nan)) return false;
-    const auto theta16 = hn::TruncateTo(d16, code);
-    const auto comp16 = hn::TruncateTo(d16, Bf16Nearest(du, hn::BitCast(du, comp)));
-    if (i + L <= n) {
-      hn::StoreU(theta16, d16, theta_codes + i);
-      hn::StoreU(comp16, d16, comp_codes + i);
-    } else {  // the tail: the codes end with the tensor
-      HWY_ALIGN std::uint16_t lanes[2][HWY_MAX_BYTES / 4];
-      hn::Store(theta16, d16, lanes[0]);
-      hn::Store(comp16, d16, lanes[1]);
-      std::copy_n(lanes[0], n - i, theta_codes + i);
-      std::copy_n(lanes[1], n - i, comp_codes + i);
-    }
+    if (AnyNaN(d, hn::Or(hn::IsNaN(value), hn::IsNaN(comp)), n - i)) return false;
+    StoreCodes(du, code, n - i, theta_codes + i);
+    StoreCodes(du, Bf16Nearest(du, hn::BitCast(du, comp)), n - i, comp_codes + i);
+  }
+  return true;
+}
+
+bool Bf16NearestCodes(std::size_t n, const float* in, std::uint16_t* codes) {
+  const DF d;
+  const hn::RebindToUnsigned<DF> du;
+  const std::size_t L = hn::Lanes(d);
+  for (std::size_t i = 0; i < n; i += L) {
+    const VF value = hn::LoadU(d, in + i);
+    if (AnyNaN(d, hn::IsNaN(value), n - i)) return false;
+    StoreCodes(du, Bf16Nearest(du, hn::BitCast(du, value)), n - i, codes + i);
   }
   return true;
 }
@@ -227,6 +244,7 @@ namespace fpemu::training::kernels {
 HWY_EXPORT(FusedStep);
 HWY_EXPORT(Compensation);
 HWY_EXPORT(KahanStoreBf16);
+HWY_EXPORT(Bf16NearestCodes);
 HWY_EXPORT(Bf16Values);
 HWY_EXPORT(RandomWords);
 HWY_EXPORT(TargetName);
@@ -243,6 +261,10 @@ void compensation(update_rule rule, std::size_t n, const float* inc, const float
 bool kahan_store_bf16(update_rule rule, std::size_t n, const float* out, const float* inc, const float* theta,
                       std::uint16_t* theta_codes, std::uint16_t* comp_codes) {
   return HWY_DYNAMIC_DISPATCH(KahanStoreBf16)(rule, n, out, inc, theta, theta_codes, comp_codes);
+}
+
+bool bf16_nearest(std::size_t n, const float* in, std::uint16_t* codes) {
+  return HWY_DYNAMIC_DISPATCH(Bf16NearestCodes)(n, in, codes);
 }
 
 void bf16_values(const std::uint16_t* codes, std::size_t n, float* out) {

@@ -1,11 +1,12 @@
 // Vector kernels of the training room, compiled for every Highway target and dispatched at run
 // time to the best one the CPU has: the element-wise binary32 math of the fused optimizer step,
-// the loads of bf16 tensors, and the Philox words of stochastically rounded stores.
+// the loads and nearest-even stores of bf16 tensors, and the Philox words of stochastically
+// rounded stores.
 //
-// They make no rounding decision into a storage format (stored_tensor does those), but for
-// kahan_store_bf16's nearest-even bf16 codes, written beside the proof that they are the core's. The step
-// is the scalar reference's update_math::fused arithmetic (optimizer.cpp: increments() and
-// step_tensor_with<false>) lane by lane: every operation is one IEEE binary32 add, sub, mul, div
+// Their only rounding decision into a storage format (stored_tensor makes the others) is bf16's
+// nearest-even code of a binary32 value, written once with the argument that it is the core's
+// (Bf16Nearest in kernels.cpp). The step is the scalar reference's update_math::fused arithmetic
+// (optimizer.cpp: increments() and step_tensor_with<false>) lane by lane: every operation is one IEEE binary32 add, sub, mul, div
 // or sqrt, rounded to nearest-even by the hardware exactly as the scalar instruction rounds it,
 // in the same order, and never contracted into an FMA (each is its own Highway call, and the
 // file is compiled with -ffp-contract=off). tests/test_optimizer.cpp compares the fast step with
@@ -53,6 +54,11 @@ void compensation(update_rule rule, std::size_t n, const float* inc, const float
 // through stored_tensor, which rounds NaNs as the core does.
 bool kahan_store_bf16(update_rule rule, std::size_t n, const float* out, const float* inc, const float* theta,
                       std::uint16_t* theta_codes, std::uint16_t* comp_codes);
+
+// codes[i] = in[i] rounded to nearest-even in bf16 (as kahan_store_bf16 rounds), for i in
+// [0, n), `in` padded as fused_step's arrays. Returns false at the first vector holding a NaN,
+// having stored part of the codes, as kahan_store_bf16 does.
+bool bf16_nearest(std::size_t n, const float* in, std::uint16_t* codes);
 
 // out[i] = the value of the bf16 code codes[i]: its bits moved up 16 places (exact, and to_float's
 // value for every code, NaNs with their payloads). Any n.
