@@ -6,11 +6,11 @@
 // Their only rounding decision into a storage format (stored_tensor makes the others) is bf16's
 // nearest-even code of a binary32 value, written once with the argument that it is the core's
 // (Bf16Nearest in kernels.cpp). The step is the scalar reference's update_math::fused arithmetic
-// (optimizer.cpp: increments() and step_tensor_with<false>) lane by lane: every operation is one IEEE binary32 add, sub, mul, div
-// or sqrt, rounded to nearest-even by the hardware exactly as the scalar instruction rounds it,
-// in the same order, and never contracted into an FMA (each is its own Highway call, and the
-// file is compiled with -ffp-contract=off). tests/test_optimizer.cpp compares the fast step with
-// the reference bit for bit on every target.
+// (optimizer.cpp: increments() and step_tensor_with<false>) lane by lane: every operation is one
+// IEEE binary32 add, sub, mul, div or sqrt, rounded to nearest-even by the hardware exactly as the
+// scalar instruction rounds it, in the same order, and never contracted into an FMA (each is its
+// own Highway call, and the file is compiled with -ffp-contract=off). tests/test_optimizer.cpp
+// compares the fast step with the reference bit for bit on every target.
 #pragma once
 
 #include <cstddef>
