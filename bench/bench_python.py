@@ -1,9 +1,11 @@
 #!/usr/bin/env python3
 """fpemu.round from Python against the C++ array path, in the same run: 2^24 float32 values from
 N(0,1) rounded to bf16 (nearest-even) into a preallocated uint16 array, from Python
-(`fpemu.round(x, 'bf16', out=buf)`) and by bench_round's `encode/bf16_rne` (round_array into
+(`fpemu.round(x, 'bf16', out=buf)`) and by bench_round's `encode/normal/bf16_rne` (round_array into
 storage-width codes), with one and with two threads; beside ml_dtypes' `astype(bfloat16)` and
 torch's `.to(torch.bfloat16)` on the same data, and memcpy of the same elements as the limit.
+Then element-wise arithmetic: `fpemu.add(a, b, fmt, out=c)` and div on 2^24 storage-width codes
+(N(0,1) rounded to fmt) with one thread, against bench_round's `apply/normal/<fmt>_rne/<op>`.
 
     python bench/bench_python.py BUILD_DIR [--out FILE] [--repetitions N]
 
@@ -32,10 +34,15 @@ N = 1 << 24
 TARGET = 0.9
 
 
+OPS = [(fmt, op) for fmt in ("e4m3fn", "e5m2", "bf16", "fp16") for op in ("add", "div")]
+
+
 def cpp_rates(build_dir):
-    """One run of bench_round's memcpy and encode/bf16_rne, elements per second by name."""
+    """One run of bench_round's memcpy, encode/normal/bf16_rne and the apply cells of OPS, elements per
+    second by name."""
+    cells = "|".join(f"apply/normal/{fmt}_rne/{op}" for fmt, op in OPS)
     cmd = [os.path.join(build_dir, "bench", "bench_round"), "--benchmark_format=json",
-           "--benchmark_filter=^(memcpy|encode/bf16_rne)/threads:[12]/"]
+           f"--benchmark_filter=^((memcpy|encode/normal/bf16_rne)/threads:[12]|{cells})/"]
     out = subprocess.run(cmd, check=True, capture_output=True, text=True).stdout
     return {b["run_name"].replace("/real_time", ""): b["items_per_second"] for b in json.loads(out)["benchmarks"]}
 
@@ -76,6 +83,8 @@ def main():
 
     x = np.random.default_rng(1).standard_normal(N, dtype=np.float32)
     buf = np.empty(N, np.uint16)
+    codes = {fmt: (fpemu.round(x, fmt), fpemu.round(x[::-1].copy(), fmt)) for fmt in ("e4m3fn", "e5m2", "bf16", "fp16")}
+    results = {fmt: np.empty_like(a) for fmt, (a, _) in codes.items()}
     np.testing.assert_array_equal(fpemu.round(x, "bf16", out=buf).view(np.int16),
                                   fpemu.round(x.astype(np.float64), "bf16").view(np.int16))
     samples = {}
@@ -89,6 +98,10 @@ def main():
         for threads in (1, 2):
             fpemu.set_num_threads(threads)
             add(f"python/threads:{threads}", python_rate(lambda: fpemu.round(x, "bf16", out=buf)))
+        fpemu.set_num_threads(1)
+        for fmt, op in OPS:
+            a, b = codes[fmt]
+            add(f"python/{fmt}/{op}", python_rate(lambda: getattr(fpemu, op)(a, b, fmt, out=results[fmt])))
         fpemu.set_num_threads(0)
         for name, call in peers(x).items():
             add(name, python_rate(call))
@@ -97,24 +110,34 @@ def main():
     memcpy1, failed, lines = rate["memcpy/threads:1"], [], []
     lines += ["| path | threads | rate | vs C++ path | vs memcpy | target | met |", "|---|---|---|---|---|---|---|"]
     for threads in (1, 2):
-        py, cpp = rate[f"python/threads:{threads}"], rate[f"encode/bf16_rne/threads:{threads}"]
+        py, cpp = rate[f"python/threads:{threads}"], rate[f"encode/normal/bf16_rne/threads:{threads}"]
         ok = py / cpp >= TARGET
         if not ok:
             failed.append(f"python/threads:{threads}")
         lines.append(f"| fpemu.round(x, 'bf16', out=buf) | {threads} | {py / 1e9:.3f} G/s | {py / cpp:.2f} | "
                      f"{py / memcpy1:.2f} | >= {TARGET} of C++ | {'yes' if ok else 'NO'} |")
-        lines.append(f"| C++ round_array (bench_round encode/bf16_rne) | {threads} | {cpp / 1e9:.3f} G/s | 1.00 | "
-                     f"{cpp / memcpy1:.2f} | | |")
-    cpp2 = rate["encode/bf16_rne/threads:2"]
+        lines.append(f"| C++ round_array (bench_round encode/normal/bf16_rne) | {threads} | {cpp / 1e9:.3f} G/s | "
+                     f"1.00 | {cpp / memcpy1:.2f} | | |")
+    cpp2 = rate["encode/normal/bf16_rne/threads:2"]
     for name in peers(x):
         lines.append(f"| {name} (allocates its result) | the peer's | {rate[name] / 1e9:.3f} G/s | "
                      f"{rate[name] / cpp2:.2f} of 2 threads | {rate[name] / memcpy1:.2f} | | |")
     lines.append(f"| memcpy of the same elements | 1 | {memcpy1 / 1e9:.3f} G/s | | 1.00 | | |")
+    lines += ["", "| fpemu.<op>(a, b, fmt, out=c), one thread | rate | C++ apply (bench_round) | vs C++ path | target "
+              "| met |", "|---|---|---|---|---|---|"]
+    for fmt, op in OPS:
+        py, cpp = rate[f"python/{fmt}/{op}"], rate[f"apply/normal/{fmt}_rne/{op}"]
+        ok = py / cpp >= TARGET
+        if not ok:
+            failed.append(f"python/{fmt}/{op}")
+        lines.append(f"| {op} {fmt} | {py / 1e9:.3f} G/s | {cpp / 1e9:.3f} G/s | {py / cpp:.2f} | >= {TARGET} of C++ | "
+                     f"{'yes' if ok else 'NO'} |")
 
-    return publish("fpemu.round from Python against the C++ array path",
+    return publish("fpemu.round and element-wise arithmetic from Python against the C++ array path",
                    f"{datetime.date.today().isoformat()}; NumPy {np.__version__}, fpemu {fpemu.__version__}",
                    f"python bench/bench_python.py {args.build_dir} (`./dev bench`), medians of {args.repetitions} "
-                   "alternating runs; 2^24 float32 from N(0,1) to bf16, nearest-even", lines, failed, "Target met.",
+                   "alternating runs; 2^24 float32 from N(0,1) to bf16, nearest-even; arithmetic on 2^24 codes",
+                   lines, failed, "Target met.",
                    args.out)
 
 if __name__ == "__main__":

@@ -188,11 +188,13 @@ expected<std::uint8_t> round_given(const format& f, std::span<const float> in, s
 // ---- Element-wise arithmetic ----
 // `core(x, y, z, random)`: the core's result of the op on operand codes x, y, z (those it reads).
 
-// Codes stored in bytes have at most 2^8 values, so an op of one or two operands has at most 2^16
-// operand pairs, and the core's results for all of them fit a table (code | flags << 8 at
-// x << 8 | y, or at x for sqrt; 128 KiB). An array then costs a load per element, on any data,
-// and each result is the core's by construction, codes beyond the format's width included, in
-// every mode that reads no random bits (fma's 2^24 triples are not tabulated). A table is made
+// A format of at most 8 bits has at most 2^8 codes (the core reads a code's low width(f) bits,
+// unpack masks the others), so an op of one or two operands has at most 2^16 operand pairs, and
+// the core's results for all of them fit a table (code | flags << 8 at x << 8 | y, or at x for
+// sqrt; 128 KiB), indexed by the codes' low bytes whatever their storage width. An array then
+// costs a load per element, on any data, and each result is the core's by construction, bits
+// beyond the format's width included, in every mode that reads no random bits (fma's 2^24
+// triples are not tabulated). A table is made
 // (single-threaded, 65536 core calls: 2-4 ms for e4m3fn and e5m2 add and div on a Zen 5 core)
 // once the elements asked of its op, format and rounding sum to kTableAfter, which the lanes
 // take 0.7-2 ms for there (1 to 3 G elements/s), so that making it costs about what the lanes
@@ -247,26 +249,28 @@ std::shared_ptr<const result_table> table_for(simd::lane_op op, const format& f,
   return it->table;
 }
 
-// The op on byte codes by its table (see above).
-std::uint8_t apply_table(const result_table& table, bool pairs, const std::uint8_t* a, const std::uint8_t* b,
-                         std::span<std::uint8_t> out, std::span<std::uint8_t> flags) {
+// The op by its table (see above), on codes of any width: the core reads only a code's low
+// width(f) <= 8 bits, which the table's index holds.
+template <class Code>
+std::uint8_t apply_table(const result_table& table, bool pairs, const Code* a, const Code* b, std::span<Code> out,
+                         std::span<std::uint8_t> flags) {
   return for_each_piece(out.size(), [&](std::size_t begin, std::size_t end) {
     return simd::look_up(table.data(), pairs, a + begin, (pairs ? b : a) + begin, end - begin, out.data() + begin,
                          flags.empty() ? nullptr : flags.data() + begin);
   });
 }
 
-// Through the table where there is one (byte codes), else through the lane kernels where
-// simd::op_lanes covers the op, block by block (the lanes' exact or rounded-to-odd results
+// Through the table where there is one (formats of at most 8 bits), else through the lane kernels
+// where simd::op_lanes covers the op, block by block (the lanes' exact or rounded-to-odd results
 // rounded once into f by the encode kernels, with element i's random bits as everywhere, and the
-// flags the arithmetic raised or-ed in), and the elements they leave to the core (bf16 lanes
-// beyond binary32's exact range, inexact sr-exact lanes and the like); every element through the
-// core where neither covers the op.
+// flags the arithmetic raised or-ed in), and the elements they leave to the core (bf16 lanes beyond
+// binary32's exact range, inexact sr-exact lanes and the like); every element through the core
+// where neither covers the op.
 template <class Code, class Core>
 std::uint8_t apply_lanes(simd::lane_op op, const format& f, const Code* a, const Code* b, const Code* c,
                          std::span<Code> out, const rounding& r, const sr_stream& sr, std::span<std::uint8_t> flags,
                          const Core& core) {
-  if constexpr (sizeof(Code) == 1) {
+  if (width(f) <= 8) {
     if (const auto table = table_for(op, f, r, out.size(), core))
       return apply_table(*table, op != simd::lane_op::sqrt, a, b, out, flags);
   }

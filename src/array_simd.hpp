@@ -124,11 +124,12 @@ std::size_t op_floats(lane_op op, const format& f, code_source a, code_source b,
 std::size_t op_doubles(lane_op op, const format& f, code_source a, code_source b, code_source c, std::size_t n,
                        const rounding& r, double* out, std::uint32_t* special, code_sink codes);
 
-// out[i] = table[a[i] << 8 | b[i]] & 0xff for i in [0, n) where `pairs`, else table[a[i]] & 0xff,
-// flags[i] (if not null) the entry's high byte; returns the union of the high bytes. `table`
-// has one entry more than the indices reach (a gather reads 32 bits at each entry).
-std::uint8_t look_up(const std::uint16_t* table, bool pairs, const std::uint8_t* a, const std::uint8_t* b,
-                     std::size_t n, std::uint8_t* out, std::uint8_t* flags);
+// out[i] = table[x << 8 | y] & 0xff for i in [0, n) where `pairs`, else table[x] & 0xff, with x
+// and y the low bytes of a[i] and b[i]; flags[i] (if not null) the entry's high byte; returns the
+// union of the high bytes. a, b and out hold codes of one width. `table` has one entry more than
+// the indices reach (a gather reads 32 bits at each entry).
+std::uint8_t look_up(const std::uint16_t* table, bool pairs, code_source a, code_source b, std::size_t n,
+                     code_sink out, std::uint8_t* flags);
 
 // For tests: the name of the target the kernels dispatch to now.
 const char* target_name();

@@ -1264,8 +1264,9 @@ TEST_CASE("apply, apply_fma and apply_sqrt == the core's ops, bitwise with flags
   MESSAGE(checked << " elements checked");
 }
 
-TEST_CASE("apply and apply_sqrt on byte codes through the table of results == the core on every pair of bytes "
-          "(bits beyond the format's width included), with flags, every mode without random bits, policy and target") {
+TEST_CASE("apply and apply_sqrt on codes of at most 8 bits through the table of results == the core on every pair "
+          "of bytes (bits beyond the format's width included), and on 16- and 32-bit codes with bits above the byte, "
+          "with flags, every mode without random bits, policy and target") {
   // A table is made once the elements asked of an (op, format, rounding) sum to 2^21 (array.cpp):
   // the first call, of 2^21 + 3 elements, makes it; then every target reads it on every pair.
   constexpr std::size_t kPairs = std::size_t{1} << 16, kFirst = (std::size_t{1} << 21) + 3;
@@ -1275,6 +1276,14 @@ TEST_CASE("apply and apply_sqrt on byte codes through the table of results == th
     b[i] = static_cast<std::uint8_t>(i);
   }
   std::vector<std::uint8_t> out(kFirst), flags(kFirst);
+  std::vector<std::uint16_t> a16(kPairs), b16(kPairs);  // with bits above the low byte
+  std::vector<std::uint32_t> a32(kPairs), b32(kPairs);
+  for (std::size_t i = 0; i < kPairs; ++i) {
+    a32[i] = a[i] | static_cast<std::uint32_t>(i * 0x9e3779b9u & ~0xffu);
+    b32[i] = b[i] | static_cast<std::uint32_t>(i * 0x85ebca6bu & ~0xffu);
+    a16[i] = static_cast<std::uint16_t>(a32[i]);
+    b16[i] = static_cast<std::uint16_t>(b32[i]);
+  }
   std::uint64_t checked = 0;
   for (const char* spec : {"e4m3fn", "e5m2", "e4m3fnuz", "e3m2fn", "e2m1fn", "e8m0fnu"}) {
     const format f = fmt(spec);
@@ -1309,10 +1318,40 @@ TEST_CASE("apply and apply_sqrt on byte codes through the table of results == th
           checked += n;
         };
         check_call(kFirst, flags);
+        // The same pairs as wider codes with bits above the low byte (which the table's index
+        // drops and the core does not read), against the core on those codes.
+        auto want_wide = [&](const auto& x, const auto& y) {
+          std::vector<rounded> w(kPairs);
+          for (std::size_t i = 0; i < kPairs; ++i) w[i] = core_op(op, f, r, {}, i, x[i], y[i], 0);
+          return w;
+        };
+        const std::vector<rounded> want16 = want_wide(a16, b16), want32 = want_wide(a32, b32);
+        auto check_wide = [&]<class Code>(const std::vector<Code>& x, const std::vector<Code>& y,
+                                          const std::vector<rounded>& wants) {
+          std::vector<Code> o(kPairs);
+          std::vector<std::uint8_t> fl(kPairs);
+          const auto all = op == simd::lane_op::sqrt
+                               ? apply_sqrt(f, std::span<const Code>(x), std::span(o), r, {}, fl)
+                               : apply(static_cast<array_op>(op), f, std::span<const Code>(x),
+                                       std::span<const Code>(y), std::span(o), r, {}, fl);
+          REQUIRE(all.has_value());
+          CHECK(*all == want_all);
+          for (std::size_t i = 0; i < kPairs; ++i) {
+            const rounded& w = wants[i];
+            if (o[i] == w.code && fl[i] == w.flags) continue;
+            FAIL_CHECK(std::to_string(8 * sizeof(Code)) << "-bit codes (" << hex(x[i]) << ", " << hex(y[i])
+                                                        << "): code " << hex(o[i]) << " flags " << int(fl[i])
+                                                        << ", core " << hex(w.code) << " flags " << int(w.flags));
+            return;
+          }
+          checked += kPairs;
+        };
         for_each_target([&](const std::string& target) {
           CAPTURE(target);
           check_call(kPairs, std::span(flags.data(), kPairs));
           check_call(kPairs - 5, {});
+          check_wide(a16, b16, want16);
+          check_wide(a32, b32, want32);
         });
       }
     }
@@ -1320,44 +1359,54 @@ TEST_CASE("apply and apply_sqrt on byte codes through the table of results == th
   MESSAGE(checked << " elements checked");
 }
 
-TEST_CASE("simd::look_up == the table read element by element: pairs and single indices, lengths 0 to 70 from "
-          "four starts, the last entry included, with and without flags, every target") {
+TEST_CASE("simd::look_up == the table read element by element at the codes' low bytes: pairs and single indices, "
+          "codes of 1, 2 and 4 bytes (high bits set), lengths 0 to 70 from four starts, the last entry included, with "
+          "and without flags, every target") {
   std::mt19937_64 rng(31);
   std::vector<std::uint16_t> table((std::size_t{1} << 16) + 1);
   for (std::uint16_t& t : table) t = static_cast<std::uint16_t>(rng());
-  std::vector<std::uint8_t> a(80), b(80);
+  std::vector<std::uint32_t> a(80), b(80);
   for (std::size_t i = 0; i < a.size(); ++i) {
-    a[i] = static_cast<std::uint8_t>(rng());
-    b[i] = static_cast<std::uint8_t>(rng());
+    a[i] = static_cast<std::uint32_t>(rng());
+    b[i] = static_cast<std::uint32_t>(rng());
   }
-  a[40] = b[40] = 0xff;  // the last entry, next to the padding the gathers read
+  a[40] = b[40] = 0xffffffffu;  // the last entry, next to the padding the gathers read
   std::uint64_t checked = 0;
-  for_each_target([&](const std::string& target) {
-    CAPTURE(target);
-    for (const bool pairs : {true, false}) {
-      for (std::size_t start = 0; start < 4; ++start) {
-        for (std::size_t n = 0; start + n <= 74; ++n) {
-          for (const bool with_flags : {true, false}) {
-            std::vector<std::uint8_t> out(n + 1, 0xa5), fl(n + 1, 0x5a);
-            const auto all = simd::look_up(table.data(), pairs, a.data() + start, b.data() + start, n, out.data(),
-                                           with_flags ? fl.data() : nullptr);
-            unsigned want_all = 0;
-            for (std::size_t i = 0; i < n; ++i) {
-              const std::size_t j = start + i;
-              const unsigned entry = table[pairs ? unsigned{a[j]} << 8 | b[j] : a[j]];
-              want_all |= entry >> 8;
-              REQUIRE(out[i] == (entry & 0xff));
-              if (with_flags) REQUIRE(fl[i] == entry >> 8);
+  auto check_width = [&]<class Code>(Code) {
+    std::vector<Code> x(a.size()), y(b.size());  // truncated: high bits kept
+    for (std::size_t i = 0; i < a.size(); ++i) x[i] = static_cast<Code>(a[i]), y[i] = static_cast<Code>(b[i]);
+    for_each_target([&](const std::string& target) {
+      CAPTURE(target);
+      CAPTURE(sizeof(Code));
+      for (const bool pairs : {true, false}) {
+        for (std::size_t start = 0; start < 4; ++start) {
+          for (std::size_t n = 0; start + n <= 74; ++n) {
+            for (const bool with_flags : {true, false}) {
+              std::vector<Code> out(n + 1, static_cast<Code>(0xa5a5a5a5u));
+              std::vector<std::uint8_t> fl(n + 1, 0x5a);
+              const auto all = simd::look_up(table.data(), pairs, x.data() + start, y.data() + start, n, out.data(),
+                                             with_flags ? fl.data() : nullptr);
+              unsigned want_all = 0;
+              for (std::size_t i = 0; i < n; ++i) {
+                const std::size_t j = start + i;
+                const unsigned entry = table[pairs ? (x[j] & 0xffu) << 8 | (y[j] & 0xffu) : x[j] & 0xffu];
+                want_all |= entry >> 8;
+                REQUIRE(out[i] == (entry & 0xff));
+                if (with_flags) REQUIRE(fl[i] == entry >> 8);
+              }
+              REQUIRE(out[n] == static_cast<Code>(0xa5a5a5a5u));  // nothing written past n
+              REQUIRE(fl[n] == 0x5a);
+              CHECK(all == want_all);
+              checked += n;
             }
-            REQUIRE(out[n] == 0xa5);  // nothing written past n
-            REQUIRE(fl[n] == 0x5a);
-            CHECK(all == want_all);
-            checked += n;
           }
         }
       }
-    }
-  });
+    });
+  };
+  check_width(std::uint8_t{});
+  check_width(std::uint16_t{});
+  check_width(std::uint32_t{});
   MESSAGE(checked << " elements checked");
 }
 

@@ -139,8 +139,8 @@ HWY_INLINE hn::Vec<DU> Bf16Nearest(DU du, hn::Vec<DU> bits) {
   return hn::ShiftRight<16>(hn::Add(bits, hn::Add(hn::Set(du, 0x7fffu), odd)));
 }
 
-// The lanes of `codes` (32-bit lanes holding 16-bit codes) to p[0, count), count <= the lanes:
-// the codes arrays end with their tensors, past the step's padded arrays.
+// The first min(count, lanes) lanes of `codes` (32-bit lanes holding 16-bit codes) to p: the
+// codes arrays end with their tensors, unpadded, unlike the step's arrays.
 template <class DU>
 HWY_INLINE void StoreCodes(DU du, hn::Vec<DU> codes, std::size_t count, std::uint16_t* p) {
   const hn::Rebind<std::uint16_t, DU> d16;

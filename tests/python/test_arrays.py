@@ -119,31 +119,91 @@ def test_typed_results_are_views_of_the_codes():
     assert np.shares_memory(out.view(np.uint16), out)
 
 
-def peak_growth_kib(x_expression):
+def peak_growth_kib(setup, warm, call):
     """In a fresh process: how much the peak resident size (VmHWM, which unlike ru_maxrss starts
-    afresh at exec) grows while 2^24 float32 values, the elements of `x_expression`, are rounded
-    into a preallocated uint16 array (every array built and touched before, so that only what the
-    call allocates can raise the peak)."""
+    afresh at exec) grows during `call`, after `setup` built and touched every array and `warm`
+    started the thread pool, so that only what the call allocates can raise the peak."""
     script = textwrap.dedent("""
         import numpy as np, fpemu
         def peak_kib():
             with open("/proc/self/status") as status:
                 return next(int(line.split()[1]) for line in status if line.startswith("VmHWM:"))
-        x = %s
-        x *= np.float32(1e-3)
-        out = np.full(1 << 24, 7, np.uint16)
-        fpemu.round(x[:1 << 17], "bf16", out=out[:1 << 17])  # starts the thread pool
+        %s
+        %s
         before = peak_kib()
-        assert fpemu.round(x, "bf16", out=out) is out
+        %s
         print(peak_kib() - before)
-    """ % x_expression)
+    """) % (setup, warm, call)
     return int(subprocess.run([sys.executable, "-c", script], check=True, capture_output=True, text=True).stdout)
+
+
+def round_growth_kib(x_expression):
+    """peak_growth_kib of rounding the 2^24 float32 values of `x_expression` into a preallocated
+    uint16 array."""
+    return peak_growth_kib("x = %s; x *= np.float32(1e-3); out = np.full(1 << 24, 7, np.uint16)" % x_expression,
+                           'fpemu.round(x[:1 << 17], "bf16", out=out[:1 << 17])',
+                           'assert fpemu.round(x, "bf16", out=out) is out')
 
 
 def test_round_reads_a_contiguous_input_in_place_and_writes_straight_into_out():
     # A copy of the input would take 64 MiB, a buffer of 32-bit codes 64 MiB.
-    grown = peak_growth_kib("np.arange(1 << 24, dtype=np.float32)")
+    grown = round_growth_kib("np.arange(1 << 24, dtype=np.float32)")
     assert grown < 8 * 1024, "peak memory grew by %d KiB" % grown
     # The control: a strided input is copied, and the measurement sees it.
-    grown = peak_growth_kib("np.arange(1 << 25, dtype=np.float32)[::2]")
+    grown = round_growth_kib("np.arange(1 << 25, dtype=np.float32)[::2]")
     assert grown > 48 * 1024, "peak memory grew by only %d KiB" % grown
+
+
+def add_growth_kib(a_expression):
+    """peak_growth_kib of adding the 2^24 e4m3fn codes of `a_expression` (uint8) to 2^24 others
+    into a preallocated uint8 array."""
+    return peak_growth_kib("a = %s; b = a[::-1].copy(); out = np.full(1 << 24, 7, np.uint8)" % a_expression,
+                           'fpemu.add(a[:1 << 17], b[:1 << 17], "e4m3fn", out=out[:1 << 17])',
+                           'assert fpemu.add(a, b, "e4m3fn", out=out) is out')
+
+
+def test_elementwise_arithmetic_reads_storage_width_codes_in_place():
+    # 32-bit copies of the operands would take 128 MiB (and their reading as uint64 256 MiB).
+    codes = "np.arange(1 << 24, dtype=np.uint32).astype(np.uint8)"
+    grown = add_growth_kib(codes)
+    assert grown < 8 * 1024, "peak memory grew by %d KiB" % grown
+    grown = add_growth_kib("np.repeat(%s, 2)[::2]" % codes)  # the control: strided, copied
+    assert grown > 48 * 1024, "peak memory grew by only %d KiB" % grown
+
+
+@pytest.mark.parametrize("fmt,dtype", [("e4m3fn", np.uint8), ("e2m1fn", np.uint8), ("e5m2", np.uint32),
+                                       ("bf16", np.uint16), ("fp16", np.uint16), ("fp16", np.float16),
+                                       ("bf16", np.uint32)])
+@pytest.mark.parametrize("mode", ["rne", "rd", "sr"])
+def test_codes_read_in_place_give_the_results_of_converted_codes_out_over_an_operand_too(fmt, dtype, mode):
+    # Overflowed codes and zero divisors among the operands, so that div lists lanes for the core,
+    # which reads the operands again after writing results: out over an operand is copied first.
+    rng = np.random.default_rng(17)
+    a = fpemu.round(rng.normal(size=5000) * np.exp2(rng.integers(-20, 20, 5000)), fmt)
+    b = fpemu.round(np.where(rng.random(5000) < 0.1, 0.0, rng.normal(size=5000)), fmt)
+    a[:3] = fpemu.round(np.array([1e30, -1e30, 0.0]), fmt)
+
+    def stored(codes):  # the codes in an array of `dtype` (as their bits for float16)
+        return codes.view(np.float16) if dtype == np.float16 else codes.astype(dtype)
+
+    def codes_of(array):
+        return (array.view(np.uint16) if dtype == np.float16 else array).astype(np.int64)
+
+    x, y = stored(a), stored(b)
+    for op in (fpemu.add, fpemu.mul, fpemu.div):
+        want, want_flags = op(a.astype(np.int64), b.astype(np.int64), fmt, mode=mode, seed=5, flags=True)
+        got, got_flags = op(x, y, fmt, mode=mode, seed=5, flags=True)
+        np.testing.assert_array_equal(codes_of(got), want)
+        np.testing.assert_array_equal(got_flags, want_flags)
+        over = x.copy()
+        assert op(over, y, fmt, mode=mode, seed=5, out=over) is over
+        np.testing.assert_array_equal(codes_of(over), want)
+    want = fpemu.sqrt(a.astype(np.int64), fmt, mode=mode, seed=5)
+    np.testing.assert_array_equal(codes_of(fpemu.sqrt(x, fmt, mode=mode, seed=5)), want)
+    want = fpemu.fma(a.astype(np.int64), b.astype(np.int64), a.astype(np.int64), fmt, mode=mode, seed=5)
+    np.testing.assert_array_equal(codes_of(fpemu.fma(x, y, x, fmt, mode=mode, seed=5)), want)
+
+
+def test_a_code_beyond_the_width_in_a_storage_width_array_is_still_named():
+    with pytest.raises(ValueError, match=r"a\[1\] = 16 is not a code of e2m1fn \(valid: 0\.\.15\)"):
+        fpemu.add(np.array([1, 16], np.uint8), np.array([1, 1], np.uint8), "e2m1fn")
