@@ -189,17 +189,16 @@ expected<std::uint8_t> round_given(const format& f, std::span<const float> in, s
 // `core(x, y, z, random)`: the core's result of the op on operand codes x, y, z (those it reads).
 
 // A format of at most 8 bits has at most 2^8 codes (the core reads a code's low width(f) bits,
-// unpack masks the others), so an op of one or two operands has at most 2^16 operand pairs, and
-// the core's results for all of them fit a table (code | flags << 8 at x << 8 | y, or at x for
-// sqrt; 128 KiB), indexed by the codes' low bytes whatever their storage width. An array then
-// costs a load per element, on any data, and each result is the core's by construction, bits
-// beyond the format's width included, in every mode that reads no random bits (fma's 2^24
-// triples are not tabulated). A table is made
-// (single-threaded, 65536 core calls: 2-4 ms for e4m3fn and e5m2 add and div on a Zen 5 core)
-// once the elements asked of its op, format and rounding sum to kTableAfter, which the lanes
-// take 0.7-2 ms for there (1 to 3 G elements/s), so that making it costs about what the lanes
-// would, and is kept for the process: those of the last kTables (op, format, rounding) asked
-// about, at most 2 MiB.
+// unpack masks the others), so an op of one or two operands has at most 2^16 operand pairs, and the
+// core's results for all of them fit a table (code | flags << 8 at x << 8 | y, or at x for sqrt;
+// 128 KiB), indexed by the codes' low bytes whatever their storage width. An array then costs a
+// load per element, on any data, and each result is the core's by construction, bits beyond the
+// format's width included, in every mode that reads no random bits (fma's 2^24 triples are not
+// tabulated). A table is made (single-threaded, 65536 core calls: 2-4 ms for e4m3fn and e5m2 add
+// and div on a Zen 5 core) once the elements asked of its op, format and rounding sum to
+// kTableAfter, which the lanes take 0.7-2 ms for there (1 to 3 G elements/s), so that making it
+// costs about what the lanes would, and is kept for the process: those of the last kTables (op,
+// format, rounding) asked about, at most 2 MiB.
 constexpr std::size_t kTableAfter = std::size_t{1} << 21;
 constexpr std::size_t kTables = 16;
 
