@@ -65,8 +65,8 @@ std::vector<std::uint32_t> to_codes(const format& f, const py::array& a, const s
     }
     return codes;
   }
-  // Unsigned arrays are read as uint64, so that a value of 2^63 or more is named as it is rather
-  // than wrapped to a negative one.
+  // Unsigned arrays are read as unsigned, so that a value of 2^63 or more is named as it is rather
+  // than wrapped to a negative one; signed ones as int64.
   const auto checked = [&](auto tag) {
     using T = decltype(tag);
     const auto wide = py::array_t<T, py::array::c_style | py::array::forcecast>::ensure(a);
@@ -82,7 +82,13 @@ std::vector<std::uint32_t> to_codes(const format& f, const py::array& a, const s
     }
     return codes;
   };
-  return a.dtype().kind() == 'u' ? checked(std::uint64_t{}) : checked(std::int64_t{});
+  if (a.dtype().kind() == 'u') {  // read in its own width where that is a C++ type's (no copy)
+    if (a.dtype().itemsize() == 1) return checked(std::uint8_t{});
+    if (a.dtype().itemsize() == 2) return checked(std::uint16_t{});
+    if (a.dtype().itemsize() == 4) return checked(std::uint32_t{});
+    return checked(std::uint64_t{});
+  }
+  return checked(std::int64_t{});
 }
 
 namespace {
