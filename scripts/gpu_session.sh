@@ -13,6 +13,10 @@
 set -uo pipefail
 cd "$(dirname "$0")/.."
 build=${1:-build}
+# The records name an absolute build folder (an unpacked bundle) DIR: no path of the machine
+# that ran them goes into the repository.
+shown=$build
+case $build in /*) shown=DIR ;; esac
 dest=${OUT:-bench/results}
 mkdir -p "$dest"
 gpu=$(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -1)
@@ -29,14 +33,15 @@ bench_status=0
 if [ "$check_status" -ne 77 ]; then
   "$build/bench/bench_cuda" --benchmark_format=json --benchmark_out="$json" --benchmark_out_format=json \
     --benchmark_format=console ${BENCH_ARGS:-} || bench_status=1
+  [ -f "$json" ] && sed -i "s#\"$build/#\"$shown/#g" "$json"
 fi
 {
   echo "# fpemu on ${gpu:-no GPU}, $date"
   echo
   echo "- date: $date"
   echo "- device: ${gpu:-none found}, driver ${driver:-?}"
-  echo "- command: \`scripts/gpu_session.sh $build\` (\`$build/src/cli/fpemu gpu-check ${GPU_CHECK_ARGS:-}\`, then"
-  echo "  \`$build/bench/bench_cuda ${BENCH_ARGS:-}\`), fpemu $(git describe --always --dirty 2>/dev/null || echo '?')"
+  echo "- command: \`scripts/gpu_session.sh $shown\` (\`$shown/src/cli/fpemu gpu-check ${GPU_CHECK_ARGS:-}\`, then"
+  echo "  \`$shown/bench/bench_cuda ${BENCH_ARGS:-}\`), fpemu $(git describe --always --dirty 2>/dev/null || echo '?')"
   echo
   echo "## gpu-check: every kernel against the emulator, bit for bit"
   echo
