@@ -5,7 +5,9 @@ N(0,1) rounded to bf16 (nearest-even) into a preallocated uint16 array, from Pyt
 storage-width codes), with one and with two threads; beside ml_dtypes' `astype(bfloat16)` and
 torch's `.to(torch.bfloat16)` on the same data, and memcpy of the same elements as the limit.
 Then element-wise arithmetic: `fpemu.add(a, b, fmt, out=c)` and div on 2^24 storage-width codes
-(N(0,1) rounded to fmt) with one thread, against bench_round's `apply/normal/<fmt>_rne/<op>`.
+(N(0,1) rounded to fmt) with one thread, against bench_round's `apply/normal/<fmt>_rne/<op>`; and
+`fpemu.decode(codes, fmt, out=v)` of the same codes into float32, one thread, against
+bench_round's `decode/normal/<fmt>`.
 
     python bench/bench_python.py BUILD_DIR [--out FILE] [--repetitions N]
 
@@ -35,12 +37,14 @@ TARGET = 0.9
 
 
 OPS = [(fmt, op) for fmt in ("e4m3fn", "e5m2", "bf16", "fp16") for op in ("add", "div")]
+DECODES = ("e4m3fn", "bf16")
 
 
 def cpp_rates(build_dir):
-    """One run of bench_round's memcpy, encode/normal/bf16_rne and the apply cells of OPS, elements per
-    second by name."""
-    cells = "|".join(f"apply/normal/{fmt}_rne/{op}" for fmt, op in OPS)
+    """One run of bench_round's memcpy, encode/normal/bf16_rne, the apply cells of OPS and the
+    one-thread decode cells of DECODES, elements per second by name."""
+    cells = "|".join([f"apply/normal/{fmt}_rne/{op}" for fmt, op in OPS] +
+                     [f"decode/normal/{fmt}/threads:1" for fmt in DECODES])
     cmd = [os.path.join(build_dir, "bench", "bench_round"), "--benchmark_format=json",
            f"--benchmark_filter=^((memcpy|encode/normal/bf16_rne)/threads:[12]|{cells})/"]
     out = subprocess.run(cmd, check=True, capture_output=True, text=True).stdout
@@ -85,6 +89,7 @@ def main():
     buf = np.empty(N, np.uint16)
     codes = {fmt: (fpemu.round(x, fmt), fpemu.round(x[::-1].copy(), fmt)) for fmt in ("e4m3fn", "e5m2", "bf16", "fp16")}
     results = {fmt: np.empty_like(a) for fmt, (a, _) in codes.items()}
+    values = np.empty(N, np.float32)
     np.testing.assert_array_equal(fpemu.round(x, "bf16", out=buf).view(np.int16),
                                   fpemu.round(x.astype(np.float64), "bf16").view(np.int16))
     samples = {}
@@ -102,6 +107,8 @@ def main():
         for fmt, op in OPS:
             a, b = codes[fmt]
             add(f"python/{fmt}/{op}", python_rate(lambda: getattr(fpemu, op)(a, b, fmt, out=results[fmt])))
+        for fmt in DECODES:
+            add(f"python/{fmt}/decode", python_rate(lambda: fpemu.decode(codes[fmt][0], fmt, out=values)))
         fpemu.set_num_threads(0)
         for name, call in peers(x).items():
             add(name, python_rate(call))
@@ -134,11 +141,18 @@ def main():
         py, cpp = rate[f"python/{fmt}/{op}"], rate[f"apply/normal/{fmt}_rne/{op}"]
         lines.append(f"| {op} {fmt} | {py / 1e9:.3f} G/s | {cpp / 1e9:.3f} G/s | {py / cpp:.2f} | >= {TARGET} of C++ | "
                      f"{met(f'python/{fmt}/{op}', py, cpp)} |")
+    lines += ["", "| fpemu.decode(codes, fmt, out=v), float32, one thread | rate | C++ decode_array (bench_round) | "
+              "vs C++ path | target | met |", "|---|---|---|---|---|---|"]
+    for fmt in DECODES:
+        py, cpp = rate[f"python/{fmt}/decode"], rate[f"decode/normal/{fmt}/threads:1"]
+        lines.append(f"| {fmt} | {py / 1e9:.3f} G/s | {cpp / 1e9:.3f} G/s | {py / cpp:.2f} | >= {TARGET} of C++ | "
+                     f"{met(f'python/{fmt}/decode', py, cpp)} |")
 
-    return publish("fpemu.round and element-wise arithmetic from Python against the C++ array path",
+    return publish("fpemu.round, element-wise arithmetic and decode from Python against the C++ array path",
                    f"{datetime.date.today().isoformat()}; NumPy {np.__version__}, fpemu {fpemu.__version__}",
                    f"python bench/bench_python.py {args.build_dir} (`./dev bench`), medians of {args.repetitions} "
-                   "alternating runs; 2^24 float32 from N(0,1) to bf16, nearest-even; arithmetic on 2^24 codes",
+                   "alternating runs; 2^24 float32 from N(0,1) to bf16, nearest-even; arithmetic and decode on "
+                   "2^24 codes",
                    lines, failed, "Target met.",
                    args.out)
 

@@ -10,7 +10,7 @@
 //                                           to 8 bits, uint16 for bf16/fp16)
 //   in_place/<data>/<fmt>_<mode>/threads:T  round_in_place: floats -> rounded floats (the input is
 //                                           restored outside the timed region every iteration)
-//   decode/<data>/<fmt>/threads:T           uint32 codes -> floats
+//   decode/<data>/<fmt>/threads:T           storage-width codes (as encode writes them) -> floats
 //   memcpy/threads:T                        the same bytes copied, T threads each copying a share
 //   encode_first/bf16_rne/n:N/threads:T     encode of the first N elements: where threads start to pay
 //   apply/<data>/<fmt>_<mode>/<op>          element-wise add, mul, div, fma, sqrt on storage-width
@@ -152,20 +152,27 @@ void in_place(benchmark::State& state, const std::string& spec, const std::strin
   set_elements(state);
 }
 
-void decode(benchmark::State& state, const std::string& spec, data_set d) {
+template <class Code>
+void decode_codes(benchmark::State& state, const std::string& spec, data_set d) {
   fpemu::set_array_threads(static_cast<int>(state.range(0)));
   const fpemu::format f = *fpemu::parse_format(spec);
   const std::vector<float>& in = inputs(d);
-  std::vector<std::uint32_t> codes(in.size());
-  (void)fpemu::round_array(f, in, codes);
+  std::vector<Code> codes(in.size());
+  (void)fpemu::round_array(f, in, std::span<Code>(codes));
   std::vector<float> out(in.size());
   for (auto _ : state) {
-    auto flags = fpemu::decode_array(f, codes, std::span<float>(out));
+    auto flags = fpemu::decode_array(f, std::span<const Code>(codes), std::span<float>(out));
+    if (!flags) state.SkipWithError(flags.message().c_str());
     benchmark::DoNotOptimize(flags);
     benchmark::DoNotOptimize(out.data());
     benchmark::ClobberMemory();
   }
   set_elements(state);
+}
+
+void decode(benchmark::State& state, const std::string& spec, data_set d) {
+  if (fpemu::width(*fpemu::parse_format(spec)) <= 8) return decode_codes<std::uint8_t>(state, spec, d);
+  decode_codes<std::uint16_t>(state, spec, d);
 }
 
 // round_array on the first n elements (bf16, rne, N(0,1) data): where the thread pool starts to pay.

@@ -128,7 +128,7 @@ def array_rows(rnd, target, lines, failed):
     lines += ["", f"### Array kernels dispatched to {target}", "",
               f"2^24 binary32 inputs; elements per second against memcpy of the same elements in the same run "
               f"({memcpy1 / 1e9:.3f} G/s on one thread, {memcpy2 / 1e9:.3f} G/s on two). encode writes "
-              "storage-width codes (uint8 up to 8 bits, uint16 for bf16/fp16); decode reads uint32 codes. "
+              "storage-width codes (uint8 up to 8 bits, uint16 for bf16/fp16), and decode reads them. "
               f"Targets: one thread >= {TARGET_DIRECTED:g} of memcpy in {', '.join(DIRECTED)}, >= "
               f"{TARGET_STOCHASTIC:g} in {', '.join(STOCHASTIC)}, decode >= {TARGET_DECODE:g}, round in place "
               f"to bf16 (rne) >= {TARGET_BF16_IN_PLACE:g}; two threads >= {TARGET_THREADS:g} x one thread. "

@@ -11,6 +11,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <bit>
 #include <cstddef>
 #include <deque>
 #include <initializer_list>
@@ -390,38 +391,6 @@ expected<std::uint8_t> round_array_given_bits(const format& f, std::span<const f
   return round_given(f, in, out, r, random, flags);
 }
 
-expected<std::uint8_t> convert_array(const format& to, const format& from_format, std::span<const std::uint32_t> in,
-                                     std::span<std::uint32_t> out, const rounding& r, sr_stream sr,
-                                     std::span<std::uint8_t> flags) {
-  if (auto e = check_format(to, "target format")) return *e;
-  if (auto e = check_format(from_format, "source format")) return *e;
-  if (auto e = check_rounding(to, r)) return *e;
-  if (auto e = check_sizes({{"in", in.size()}, {"out", out.size()}}, flags.size())) return *e;
-  if (simd::values_are_floats(from_format) && simd::can_encode(to, r, false)) {
-    // Decoding is exact, so this is still one rounding per element.
-    return for_each_piece(in.size(), [&](std::size_t b, std::size_t e) {
-      std::vector<float> values(e - b);
-      simd::decode_floats(from_format, in.data() + b, e - b, values.data());
-      std::uint8_t all = simd::encode_floats(to, r, values.data(), e - b, keystream_at(sr, b), out.data() + b,
-                                             nullptr, flags.empty() ? nullptr : flags.data() + b);
-      // A binary32 NaN cannot carry a signaling NaN's `invalid`: NaN codes go through the core.
-      for (std::size_t i = b; i < e; ++i) {
-        if (decode(from_format, in[i]).cls != value_class::nan) continue;
-        const rounded res = convert(to, from_format, in[i], r, core_random(r, sr, i));
-        out[i] = res.code;
-        if (!flags.empty()) flags[i] = res.flags;
-        all |= res.flags;
-      }
-      return all;
-    });
-  }
-  return for_each_element(in.size(), r, sr, flags, [&](std::size_t i, std::uint64_t random) {
-    const rounded res = convert(to, from_format, in[i], r, random);
-    out[i] = res.code;
-    return res.flags;
-  });
-}
-
 void set_array_threads(int n) { g_threads.store(std::max(n, 0)); }
 
 int array_threads() {
@@ -449,9 +418,94 @@ expected<std::uint8_t> round_in_place(const format& f, std::span<float> x, const
   });
 }
 
+template <code_word In, code_word Out>
+expected<std::uint8_t> convert_array(const format& to, const format& from_format, std::span<const In> in,
+                                     std::span<Out> out, const rounding& r, sr_stream sr,
+                                     std::span<std::uint8_t> flags) {
+  if (auto e = check_format(to, "target format")) return *e;
+  if (auto e = check_format(from_format, "source format")) return *e;
+  if (auto e = check_code_width<In>(from_format, "'in' holds")) return *e;
+  if (auto e = check_code_width<Out>(to, "'out' holds")) return *e;
+  if (auto e = check_rounding(to, r)) return *e;
+  if (auto e = check_sizes({{"in", in.size()}, {"out", out.size()}}, flags.size())) return *e;
+  // Decoding is exact, so this is still one rounding per element. A binary32 NaN cannot carry a
+  // signaling NaN's `invalid`, and binary32's infinity is not the target's under every policy
+  // (saturate): the elements whose decoded value (`value_bits(i)`) is an infinity or a NaN take
+  // the core's result.
+  const auto core_where_non_finite = [&](std::size_t b, std::size_t e, auto value_bits) {
+    std::uint8_t all = 0;
+    for (std::size_t i = b; i < e; ++i) {
+      if ((value_bits(i) & 0x7f800000u) != 0x7f800000u) continue;
+      const rounded res = convert(to, from_format, in[i], r, core_random(r, sr, i));
+      out[i] = static_cast<Out>(res.code);
+      if (!flags.empty()) flags[i] = res.flags;
+      all |= res.flags;
+    }
+    return all;
+  };
+  const bool floats = simd::values_are_floats(from_format);
+  if constexpr (sizeof(Out) == 4) {  // binary32 codes take no fewer bytes (check_code_width)
+    if (floats && to == formats::fp32) {
+      // No rounding at all: the values are the codes, streamed straight into `out` by one call a
+      // chunk, as decode_array's (pieces of 65536 elements, a store fence each, ran Python's
+      // decode into float32 at 0.79 of decode_array's rate; bench/bench_python.py, Zen 5).
+      if (!flags.empty()) std::fill(flags.begin(), flags.end(), std::uint8_t{0});
+      std::atomic<std::uint8_t> all{0};
+      const bool stream = in.size() >= kStreamFrom;
+      detail::parallel_chunks(in.size(), threads_for(in.size()), kPiece, [&](std::size_t b, std::size_t e) {
+        if (simd::decode_binary32(from_format, in.data() + b, e - b, out.data() + b, stream))
+          all.fetch_or(core_where_non_finite(b, e, [&](std::size_t i) { return out[i]; }));
+      });
+      return all.load();
+    }
+  }
+  if (floats && simd::can_encode(to, r, false)) {
+    return for_each_piece(in.size(), [&](std::size_t b, std::size_t e) {
+      std::vector<float> values(e - b);
+      bool non_finite = false;
+      simd::decode_floats(from_format, in.data() + b, e - b, values.data(), false, &non_finite);
+      std::uint8_t all = simd::encode_floats(to, r, values.data(), e - b, keystream_at(sr, b), out.data() + b, nullptr,
+                                             flags.empty() ? nullptr : flags.data() + b);
+      if (non_finite)
+        all |= core_where_non_finite(b, e, [&](std::size_t i) { return std::bit_cast<std::uint32_t>(values[i - b]); });
+      return all;
+    });
+  }
+  return for_each_element(in.size(), r, sr, flags, [&](std::size_t i, std::uint64_t random) {
+    const rounded res = convert(to, from_format, in[i], r, random);
+    out[i] = static_cast<Out>(res.code);
+    return res.flags;
+  });
+}
+
+#define FPEMU_CONVERT_ARRAY(In)                                                                              \
+  template expected<std::uint8_t> convert_array(const format&, const format&, std::span<const In>,          \
+                                                std::span<std::uint8_t>, const rounding&, sr_stream,        \
+                                                std::span<std::uint8_t>);                                   \
+  template expected<std::uint8_t> convert_array(const format&, const format&, std::span<const In>,          \
+                                                std::span<std::uint16_t>, const rounding&, sr_stream,       \
+                                                std::span<std::uint8_t>);                                   \
+  template expected<std::uint8_t> convert_array(const format&, const format&, std::span<const In>,          \
+                                                std::span<std::uint32_t>, const rounding&, sr_stream,       \
+                                                std::span<std::uint8_t>);
+FPEMU_CONVERT_ARRAY(std::uint8_t)
+FPEMU_CONVERT_ARRAY(std::uint16_t)
+FPEMU_CONVERT_ARRAY(std::uint32_t)
+#undef FPEMU_CONVERT_ARRAY
+
+expected<std::uint8_t> convert_array(const format& to, const format& from, std::span<const std::uint32_t> in,
+                                     std::span<std::uint32_t> out, const rounding& r, sr_stream sr,
+                                     std::span<std::uint8_t> flags) {
+  return convert_array<std::uint32_t, std::uint32_t>(to, from, in, out, r, sr, flags);
+}
+
+namespace {
+
 // Exact (every value of a validated format is a binary64 value), so no flags are raised.
-expected<std::uint8_t> decode_array(const format& f, std::span<const std::uint32_t> codes, std::span<double> out) {
+template <class Code>
+expected<std::uint8_t> decode_codes(const format& f, std::span<const Code> codes, std::span<double> out) {
   if (auto e = check_format(f, "format")) return *e;
+  if (auto e = check_code_width<Code>(f, "'codes' holds")) return *e;
   if (auto e = check_sizes({{"codes", codes.size()}, {"out", out.size()}}, 0)) return *e;
   const bool vector = simd::values_are_floats(f);
   detail::parallel_chunks(codes.size(), threads_for(codes.size()), kPiece, [&](std::size_t begin, std::size_t end) {
@@ -463,14 +517,17 @@ expected<std::uint8_t> decode_array(const format& f, std::span<const std::uint32
         continue;
       }
       simd::decode_floats(f, codes.data() + b, e - b, values.data());
-      std::copy(values.begin(), values.begin() + static_cast<std::ptrdiff_t>(e - b), out.begin() + static_cast<std::ptrdiff_t>(b));
+      std::copy(values.begin(), values.begin() + static_cast<std::ptrdiff_t>(e - b),
+                out.begin() + static_cast<std::ptrdiff_t>(b));
     }
   });
   return std::uint8_t{0};
 }
 
-expected<std::uint8_t> decode_array(const format& f, std::span<const std::uint32_t> codes, std::span<float> out) {
+template <class Code>
+expected<std::uint8_t> decode_codes(const format& f, std::span<const Code> codes, std::span<float> out) {
   if (auto e = check_format(f, "format")) return *e;
+  if (auto e = check_code_width<Code>(f, "'codes' holds")) return *e;
   if (auto e = check_float_valued(f, "decode_array")) return *e;
   if (auto e = check_sizes({{"codes", codes.size()}, {"out", out.size()}}, 0)) return *e;
   const bool stream = codes.size() >= kStreamFrom;
@@ -479,6 +536,20 @@ expected<std::uint8_t> decode_array(const format& f, std::span<const std::uint32
   });
   return std::uint8_t{0};
 }
+
+}  // namespace
+
+#define FPEMU_DECODE_ARRAY(Code, T)                                                                          \
+  expected<std::uint8_t> decode_array(const format& f, std::span<const Code> codes, std::span<T> out) {        \
+    return decode_codes(f, codes, out);                                                                        \
+  }
+FPEMU_DECODE_ARRAY(std::uint32_t, double)
+FPEMU_DECODE_ARRAY(std::uint32_t, float)
+FPEMU_DECODE_ARRAY(std::uint16_t, double)
+FPEMU_DECODE_ARRAY(std::uint16_t, float)
+FPEMU_DECODE_ARRAY(std::uint8_t, double)
+FPEMU_DECODE_ARRAY(std::uint8_t, float)
+#undef FPEMU_DECODE_ARRAY
 
 namespace {
 

@@ -178,26 +178,6 @@ HWY_INLINE std::size_t AppendListed(D d, hn::Vec<D> entries, M m, std::uint32_t*
 }
 #undef FPEMU_STATIC_COMPRESS
 
-// The codes at p in 32-bit lanes, from a storage width of kBytes.
-template <int kBytes, class DU>
-HWY_INLINE hn::Vec<DU> LoadCodes(DU du, const void* p) {
-  if constexpr (kBytes == 1) {
-    return hn::PromoteTo(du, hn::LoadU(hn::Rebind<std::uint8_t, DU>(), static_cast<const std::uint8_t*>(p)));
-  } else if constexpr (kBytes == 2) {
-    return hn::PromoteTo(du, hn::LoadU(hn::Rebind<std::uint16_t, DU>(), static_cast<const std::uint16_t*>(p)));
-  } else {
-    return hn::LoadU(du, static_cast<const std::uint32_t*>(p));
-  }
-}
-
-// The same from p's width (a branch that always goes the same way).
-template <class DU>
-HWY_INLINE hn::Vec<DU> LoadCodes(DU du, const code_source& p) {
-  if (p.bytes == 1) return LoadCodes<1>(du, p.data);
-  if (p.bytes == 2) return LoadCodes<2>(du, p.data);
-  return LoadCodes<4>(du, p.data);
-}
-
 // Operand lanes of type T from the binary32 bits of their values.
 template <class D, class VU>
 HWY_INLINE hn::Vec<D> OperandLanes(D d, VU bits) {

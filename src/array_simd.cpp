@@ -1009,15 +1009,21 @@ std::uint8_t EncodeDoubles(const format& f, const rounding& r, const double* in,
   return Encode<double>(f, r, in, n, random, codes, nullptr, flags);
 }
 
-void DecodeFloats(const format& f, const std::uint32_t* codes, std::size_t n, float* out, bool stream) {
+// DecodeFloats (T float) and DecodeBinary32 (T uint32_t: binary32 codes, written as such) on
+// codes of type Code; kReport: returns whether a value is an infinity or a NaN (else false),
+// which only callers that ask pay for.
+template <class Code, class T, bool kReport>
+bool DecodeRun(const format& f, const Code* codes, std::size_t n, T* out, bool stream) {
+  constexpr int kBytes = sizeof(Code);
   const hn::ScalableTag<std::uint32_t> du;
-  const hn::ScalableTag<float> df;
+  const hn::ScalableTag<T> dt;
+  using VU = hn::Vec<decltype(du)>;
   const decode_params& p = decode_params_for(f);
   const Decoder<decltype(du)> decode(du, p);
   const std::size_t L = hn::Lanes(du);
   constexpr std::size_t kMax = HWY_MAX_BYTES / sizeof(std::uint32_t);
   HWY_ALIGN std::uint32_t pad[kMax];
-  HWY_ALIGN float pad_out[kMax];
+  HWY_ALIGN T pad_out[kMax];
   // Codes of at most 8 bits by table (decode_params::by_table) where the decoder has no short way
   // for them, lane by lane from the codes in memory straight into the output, in a loop of its
   // own: Highway's gather there stores the index vector, loads each lane and reads the four lanes
@@ -1025,50 +1031,83 @@ void DecodeFloats(const format& f, const std::uint32_t* codes, std::size_t n, fl
   // fast without it, lib_ab on a Zen 5, though these stores are not non-temporal); in the loop of
   // the other formats, its branch cost SSE4 bf16 decode an eighth.
   const bool by_table = p.by_table && !kHalfConversion;
-  const auto all_bits = hn::Set(du, p.all_bits);
+  const VU all_bits = hn::Set(du, p.all_bits), exponent = hn::Set(du, 0x7f800000u);
+  // The largest exponent field of the values: all ones where one was an infinity or a NaN (a
+  // maximum: a mask of such lanes took twice the operations, and Python's decode into float32,
+  // which is convert_array's, ran at 0.83 of decode_array's rate with it, 0.93-0.99 with this;
+  // bench/bench_python.py, Zen 5).
+  VU exponents = hn::Zero(du);
+  std::uint32_t table_non_finite = 0;
   frequent_step specials;  // the decoder's (see Decoder)
 
-  auto one_vector = [&](const std::uint32_t* src, float* dst, bool aligned_stream,
-                        std::size_t vector) FPEMU_KERNEL_LAMBDA {
-    const auto value = hn::BitCast(df, decode(hn::LoadU(du, src), specials, vector));
+  auto one_vector = [&](VU code, T* dst, bool aligned_stream, std::size_t vector) FPEMU_KERNEL_LAMBDA {
+    const VU bits = decode(code, specials, vector);
+    if constexpr (kReport) exponents = hn::Max(exponents, hn::And(bits, exponent));
     if (aligned_stream) {
-      hn::Stream(value, df, dst);
+      hn::Stream(hn::BitCast(dt, bits), dt, dst);
     } else {
-      hn::StoreU(value, df, dst);
+      hn::StoreU(hn::BitCast(dt, bits), dt, dst);
     }
   };
   // Fewer than L codes at i, through zero-padded lanes.
   auto part = [&](std::size_t i, std::size_t count) FPEMU_KERNEL_LAMBDA {
     std::fill(pad, pad + kMax, 0u);
     std::copy(codes + i, codes + i + count, pad);
-    one_vector(pad, pad_out, false, i / L);
+    one_vector(hn::Load(du, pad), pad_out, false, i / L);
     std::copy(pad_out, pad_out + count, out + i);
   };
   std::size_t i = 0;
   if (stream) {  // non-temporal stores from the first vector-aligned output on
-    const std::size_t misaligned = reinterpret_cast<std::uintptr_t>(out) % (L * sizeof(float)) / sizeof(float);
-    if (misaligned != 0 && reinterpret_cast<std::uintptr_t>(out) % sizeof(float) == 0) {
+    const std::size_t misaligned = reinterpret_cast<std::uintptr_t>(out) % (L * sizeof(T)) / sizeof(T);
+    if (misaligned != 0 && reinterpret_cast<std::uintptr_t>(out) % sizeof(T) == 0) {
       i = std::min(n, L - misaligned);
       part(0, i);
     }
-    stream = reinterpret_cast<std::uintptr_t>(out + i) % (L * sizeof(float)) == 0;
+    stream = reinterpret_cast<std::uintptr_t>(out + i) % (L * sizeof(T)) == 0;
   }
   if (by_table) {
     for (; i + L <= n; i += L) {
-      hwy::Prefetch(codes + i + kPrefetchAhead<std::uint32_t>);
-      if (hn::AllFalse(du, hn::Gt(hn::LoadU(du, codes + i), all_bits))) {
-        for (std::size_t j = 0; j < L; ++j) out[i + j] = std::bit_cast<float>(p.table[codes[i + j]]);
+      hwy::Prefetch(codes + i + kPrefetchAhead<Code>);
+      const VU code = LoadCodes<kBytes>(du, codes + i);
+      if (hn::AllFalse(du, hn::Gt(code, all_bits))) {
+        for (std::size_t j = 0; j < L; ++j) {
+          const std::uint32_t bits = p.table[codes[i + j]];
+          if constexpr (kReport) table_non_finite |= static_cast<std::uint32_t>((bits & 0x7f800000u) == 0x7f800000u);
+          out[i + j] = std::bit_cast<T>(bits);
+        }
       } else {
-        one_vector(codes + i, out + i, stream, i / L);
+        one_vector(code, out + i, stream, i / L);
       }
     }
   }
   for (; i + L <= n; i += L) {
-    hwy::Prefetch(codes + i + kPrefetchAhead<std::uint32_t>);
-    one_vector(codes + i, out + i, stream, i / L);
+    hwy::Prefetch(codes + i + kPrefetchAhead<Code>);
+    one_vector(LoadCodes<kBytes>(du, codes + i), out + i, stream, i / L);
   }
   if (stream) hwy::FlushStream();
   if (i < n) part(i, n - i);
+  return kReport && (table_non_finite != 0 || !hn::AllFalse(du, hn::Eq(exponents, exponent)));
+}
+
+template <class T, bool kReport>
+bool DecodeTo(const format& f, const code_source& codes, std::size_t n, T* out, bool stream) {
+  if (codes.bytes == 1)
+    return DecodeRun<std::uint8_t, T, kReport>(f, static_cast<const std::uint8_t*>(codes.data), n, out, stream);
+  if (codes.bytes == 2)
+    return DecodeRun<std::uint16_t, T, kReport>(f, static_cast<const std::uint16_t*>(codes.data), n, out, stream);
+  return DecodeRun<std::uint32_t, T, kReport>(f, static_cast<const std::uint32_t*>(codes.data), n, out, stream);
+}
+
+void DecodeFloats(const format& f, code_source codes, std::size_t n, float* out, bool stream, bool* non_finite) {
+  if (non_finite) {
+    *non_finite = DecodeTo<float, true>(f, codes, n, out, stream);
+  } else {
+    DecodeTo<float, false>(f, codes, n, out, stream);
+  }
+}
+
+bool DecodeBinary32(const format& f, code_source codes, std::size_t n, std::uint32_t* out, bool stream) {
+  return DecodeTo<std::uint32_t, true>(f, codes, n, out, stream);
 }
 
 const char* TargetName() { return hwy::TargetName(HWY_TARGET); }
@@ -1079,9 +1118,24 @@ HWY_AFTER_NAMESPACE();
 #if HWY_ONCE
 namespace fpemu::simd {
 
+const decode_params& decode_params_for(const format& f) {
+  thread_local struct {
+    format f;
+    decode_params p;
+    bool made = false;
+  } last;
+  if (!last.made || !(last.f == f)) {
+    last.p = make_decode_params(f);
+    last.f = f;
+    last.made = true;
+  }
+  return last.p;
+}
+
 HWY_EXPORT(EncodeFloats);
 HWY_EXPORT(EncodeDoubles);
 HWY_EXPORT(DecodeFloats);
+HWY_EXPORT(DecodeBinary32);
 HWY_EXPORT(FillKeystream);
 HWY_EXPORT(TargetName);
 
@@ -1125,8 +1179,12 @@ std::uint8_t encode_doubles(const format& f, const rounding& r, const double* in
   return HWY_DYNAMIC_DISPATCH(EncodeDoubles)(f, r, in, n, random, codes, flags);
 }
 
-void decode_floats(const format& f, const std::uint32_t* codes, std::size_t n, float* out, bool stream) {
-  HWY_DYNAMIC_DISPATCH(DecodeFloats)(f, codes, n, out, stream);
+void decode_floats(const format& f, code_source codes, std::size_t n, float* out, bool stream, bool* non_finite) {
+  HWY_DYNAMIC_DISPATCH(DecodeFloats)(f, codes, n, out, stream, non_finite);
+}
+
+bool decode_binary32(const format& f, code_source codes, std::size_t n, std::uint32_t* out, bool stream) {
+  return HWY_DYNAMIC_DISPATCH(DecodeBinary32)(f, codes, n, out, stream);
 }
 
 void fill_keystream(std::uint64_t seed, std::uint32_t stream, std::uint64_t first, std::size_t n, int width,

@@ -81,8 +81,13 @@ std::uint8_t encode_doubles(const format& f, const rounding& r, const double* in
 
 // codes -> binary32 values, for formats with values_are_floats(f). `stream`: with non-temporal
 // stores, which write the output past the caches without reading it first (for outputs larger
-// than the caches, which nothing reads soon: a third less memory traffic).
-void decode_floats(const format& f, const std::uint32_t* codes, std::size_t n, float* out, bool stream = false);
+// than the caches, which nothing reads soon: a third less memory traffic). `non_finite`, where
+// not null, receives whether a value is an infinity or a NaN.
+void decode_floats(const format& f, code_source codes, std::size_t n, float* out, bool stream = false,
+                   bool* non_finite = nullptr);
+// The same as the values' bits (codes of binary32, for convert_array); returns whether a value is
+// an infinity or a NaN.
+bool decode_binary32(const format& f, code_source codes, std::size_t n, std::uint32_t* out, bool stream = false);
 
 // out[i] = keystream_bits(seed, stream, first + i, width) for i in [0, n), width 16 or 32; width
 // 64 gives the high 32 of each element's 64 bits (what sr-exact reads for shifts up to 32).

@@ -1,6 +1,7 @@
-// Codes -> binary32 bits on 32-bit vector lanes (decode_params in array_params.hpp), for the
-// kernels compiled once per SIMD target: DecodeFloats (array_simd.cpp) and the element-wise
-// arithmetic, which decodes its operands in registers (array_ops.cpp). Include it after
+// Codes (loaded from their storage width) -> binary32 bits on 32-bit vector lanes (decode_params
+// in array_params.hpp), for the kernels compiled once per SIMD target: DecodeFloats
+// (array_simd.cpp) and the element-wise arithmetic, which decodes its operands in registers
+// (array_ops.cpp). Include it after
 // hwy/highway.h in a file that hwy/foreach_target.h re-includes: the guard toggles with each
 // target, Highway's convention for such headers.
 #if defined(FPEMU_SRC_DECODE_INL_H_) == defined(HWY_TARGET_TOGGLE)
@@ -16,6 +17,7 @@
 #include <hwy/highway.h>
 
 #include "array_params.hpp"
+#include "array_simd.hpp"
 #include "fpemu/convert.hpp"
 
 HWY_BEFORE_NAMESPACE();
@@ -60,6 +62,26 @@ HWY_INLINE auto SignedLt(V a, V b) {
 }
 template <class V>
 HWY_INLINE auto SignedGt(V a, V b) { return SignedLt(b, a); }
+
+// The codes at p in 32-bit lanes, from a storage width of kBytes.
+template <int kBytes, class DU>
+HWY_INLINE hn::Vec<DU> LoadCodes(DU du, const void* p) {
+  if constexpr (kBytes == 1) {
+    return hn::PromoteTo(du, hn::LoadU(hn::Rebind<std::uint8_t, DU>(), static_cast<const std::uint8_t*>(p)));
+  } else if constexpr (kBytes == 2) {
+    return hn::PromoteTo(du, hn::LoadU(hn::Rebind<std::uint16_t, DU>(), static_cast<const std::uint16_t*>(p)));
+  } else {
+    return hn::LoadU(du, static_cast<const std::uint32_t*>(p));
+  }
+}
+
+// The same from p's width (a branch that always goes the same way).
+template <class DU>
+HWY_INLINE hn::Vec<DU> LoadCodes(DU du, const code_source& p) {
+  if (p.bytes == 1) return LoadCodes<1>(du, p.data);
+  if (p.bytes == 2) return LoadCodes<2>(du, p.data);
+  return LoadCodes<4>(du, p.data);
+}
 
 // The binary32 bits of the value of each code (to_float's, or for NaN codes as kNaN says:
 // decode_params::nan_codes). Exact: every value of such a format is a binary32 value. Made once

@@ -179,6 +179,19 @@ constexpr int kEveryCode = 12;
 constexpr int kEveryCode = 16;
 #endif
 
+// fn(Code{}) with Code the storage-width type of f's codes: uint8_t up to 8 bits, uint16_t up to
+// 16, else uint32_t.
+template <class Fn>
+void with_storage_code(const format& f, Fn fn) {
+  if (width(f) <= 8) {
+    fn(std::uint8_t{});
+  } else if (width(f) <= 16) {
+    fn(std::uint16_t{});
+  } else {
+    fn(std::uint32_t{});
+  }
+}
+
 std::vector<std::uint32_t> codes_of(const format& f, std::mt19937_64& rng, int random_codes = 10000) {
   std::vector<std::uint32_t> codes;
   if (width(f) <= kEveryCode) {
@@ -700,7 +713,8 @@ TEST_CASE("sr-exact and formats the kernels do not take go through the scalar co
   set_array_threads(0);
 }
 
-TEST_CASE("decode_array to float and double == to_float / to_double for every code, every target") {
+TEST_CASE("decode_array to float and double == to_float / to_double for every code, from 32-bit and storage-width "
+          "codes, every target") {
   set_array_threads(1);
   tally ty;
   std::uint64_t float_cases = 0, double_cases = 0;
@@ -717,7 +731,7 @@ TEST_CASE("decode_array to float and double == to_float / to_double for every co
     std::vector<std::uint32_t> codes;
     for (std::uint32_t c = 0; c < (std::uint32_t{1} << width(f)); ++c) codes.push_back(c);
     // Bits above the width (ignored by decode()).
-    for (const std::uint32_t c : {std::uint32_t{1} << width(f), 0xffffffffu, 0x80000000u}) codes.push_back(c);
+    for (const std::uint32_t c : {std::uint32_t{1} << width(f), 0xffffffffu, 0x80000000u, 0xffu}) codes.push_back(c);
     for (int i = 0; i < 100; ++i) codes.push_back(static_cast<std::uint32_t>(rng()));
     // Every code again in random order: NaN and infinity codes in enough vectors that the
     // decoders fix them up on every vector (Decoder::Full's `specials`), not only after a branch.
@@ -731,24 +745,38 @@ TEST_CASE("decode_array to float and double == to_float / to_double for every co
       want_d[i] = to_double(f, codes[i]);
       if (floats) want_f[i] = to_float(f, codes[i]);
     }
+    // The same codes at storage width (a byte for formats of <= 8 bits, two for <= 16), cut to
+    // it: the bits above the width that are left are still ignored, so the wants are the same.
+    std::vector<std::uint8_t> codes8;
+    std::vector<std::uint16_t> codes16;
+    for (const std::uint32_t c : codes) {
+      if (width(f) <= 8) codes8.push_back(static_cast<std::uint8_t>(c));
+      if (width(f) <= 16) codes16.push_back(static_cast<std::uint16_t>(c));
+    }
     for_each_target([&](const std::string& target) {
-      std::vector<double> out_d(codes.size(), -1.0);
-      REQUIRE(decode_array(f, codes, out_d).has_value());
-      for (std::size_t i = 0; i < codes.size(); ++i) {
-        if (bits_of(out_d[i]) != bits_of(want_d[i]))
-          ty.bad("decode_array(double) " + spec + " on " + target + ": code " + hex(codes[i]) + " to_double " +
-                 show(want_d[i]) + ", array " + show(out_d[i]));
-      }
-      double_cases += codes.size();
-      if (!floats) return;
-      std::vector<float> out_f(codes.size(), -1.0f);
-      REQUIRE(decode_array(f, codes, out_f).has_value());
-      for (std::size_t i = 0; i < codes.size(); ++i) {
-        if (bits_of(out_f[i]) != bits_of(want_f[i]))
-          ty.bad("decode_array(float) " + spec + " on " + target + ": code " + hex(codes[i]) + " to_float " +
-                 show(want_f[i]) + ", array " + show(out_f[i]));
-      }
-      float_cases += codes.size();
+      const auto check = [&]<class Code>(const std::vector<Code>& in) {
+        const std::string where = spec + " on " + target + " from " + std::to_string(8 * sizeof(Code)) + "-bit codes";
+        std::vector<double> out_d(in.size(), -1.0);
+        REQUIRE(decode_array(f, std::span<const Code>(in), std::span<double>(out_d)).has_value());
+        for (std::size_t i = 0; i < in.size(); ++i) {
+          if (bits_of(out_d[i]) != bits_of(want_d[i]))
+            ty.bad("decode_array(double) " + where + ": code " + hex(in[i]) + " to_double " + show(want_d[i]) +
+                   ", array " + show(out_d[i]));
+        }
+        double_cases += in.size();
+        if (!floats) return;
+        std::vector<float> out_f(in.size(), -1.0f);
+        REQUIRE(decode_array(f, std::span<const Code>(in), std::span<float>(out_f)).has_value());
+        for (std::size_t i = 0; i < in.size(); ++i) {
+          if (bits_of(out_f[i]) != bits_of(want_f[i]))
+            ty.bad("decode_array(float) " + where + ": code " + hex(in[i]) + " to_float " + show(want_f[i]) +
+                   ", array " + show(out_f[i]));
+        }
+        float_cases += in.size();
+      };
+      check(codes);
+      if (!codes16.empty()) check(codes16);
+      if (!codes8.empty()) check(codes8);
     });
   }
   MESSAGE(specs.size() << " formats: " << float_cases << " float and " << double_cases
@@ -861,7 +889,8 @@ TEST_CASE("sr-exact on lanes more than 31 bits below the quantum == the core, wh
   set_array_threads(0);
 }
 
-TEST_CASE("decode_array into a large, misaligned float output (non-temporal stores) == to_float, every target") {
+TEST_CASE("decode_array (convert_array into fp32) into a large, misaligned output (non-temporal stores) == to_float "
+          "(convert()), every target") {
   set_array_threads(1);
   tally ty;
   std::uint64_t cases = 0;
@@ -883,10 +912,20 @@ TEST_CASE("decode_array into a large, misaligned float output (non-temporal stor
           ty.bad("decode_array(float) " + std::string(spec) + " on " + target + ": code " + hex(codes[i]) +
                  " at " + std::to_string(i));
       }
-      cases += n;
+      // convert_array into binary32 decodes straight into its output too, then puts the core's
+      // results of the NaN and infinity codes over it.
+      std::vector<std::uint32_t> words(n + 1, kUnwritten);
+      const std::span<std::uint32_t> converted(words.data() + 1, n);
+      REQUIRE(convert_array(formats::fp32, f, codes, converted).has_value());
+      for (std::size_t i = 0; i < n; ++i) {
+        if (converted[i] != convert(formats::fp32, f, codes[i]).code)
+          ty.bad("convert_array to fp32 " + std::string(spec) + " on " + target + ": code " + hex(codes[i]) +
+                 " at " + std::to_string(i));
+      }
+      cases += 2 * n;
     });
   }
-  MESSAGE(cases << " streamed decodes checked, " << ty.mismatches << " mismatches");
+  MESSAGE(cases << " streamed decodes and conversions checked, " << ty.mismatches << " mismatches");
   CHECK(ty.mismatches == 0);
   set_array_threads(0);
 }
@@ -900,7 +939,8 @@ TEST_CASE("convert_array == convert() for every source code (NaNs, signaling one
       {"bf16", "e4m3fn"},   {"fp16", "e5m2"},     {"e5m2", "e4m3fn"},    {"bf16", "fp16"},
       {"fp16", "bf16"},     {"e4m3fn", "e2m1fn"}, {"e5m2fnuz", "e4m3fnuz"}, {"e4m3fnuz", "e5m2"},
       {"e3m2fn", "e2m3fn"}, {"fp16", "e3m4"},     {"tf32", "fp16"},      {"e8m13", "e4m3fn"},
-      {"e5m2", "e11m20"},   {"e11m20", "bf16"},   {"e8m0fnu", "e4m3fn"},
+      {"e5m2", "e11m20"},   {"e11m20", "bf16"},   {"e8m0fnu", "e4m3fn"}, {"bf16", "fp32"},
+      {"e5m2", "fp32"},     {"e4m3fnuz", "fp32"}, {"e2m1fn", "fp32"},
   };
   std::mt19937_64 rng(11);
   for (const auto& [from_spec, to_spec] : pairs) {
@@ -927,18 +967,31 @@ TEST_CASE("convert_array == convert() for every source code (NaNs, signaling one
         want_all |= want[i].flags;
       }
       for_each_target([&](const std::string& target) {
-        std::vector<std::uint32_t> out(codes.size(), kUnwritten);
-        std::vector<std::uint8_t> flags(codes.size(), kUnwrittenFlags);
-        const auto all = convert_array(to_f, from_f, codes, out, r, sr, flags);
-        REQUIRE(all.has_value());
-        const std::string where = std::string(from_spec) + " -> " + describe(to_f, r) + " on " + target;
-        if (*all != want_all) ty.bad(where + ": flag union " + hex(*all) + ", core " + hex(want_all));
-        for (std::size_t i = 0; i < codes.size(); ++i) {
-          if (out[i] != want[i].code || flags[i] != want[i].flags)
-            ty.bad(where + ": code " + hex(codes[i]) + ": core " + result(want[i].code, want[i].flags) + ", array " +
-                   result(out[i], flags[i]));
-        }
-        cases += codes.size();
+        // From and into 32-bit codes, then storage-width ones (cut to the width: the bits above
+        // it that are left are ignored, so the wants are the same).
+        const auto check = [&]<class In, class Out>(In, Out) {
+          const std::vector<In> in(codes.begin(), codes.end());
+          std::vector<Out> out(codes.size(), static_cast<Out>(kUnwritten));
+          std::vector<std::uint8_t> flags(codes.size(), kUnwrittenFlags);
+          const auto all = convert_array<In, Out>(to_f, from_f, in, out, r, sr, flags);
+          REQUIRE(all.has_value());
+          const std::string where = std::string(from_spec) + " -> " + describe(to_f, r) + " on " + target + ", " +
+                                    std::to_string(8 * sizeof(In)) + " to " + std::to_string(8 * sizeof(Out)) +
+                                    " bits";
+          if (*all != want_all) ty.bad(where + ": flag union " + hex(*all) + ", core " + hex(want_all));
+          for (std::size_t i = 0; i < codes.size(); ++i) {
+            if (out[i] != static_cast<Out>(want[i].code) || flags[i] != want[i].flags)
+              ty.bad(where + ": code " + hex(codes[i]) + ": core " + result(want[i].code, want[i].flags) +
+                     ", array " + result(out[i], flags[i]));
+          }
+          cases += codes.size();
+        };
+        check(std::uint32_t{}, std::uint32_t{});
+        with_storage_code(from_f, [&](auto in) {
+          with_storage_code(to_f, [&](auto out) {
+            if (sizeof in + sizeof out < 8) check(in, out);
+          });
+        });
       });
     }
   }
@@ -1724,6 +1777,12 @@ TEST_CASE("round_in_place / decode_array(float) on formats whose values are not 
       "format bf16 has 16-bit codes", "the operands and 'out' hold 8-bit codes");
   has(apply_sqrt(f, std::span<const std::uint8_t>(byte_codes10), bytes10), "format bf16 has 16-bit codes",
       "the operands and 'out' hold 8-bit codes");
+  has(decode_array(f, std::span<const std::uint8_t>(byte_codes10), std::span<double>(outd9)),
+      "format bf16 has 16-bit codes", "'codes' holds 8-bit codes");
+  has(convert_array<std::uint8_t, std::uint8_t>(formats::e4m3fn, f, byte_codes10, bytes10),
+      "format bf16 has 16-bit codes", "'in' holds 8-bit codes");
+  has(convert_array<std::uint16_t, std::uint8_t>(f, formats::e4m3fn, halves10, bytes10),
+      "format bf16 has 16-bit codes", "'out' holds 8-bit codes");
   CHECK(bytes10 == std::vector<std::uint8_t>(10, 0x5a));
   CHECK(halves10 == std::vector<std::uint16_t>(10, 0x5a5a));
   std::vector<std::uint8_t> bytes9(9);

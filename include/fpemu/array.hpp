@@ -10,6 +10,7 @@
 
 #include <cstdint>
 #include <span>
+#include <type_traits>
 
 #include "fpemu/expected.hpp"
 #include "fpemu/format.hpp"
@@ -60,6 +61,16 @@ expected<std::uint8_t> round_array_given_bits(const format& f, std::span<const f
 expected<std::uint8_t> convert_array(const format& to, const format& from, std::span<const std::uint32_t> in,
                                      std::span<std::uint32_t> out, const rounding& r = {}, sr_stream sr = {},
                                      std::span<std::uint8_t> flags = {});
+// The element types that hold codes: 32 bits for any format, or storage width.
+template <class T>
+concept code_word =
+    std::is_same_v<T, std::uint8_t> || std::is_same_v<T, std::uint16_t> || std::is_same_v<T, std::uint32_t>;
+// The same from and into codes of any of those widths, each wide enough for its format's codes
+// (the error names one that is not): nine pairs of widths, hence a template, which the library
+// defines for each.
+template <code_word In, code_word Out>
+expected<std::uint8_t> convert_array(const format& to, const format& from, std::span<const In> in, std::span<Out> out,
+                                     const rounding& r = {}, sr_stream sr = {}, std::span<std::uint8_t> flags = {});
 // x[i] becomes the value of round(f, x[i]) as a binary32: what simulation users want. Every value
 // of f must be a binary32 value (signed, with zero and subnormals, 1..22 fraction bits, normal
 // exponents within binary32's normal range); the error says so otherwise.
@@ -68,6 +79,11 @@ expected<std::uint8_t> round_in_place(const format& f, std::span<float> x, const
 expected<std::uint8_t> decode_array(const format& f, std::span<const std::uint32_t> codes, std::span<double> out);
 // As binary32 values, for the formats round_in_place accepts.
 expected<std::uint8_t> decode_array(const format& f, std::span<const std::uint32_t> codes, std::span<float> out);
+// The same from storage-width codes (the error names a format whose codes do not fit).
+expected<std::uint8_t> decode_array(const format& f, std::span<const std::uint16_t> codes, std::span<double> out);
+expected<std::uint8_t> decode_array(const format& f, std::span<const std::uint16_t> codes, std::span<float> out);
+expected<std::uint8_t> decode_array(const format& f, std::span<const std::uint8_t> codes, std::span<double> out);
+expected<std::uint8_t> decode_array(const format& f, std::span<const std::uint8_t> codes, std::span<float> out);
 expected<std::uint8_t> apply(array_op op, const format& f, std::span<const std::uint32_t> a,
                              std::span<const std::uint32_t> b, std::span<std::uint32_t> out, const rounding& r = {},
                              sr_stream sr = {}, std::span<std::uint8_t> flags = {});

@@ -342,37 +342,63 @@ result_array::result_array(const format& f, const py::object& out, const py::obj
 
 bool c_contiguous(const py::array& a) { return py::detail::check_flags(a.ptr(), py::array::c_style); }
 
+template <class T>
+std::span<T> result_array::memory() {
+  if (target_.dtype().itemsize() != sizeof(T) || !c_contiguous(target_) ||
+      reinterpret_cast<std::uintptr_t>(target_.data()) % alignof(T) != 0)
+    return {};
+  return {static_cast<T*>(target_.mutable_data()), static_cast<std::size_t>(target_.size())};
+}
+
 template <class C>
 std::span<C> result_array::direct() {
   const bool codes = (kind_ == result_kind::codes && target_.dtype().kind() == 'u') || kind_ == result_kind::bits;
-  if (!codes || target_.dtype().itemsize() != sizeof(C) || !c_contiguous(target_) ||
-      reinterpret_cast<std::uintptr_t>(target_.data()) % alignof(C) != 0)
-    return {};
-  return {static_cast<C*>(target_.mutable_data()), static_cast<std::size_t>(target_.size())};
+  return codes ? memory<C>() : std::span<C>{};
 }
 template std::span<std::uint8_t> result_array::direct();
 template std::span<std::uint16_t> result_array::direct();
 template std::span<std::uint32_t> result_array::direct();
 
-void result_array::store(std::span<const std::uint32_t> codes) {
+bool result_array::may_share_memory(const py::array& a) const {
+  return numpy().attr("may_share_memory")(a, target_).cast<bool>();
+}
+
+template <class C>
+void result_array::store(std::span<const C> codes) {
   const auto n = static_cast<py::ssize_t>(codes.size());
-  py::array from = py::array_t<std::uint32_t>(n, codes.data());
+  py::array from;
   if (kind_ == result_kind::doubles) {
-    py::array_t<double> v(n);
-    value_or_raise(decode_array(f_, codes, std::span<double>(v.mutable_data(), codes.size())));
-    from = v;
+    const auto decode_into = [&](std::span<double> into) {
+      value_or_raise(without_gil([&] { return decode_array(f_, codes, into); }));
+    };
+    if (const auto d = memory<double>(); !d.empty()) return decode_into(d);
+    py::array_t<double> buffer(n);
+    decode_into({buffer.mutable_data(), codes.size()});
+    from = buffer;
   } else if (kind_ == result_kind::values) {  // exactly, or not at all
-    std::vector<std::uint32_t> g(codes.size());
-    std::vector<std::uint8_t> flags(codes.size());
-    const std::uint8_t bad = flag::inexact | flag::overflow | flag::underflow;
-    if ((value_or_raise(convert_array(*typed_, f_, codes, g, {}, {}, flags)) & bad) != 0) {
-      const auto i = static_cast<std::size_t>(
-          std::find_if(flags.begin(), flags.end(), [bad](std::uint8_t fl) { return (fl & bad) != 0; }) - flags.begin());
+    const auto convert_into = [&]<class Out>(std::span<Out> into) {
+      const std::uint8_t bad = flag::inexact | flag::overflow | flag::underflow;
+      const std::uint8_t all = value_or_raise(without_gil([&] { return convert_array(*typed_, f_, codes, into); }));
+      if ((all & bad) == 0) return;
+      std::size_t i = 0;
+      while ((convert(*typed_, f_, codes[i]).flags & bad) == 0) ++i;
       throw py::value_error(element("result", target_, i) + " = " + number(to_double(f_, codes[i])) +
                             " is not a value of " + to_string(*typed_) + ", the format of dtype " +
                             text_of(target_.dtype()) + "; ask for float64 values or for codes");
-    }
-    from = py::array_t<std::uint32_t>(n, g.data());
+    };
+    // Into the target's memory at its own width (a byte for the FP8 dtypes, two for float16 and
+    // bfloat16, four for float32), else 32-bit codes, which copyto narrows.
+    if (const auto d = memory<std::uint8_t>(); !d.empty()) return convert_into(d);
+    if (const auto d = memory<std::uint16_t>(); !d.empty()) return convert_into(d);
+    if (const auto d = memory<std::uint32_t>(); !d.empty()) return convert_into(d);
+    py::array_t<std::uint32_t> buffer(n);
+    convert_into(std::span<std::uint32_t>(buffer.mutable_data(), codes.size()));
+    from = buffer;
+  } else if (const auto d = direct<C>(); !d.empty()) {
+    std::copy(codes.begin(), codes.end(), d.begin());
+    return;
+  } else {
+    from = py::array_t<C>(n, codes.data());
   }
   // Typed targets take the bits; numpy's copyto handles every layout and integer width.
   const py::object into = kind_ == result_kind::bits || kind_ == result_kind::values
@@ -380,6 +406,9 @@ void result_array::store(std::span<const std::uint32_t> codes) {
                               : py::object(target_);
   numpy().attr("copyto")(into, reshaped(from, shape_), py::arg("casting") = "unsafe");
 }
+template void result_array::store(std::span<const std::uint8_t>);
+template void result_array::store(std::span<const std::uint16_t>);
+template void result_array::store(std::span<const std::uint32_t>);
 
 py::object result_array::get() const {
   if (!out_.is_none()) return out_;

@@ -85,12 +85,24 @@ class result_array {
   // own dtype): the library writes there directly, and store() is not needed. Empty otherwise.
   template <class C>
   std::span<C> direct();
-  // Writes codes of f (C order) into the target, converting as its dtype asks.
-  void store(std::span<const std::uint32_t> codes);
+  // Writes codes of f (C order; 8, 16 or 32 bits each) into the target, converting as its dtype
+  // asks: decoded or converted by the library straight into the target's memory where it is
+  // C-contiguous, else through a buffer. After an error (a value the target's format lacks) the
+  // target may hold some results.
+  template <class C>
+  void store(std::span<const C> codes);
+  void store(std::span<const std::uint32_t> codes) { store<std::uint32_t>(codes); }
+  // Whether a's memory may overlap the target's (NumPy's bounds test): the library must not write
+  // results where it still reads operands.
+  bool may_share_memory(const py::array& a) const;
   // out, or the new array (a NumPy scalar for a 0-d result; a tensor for torch).
   py::object get() const;
 
  private:
+  // The target's memory as elements of type T, where it is C-contiguous with T's size and
+  // alignment; empty otherwise.
+  template <class T>
+  std::span<T> memory();
   enum class result_kind : std::uint8_t { codes, bits, values, doubles };
   format f_;
   py::object out_;

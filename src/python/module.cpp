@@ -3,6 +3,7 @@
 // overflow policies ieee/saturate/nan). Bad arguments raise ValueError with the library's message.
 // This file: formats, rounding, decoding, conversion and arithmetic on code arrays; the other
 // areas are bound in accumulation.cpp, bounds.cpp, training.cpp and casgd.cpp.
+#include <algorithm>
 #include <array>
 #include <charconv>
 #include <cstddef>
@@ -50,14 +51,14 @@ std::span<const T> reals_of(const py::array& x, std::vector<T>& copy) {
   return copy;
 }
 
-// Runs `run(codes, flags)` of the library into `codes`: the result's memory, or `buffer`, which
-// the result then stores; returns the result (with the flags where asked).
-template <class Run>
-py::object run_into(result_array& result, std::span<std::uint32_t> buffer, std::size_t n, bool flags,
-                    const std::vector<py::ssize_t>& shape, const Run& run, auto codes) {
-  std::vector<std::uint8_t> element_flags(flags ? n : 0);
+// Runs `run(codes, flags)` of the library into `codes`: the result's memory, or a buffer
+// (`buffered`), which the result then stores; returns the result (with the flags where asked).
+template <class Run, class C>
+py::object run_into(result_array& result, std::span<C> codes, bool buffered, bool flags,
+                    const std::vector<py::ssize_t>& shape, const Run& run) {
+  std::vector<std::uint8_t> element_flags(flags ? codes.size() : 0);
   value_or_raise(without_gil([&] { return run(codes, std::span<std::uint8_t>(element_flags)); }));
-  if (!buffer.empty()) result.store(buffer);
+  if (buffered) result.store(std::span<const C>(codes));
   return flags ? with_flags(result.get(), element_flags, shape) : result.get();
 }
 
@@ -68,7 +69,7 @@ std::optional<py::object> fill_direct(result_array& result, std::size_t n, bool 
                                       const std::vector<py::ssize_t>& shape, const Run& run) {
   const std::span<C> d = result.direct<C>();
   if (d.empty() && n != 0) return std::nullopt;
-  return run_into(result, {}, n, flags, shape, run, d);
+  return run_into(result, d, false, flags, shape, run);
 }
 
 // run_into the result's memory where the library can write there directly (storage-width codes
@@ -81,7 +82,7 @@ py::object fill(result_array& result, std::size_t n, bool flags, const std::vect
   }
   if (auto done = fill_direct<std::uint32_t>(result, n, flags, shape, run)) return *done;
   std::vector<std::uint32_t> codes(n);
-  return run_into(result, codes, n, flags, shape, run, std::span<std::uint32_t>(codes));
+  return run_into(result, std::span<std::uint32_t>(codes), true, flags, shape, run);
 }
 
 py::object round_impl(const py::object& x_in, const py::object& fmt, const std::string& mode,
@@ -149,10 +150,41 @@ std::optional<std::array<std::span<const C>, N>> codes_in_place(const format& f,
   return in;
 }
 
+// fn(result, in): `result` made by make_result(), `in` the operands' codes of f in `shape` (a
+// std::array of N std::span<const C>), read in place (codes_in_place) where every operand holds
+// them so and none may share memory with the result (the library reads operands again after
+// writing results: the elements its lanes leave to the core, convert's non-finite codes), else
+// 32-bit copies, whose codes are checked before the result is made, as the arguments come.
+template <std::size_t N, class MakeResult, class Fn>
+py::object on_codes(const format& f, const operand_list& operands, const std::vector<py::ssize_t>& shape,
+                    const MakeResult& make_result, const Fn& fn) {
+  const auto in8 = codes_in_place<std::uint8_t, N>(f, operands, shape);
+  const auto in16 = codes_in_place<std::uint16_t, N>(f, operands, shape);
+  const auto in32 = codes_in_place<std::uint32_t, N>(f, operands, shape);
+  std::array<std::vector<std::uint32_t>, N> copies;
+  std::array<std::span<const std::uint32_t>, N> copied;
+  const auto copy = [&] {
+    for (std::size_t k = 0; k < N; ++k)
+      copied[k] = copies[k] = codes_in_shape(f, operands[k].first, operands[k].second, shape);
+  };
+  const bool in_place = in8 || in16 || in32;
+  if (!in_place) copy();
+  result_array result = make_result();
+  const auto shared = [&] {
+    return std::any_of(operands.begin(), operands.end(), [&](const auto& o) { return result.may_share_memory(o.first); });
+  };
+  if (in_place && !shared()) {
+    if (in8) return fn(result, *in8);
+    if (in16) return fn(result, *in16);
+    return fn(result, *in32);
+  }
+  if (in_place) copy();
+  return fn(result, copied);
+}
+
 // Element-wise arithmetic on operands of one format, broadcast together: `run(operands, codes,
-// flags)` calls the library, on the operands' and the result's memory where both hold
-// storage-width codes (and do not overlap: the library reads an operand again after writing
-// results, for the elements its lanes leave to the core), else on 32-bit copies.
+// flags)` calls the library on codes of one width, written into the result's memory where it
+// holds them at that width, else into a buffer that the result then stores.
 template <std::size_t N, class Run>
 py::object elementwise(const std::array<py::object, N>& args, const std::array<const char*, N>& names,
                        const format& f, bool flags, const py::object& out, const py::object& dtype, Run run) {
@@ -163,35 +195,18 @@ py::object elementwise(const std::array<py::object, N>& args, const std::array<c
     torch = torch || is_torch_tensor(args[k]);
   }
   const auto shape = broadcast_shape(operands);
-  const auto in8 = codes_in_place<std::uint8_t, N>(f, operands, shape);
-  const auto in16 = codes_in_place<std::uint16_t, N>(f, operands, shape);
-  const auto in32 = codes_in_place<std::uint32_t, N>(f, operands, shape);
-  std::array<std::vector<std::uint32_t>, N> codes;
-  const auto convert = [&] {  // checked before the result is made, as the arguments come
-    for (std::size_t k = 0; k < N; ++k) codes[k] = codes_in_shape(f, operands[k].first, operands[k].second, shape);
-  };
-  if (!in8 && !in16 && !in32) convert();
-  result_array result(f, out, dtype, shape, default_dtype(f, operands[0].first), torch);
   std::size_t n = 1;
   for (const py::ssize_t d : shape) n *= static_cast<std::size_t>(d);
-  const auto in_place = [&](const auto& in) -> std::optional<py::object> {
-    if (!in) return std::nullopt;
-    using C = std::remove_const_t<typename std::remove_reference_t<decltype((*in)[0])>::element_type>;
-    const std::span<C> o = result.direct<C>();
-    const auto* o_begin = reinterpret_cast<const std::byte*>(o.data());
-    for (const auto& operand : *in) {
-      const auto* begin = reinterpret_cast<const std::byte*>(operand.data());
-      if (begin < o_begin + o.size_bytes() && o_begin < begin + operand.size_bytes()) return std::nullopt;
-    }
-    return fill_direct<C>(result, n, flags, shape,
-                          [&](std::span<C> d, std::span<std::uint8_t> fl) { return run(*in, d, fl); });
+  const auto make_result = [&] {
+    return result_array(f, out, dtype, shape, default_dtype(f, operands[0].first), torch);
   };
-  if (auto done = in_place(in8)) return *done;
-  if (auto done = in_place(in16)) return *done;
-  if (auto done = in_place(in32)) return *done;
-  if (codes[0].empty() && n != 0) convert();
-  return fill(result, n, flags, shape,
-              [&](std::span<std::uint32_t> o, std::span<std::uint8_t> fl) { return run(codes, o, fl); });
+  return on_codes<N>(f, operands, shape, make_result, [&](result_array& result, const auto& in) {
+    using C = std::remove_const_t<typename std::remove_reference_t<decltype(in[0])>::element_type>;
+    const auto call = [&](std::span<C> o, std::span<std::uint8_t> fl) { return run(in, o, fl); };
+    if (auto done = fill_direct<C>(result, n, flags, shape, call)) return *done;
+    std::vector<C> buffer(n);
+    return run_into(result, std::span<C>(buffer), true, flags, shape, call);
+  });
 }
 
 constexpr const char* arithmetic_doc =
@@ -308,12 +323,15 @@ PYBIND11_MODULE(_fpemu, m) {
       "decode",
       [](const py::object& codes, const py::object& fmt, const py::object& out, const py::object& dtype) {
         const format f = to_format(fmt);
-        const py::array a = as_array(codes, "codes");
-        const auto shape = shape_of(a);
-        std::vector<std::uint32_t> in = codes_in_shape(f, a, "codes", shape);
-        result_array result(f, out, dtype, shape, py::dtype::of<double>(), is_torch_tensor(codes));
-        result.store(in);
-        return result.get();
+        const operand_list operands{{as_array(codes, "codes"), "codes"}};
+        const auto shape = shape_of(operands[0].first);
+        const auto make_result = [&] {
+          return result_array(f, out, dtype, shape, py::dtype::of<double>(), is_torch_tensor(codes));
+        };
+        return on_codes<1>(f, operands, shape, make_result, [](result_array& result, const auto& in) {
+          result.store(in[0]);
+          return result.get();
+        });
       },
       py::arg("codes"), py::arg("fmt"), py::kw_only(), py::arg("out") = py::none(), py::arg("dtype") = py::none(),
       "The exact values of codes of fmt (NaN codes give NaN), as float64 unless `dtype` or `out` asks\n"
@@ -326,12 +344,15 @@ PYBIND11_MODULE(_fpemu, m) {
          const py::object& out, const py::object& dtype) {
         const format from = to_format(src), to = to_format(dst);
         const rounding r = to_rounding(to, mode, overflow, sr_bits);
-        const py::array a = as_array(codes, "codes");
-        const auto shape = shape_of(a);
-        const std::vector<std::uint32_t> in = codes_in_shape(from, a, "codes", shape);
-        result_array result(to, out, dtype, shape, py::none(), is_torch_tensor(codes));
-        return fill(result, in.size(), flags, shape, [&](std::span<std::uint32_t> o, std::span<std::uint8_t> fl) {
-          return convert_array(to, from, in, o, r, sr_stream{seed, stream, 0}, fl);
+        const operand_list operands{{as_array(codes, "codes"), "codes"}};
+        const auto shape = shape_of(operands[0].first);
+        const auto make_result = [&] {
+          return result_array(to, out, dtype, shape, py::none(), is_torch_tensor(codes));
+        };
+        return on_codes<1>(from, operands, shape, make_result, [&](result_array& result, const auto& in) {
+          return fill(result, in[0].size(), flags, shape, [&](auto o, std::span<std::uint8_t> fl) {
+            return convert_array(to, from, in[0], o, r, sr_stream{seed, stream, 0}, fl);
+          });
         });
       },
       py::arg("codes"), py::arg("src"), py::arg("dst"), py::kw_only(), py::arg("mode") = "rne",

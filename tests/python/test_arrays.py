@@ -204,6 +204,56 @@ def test_codes_read_in_place_give_the_results_of_converted_codes_out_over_an_ope
     np.testing.assert_array_equal(codes_of(fpemu.fma(x, y, x, fmt, mode=mode, seed=5)), want)
 
 
+def decode_growth_kib(codes_expression, call):
+    """peak_growth_kib of `call` (decode or convert of `codes`, with out=out) after
+    codes = `codes_expression` (2^24 bf16 codes) and a preallocated float32 out."""
+    return peak_growth_kib("codes = %s; out = np.full(1 << 24, 7, np.float32)" % codes_expression,
+                           call.replace("codes", "codes[:1 << 17]").replace("out=out", "out=out[:1 << 17]"),
+                           "assert %s is out" % call)
+
+
+def test_decode_and_convert_read_storage_width_codes_in_place_and_write_into_out():
+    # A 32-bit copy of the codes would take 64 MiB, a buffer of results 64 MiB.
+    codes = "np.arange(1 << 24, dtype=np.uint32).astype(np.uint16)"
+    strided = "np.repeat(%s, 2)[::2]" % codes  # the control: copied
+    for call in ('fpemu.decode(codes, "bf16", out=out)', 'fpemu.convert(codes, "bf16", "fp32", out=out)'):
+        grown = decode_growth_kib(codes, call)
+        assert grown < 8 * 1024, "%s: peak memory grew by %d KiB" % (call, grown)
+        grown = decode_growth_kib(strided, call)
+        assert grown > 48 * 1024, "%s: peak memory grew by only %d KiB" % (call, grown)
+
+
+@pytest.mark.parametrize("fmt,dtype", [("e4m3fn", np.uint8), ("e5m2", np.uint8), ("e2m1fn", np.uint8),
+                                       ("e5m2", np.uint32), ("bf16", np.uint16), ("fp16", np.float16),
+                                       ("bf16", np.uint32)])
+def test_decode_and_convert_of_codes_read_in_place_give_the_results_of_converted_codes_out_over_them_too(fmt, dtype):
+    # Every code (NaNs, signaling ones and infinities, which convert leaves to the core after
+    # writing results) and random ones, read as int64 (copied) and as `dtype` (in place).
+    rng = np.random.default_rng(23)
+    every = np.arange(1 << fpemu.format(fmt).width, dtype=np.int64)
+    codes = np.concatenate([every, rng.permutation(every)[:4096], rng.choice(every, 5000)])
+    x = codes.astype(np.uint16).view(np.float16) if dtype == np.float16 else codes.astype(dtype)
+
+    for target in (np.float64, np.float32, "codes"):
+        kw = {} if target == "codes" else {"dtype": target}
+        np.testing.assert_array_equal(fpemu.decode(x, fmt, **kw), fpemu.decode(codes, fmt, **kw))
+    for dst in ("bf16", "e4m3fn", "fp32", "fp16"):
+        for mode in ("rne", "rz", "sr"):
+            want, want_flags = fpemu.convert(codes, fmt, dst, mode=mode, seed=3, flags=True)
+            got, got_flags = fpemu.convert(x, fmt, dst, mode=mode, seed=3, flags=True)
+            np.testing.assert_array_equal(got, want)
+            np.testing.assert_array_equal(got_flags, want_flags)
+    # Results written over the codes themselves: read from a copy first.
+    want = fpemu.convert(codes, fmt, fmt, mode="rz")
+    over = x.copy()
+    assert fpemu.convert(over, fmt, fmt, mode="rz", out=over) is over
+    np.testing.assert_array_equal(over.view(np.uint16) if dtype == np.float16 else over, want)
+    want = fpemu.decode(codes, fmt, dtype=np.float32)
+    words = codes.astype(np.uint32)
+    assert fpemu.decode(words, fmt, out=words.view(np.float32)) is not None
+    np.testing.assert_array_equal(words.view(np.float32), want)
+
+
 def test_a_code_beyond_the_width_in_a_storage_width_array_is_still_named():
     with pytest.raises(ValueError, match=r"a\[1\] = 16 is not a code of e2m1fn \(valid: 0\.\.15\)"):
         fpemu.add(np.array([1, 16], np.uint8), np.array([1, 1], np.uint8), "e2m1fn")
