@@ -1118,7 +1118,7 @@ HWY_AFTER_NAMESPACE();
 #if HWY_ONCE
 namespace fpemu::simd {
 
-const decode_params& decode_params_for(const format& f) {
+[[gnu::noinline]] const decode_params& decode_params_for(const format& f) {
   thread_local struct {
     format f;
     decode_params p;
