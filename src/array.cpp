@@ -508,18 +508,10 @@ expected<std::uint8_t> decode_codes(const format& f, std::span<const Code> codes
   if (auto e = check_code_width<Code>(f, "'codes' holds")) return *e;
   if (auto e = check_sizes({{"codes", codes.size()}, {"out", out.size()}}, 0)) return *e;
   const bool vector = simd::values_are_floats(f);
-  detail::parallel_chunks(codes.size(), threads_for(codes.size()), kPiece, [&](std::size_t begin, std::size_t end) {
-    std::vector<float> values(vector ? kPiece : 0);
-    for (std::size_t b = begin; b < end; b += kPiece) {
-      const std::size_t e = std::min(end, b + kPiece);
-      if (!vector) {
-        for (std::size_t i = b; i < e; ++i) out[i] = to_double(f, codes[i]);
-        continue;
-      }
-      simd::decode_floats(f, codes.data() + b, e - b, values.data());
-      std::copy(values.begin(), values.begin() + static_cast<std::ptrdiff_t>(e - b),
-                out.begin() + static_cast<std::ptrdiff_t>(b));
-    }
+  const bool stream = codes.size() >= kStreamFrom / 2;  // as many bytes out as decode_array(float)'s
+  detail::parallel_chunks(codes.size(), threads_for(codes.size()), kPiece, [&](std::size_t b, std::size_t e) {
+    if (vector) return simd::decode_doubles(f, codes.data() + b, e - b, out.data() + b, stream);
+    for (std::size_t i = b; i < e; ++i) out[i] = to_double(f, codes[i]);
   });
   return std::uint8_t{0};
 }

@@ -1009,8 +1009,33 @@ std::uint8_t EncodeDoubles(const format& f, const rounding& r, const double* in,
   return Encode<double>(f, r, in, n, random, codes, nullptr, flags);
 }
 
-// DecodeFloats (T float) and DecodeBinary32 (T uint32_t: binary32 codes, written as such) on
-// codes of type Code; kReport: returns whether a value is an infinity or a NaN (else false),
+// The binary32 values of `bits` as binary64 at dst (non-temporal stores where `stream`, which
+// needs dst aligned to a vector).
+template <class DU>
+HWY_INLINE void StoreAsDoubles(DU du, hn::Vec<DU> bits, double* dst, bool stream) {
+  const hn::Rebind<float, DU> df;
+#if HWY_TARGET == HWY_SCALAR || !HWY_HAVE_FLOAT64
+  (void)stream;
+  HWY_ALIGN float lanes[hn::MaxLanes(df)];
+  hn::Store(hn::BitCast(df, bits), df, lanes);
+  for (std::size_t j = 0; j < hn::Lanes(du); ++j) dst[j] = lanes[j];
+#else
+  const hn::Half<decltype(df)> dh;
+  const hn::Rebind<double, decltype(dh)> dd;
+  const auto values = hn::BitCast(df, bits);
+  const auto low = hn::PromoteTo(dd, hn::LowerHalf(dh, values)), high = hn::PromoteTo(dd, hn::UpperHalf(dh, values));
+  if (stream) {
+    hn::Stream(low, dd, dst);
+    hn::Stream(high, dd, dst + hn::Lanes(dd));
+  } else {
+    hn::StoreU(low, dd, dst);
+    hn::StoreU(high, dd, dst + hn::Lanes(dd));
+  }
+#endif
+}
+
+// DecodeFloats (T float), DecodeDoubles (T double) and DecodeBinary32 (T uint32_t: binary32
+// codes, written as such) on codes of type Code; kReport: returns whether a value is an infinity or a NaN (else false),
 // which only callers that ask pay for.
 template <class Code, class T, bool kReport>
 bool DecodeRun(const format& f, const Code* codes, std::size_t n, T* out, bool stream) {
@@ -1043,7 +1068,9 @@ bool DecodeRun(const format& f, const Code* codes, std::size_t n, T* out, bool s
   auto one_vector = [&](VU code, T* dst, bool aligned_stream, std::size_t vector) FPEMU_KERNEL_LAMBDA {
     const VU bits = decode(code, specials, vector);
     if constexpr (kReport) exponents = hn::Max(exponents, hn::And(bits, exponent));
-    if (aligned_stream) {
+    if constexpr (std::is_same_v<T, double>) {
+      StoreAsDoubles(du, bits, dst, aligned_stream);
+    } else if (aligned_stream) {
       hn::Stream(hn::BitCast(dt, bits), dt, dst);
     } else {
       hn::StoreU(hn::BitCast(dt, bits), dt, dst);
@@ -1073,7 +1100,11 @@ bool DecodeRun(const format& f, const Code* codes, std::size_t n, T* out, bool s
         for (std::size_t j = 0; j < L; ++j) {
           const std::uint32_t bits = p.table[codes[i + j]];
           if constexpr (kReport) table_non_finite |= static_cast<std::uint32_t>((bits & 0x7f800000u) == 0x7f800000u);
-          out[i + j] = std::bit_cast<T>(bits);
+          if constexpr (std::is_same_v<T, double>) {
+            out[i + j] = std::bit_cast<float>(bits);
+          } else {
+            out[i + j] = std::bit_cast<T>(bits);
+          }
         }
       } else {
         one_vector(code, out + i, stream, i / L);
@@ -1110,6 +1141,10 @@ bool DecodeBinary32(const format& f, code_source codes, std::size_t n, std::uint
   return DecodeTo<std::uint32_t, true>(f, codes, n, out, stream);
 }
 
+void DecodeDoubles(const format& f, code_source codes, std::size_t n, double* out, bool stream) {
+  DecodeTo<double, false>(f, codes, n, out, stream);
+}
+
 const char* TargetName() { return hwy::TargetName(HWY_TARGET); }
 
 }  // namespace fpemu::simd::HWY_NAMESPACE
@@ -1136,6 +1171,7 @@ HWY_EXPORT(EncodeFloats);
 HWY_EXPORT(EncodeDoubles);
 HWY_EXPORT(DecodeFloats);
 HWY_EXPORT(DecodeBinary32);
+HWY_EXPORT(DecodeDoubles);
 HWY_EXPORT(FillKeystream);
 HWY_EXPORT(TargetName);
 
@@ -1185,6 +1221,10 @@ void decode_floats(const format& f, code_source codes, std::size_t n, float* out
 
 bool decode_binary32(const format& f, code_source codes, std::size_t n, std::uint32_t* out, bool stream) {
   return HWY_DYNAMIC_DISPATCH(DecodeBinary32)(f, codes, n, out, stream);
+}
+
+void decode_doubles(const format& f, code_source codes, std::size_t n, double* out, bool stream) {
+  HWY_DYNAMIC_DISPATCH(DecodeDoubles)(f, codes, n, out, stream);
 }
 
 void fill_keystream(std::uint64_t seed, std::uint32_t stream, std::uint64_t first, std::size_t n, int width,

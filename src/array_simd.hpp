@@ -88,6 +88,8 @@ void decode_floats(const format& f, code_source codes, std::size_t n, float* out
 // The same as the values' bits (codes of binary32, for convert_array); returns whether a value is
 // an infinity or a NaN.
 bool decode_binary32(const format& f, code_source codes, std::size_t n, std::uint32_t* out, bool stream = false);
+// The same as binary64 values (each exact there).
+void decode_doubles(const format& f, code_source codes, std::size_t n, double* out, bool stream = false);
 
 // out[i] = keystream_bits(seed, stream, first + i, width) for i in [0, n), width 16 or 32; width
 // 64 gives the high 32 of each element's 64 bits (what sr-exact reads for shifts up to 32).

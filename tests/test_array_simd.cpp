@@ -889,8 +889,8 @@ TEST_CASE("sr-exact on lanes more than 31 bits below the quantum == the core, wh
   set_array_threads(0);
 }
 
-TEST_CASE("decode_array (convert_array into fp32) into a large, misaligned output (non-temporal stores) == to_float "
-          "(convert()), every target") {
+TEST_CASE("decode_array to float and double (convert_array into fp32) into a large, misaligned output (non-temporal "
+          "stores) == to_float, to_double (convert()), every target") {
   set_array_threads(1);
   tally ty;
   std::uint64_t cases = 0;
@@ -912,6 +912,14 @@ TEST_CASE("decode_array (convert_array into fp32) into a large, misaligned outpu
           ty.bad("decode_array(float) " + std::string(spec) + " on " + target + ": code " + hex(codes[i]) +
                  " at " + std::to_string(i));
       }
+      std::vector<double> doubles(n + 1, -1.0);
+      const std::span<double> wide(doubles.data() + 1, n);
+      REQUIRE(decode_array(f, codes, wide).has_value());
+      for (std::size_t i = 0; i < n; ++i) {
+        if (bits_of(wide[i]) != bits_of(to_double(f, codes[i])))
+          ty.bad("decode_array(double) " + std::string(spec) + " on " + target + ": code " + hex(codes[i]) +
+                 " at " + std::to_string(i));
+      }
       // convert_array into binary32 decodes straight into its output too, then puts the core's
       // results of the NaN and infinity codes over it.
       std::vector<std::uint32_t> words(n + 1, kUnwritten);
@@ -922,7 +930,7 @@ TEST_CASE("decode_array (convert_array into fp32) into a large, misaligned outpu
           ty.bad("convert_array to fp32 " + std::string(spec) + " on " + target + ": code " + hex(codes[i]) +
                  " at " + std::to_string(i));
       }
-      cases += 2 * n;
+      cases += 3 * n;
     });
   }
   MESSAGE(cases << " streamed decodes and conversions checked, " << ty.mismatches << " mismatches");
