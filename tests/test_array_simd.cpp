@@ -756,23 +756,19 @@ TEST_CASE("decode_array to float and double == to_float / to_double for every co
     for_each_target([&](const std::string& target) {
       const auto check = [&]<class Code>(const std::vector<Code>& in) {
         const std::string where = spec + " on " + target + " from " + std::to_string(8 * sizeof(Code)) + "-bit codes";
-        std::vector<double> out_d(in.size(), -1.0);
-        REQUIRE(decode_array(f, std::span<const Code>(in), std::span<double>(out_d)).has_value());
-        for (std::size_t i = 0; i < in.size(); ++i) {
-          if (bits_of(out_d[i]) != bits_of(want_d[i]))
-            ty.bad("decode_array(double) " + where + ": code " + hex(in[i]) + " to_double " + show(want_d[i]) +
-                   ", array " + show(out_d[i]));
-        }
-        double_cases += in.size();
-        if (!floats) return;
-        std::vector<float> out_f(in.size(), -1.0f);
-        REQUIRE(decode_array(f, std::span<const Code>(in), std::span<float>(out_f)).has_value());
-        for (std::size_t i = 0; i < in.size(); ++i) {
-          if (bits_of(out_f[i]) != bits_of(want_f[i]))
-            ty.bad("decode_array(float) " + where + ": code " + hex(in[i]) + " to_float " + show(want_f[i]) +
-                   ", array " + show(out_f[i]));
-        }
-        float_cases += in.size();
+        const auto compare = [&]<class T>(const std::vector<T>& want) {
+          const std::string type = std::is_same_v<T, double> ? "double" : "float";
+          std::vector<T> out(in.size(), T{-1});
+          REQUIRE(decode_array(f, std::span<const Code>(in), std::span<T>(out)).has_value());
+          for (std::size_t i = 0; i < in.size(); ++i) {
+            if (bits_of(out[i]) != bits_of(want[i]))
+              ty.bad("decode_array(" + type + ") " + where + ": code " + hex(in[i]) + " to_" + type + " " +
+                     show(want[i]) + ", array " + show(out[i]));
+          }
+          return in.size();
+        };
+        double_cases += compare(want_d);
+        if (floats) float_cases += compare(want_f);
       };
       check(codes);
       if (!codes16.empty()) check(codes16);
@@ -904,22 +900,24 @@ TEST_CASE("decode_array to float and double (convert_array into fp32) into a lar
     const std::uint32_t all = std::uint32_t{1} << width(f);
     for (std::size_t i = 0; i < n; ++i) codes[i] = static_cast<std::uint32_t>((i * 7919) % all);
     for_each_target([&](const std::string& target) {
-      std::vector<float> buffer(n + 1, -1.0f);
-      const std::span<float> out(buffer.data() + 1, n);
-      REQUIRE(decode_array(f, codes, out).has_value());
-      for (std::size_t i = 0; i < n; ++i) {
-        if (bits_of(out[i]) != bits_of(to_float(f, codes[i])))
-          ty.bad("decode_array(float) " + std::string(spec) + " on " + target + ": code " + hex(codes[i]) +
-                 " at " + std::to_string(i));
-      }
-      std::vector<double> doubles(n + 1, -1.0);
-      const std::span<double> wide(doubles.data() + 1, n);
-      REQUIRE(decode_array(f, codes, wide).has_value());
-      for (std::size_t i = 0; i < n; ++i) {
-        if (bits_of(wide[i]) != bits_of(to_double(f, codes[i])))
-          ty.bad("decode_array(double) " + std::string(spec) + " on " + target + ": code " + hex(codes[i]) +
-                 " at " + std::to_string(i));
-      }
+      const auto decoded = [&]<class T>(T) {
+        std::vector<T> buffer(n + 1, T{-1});
+        const std::span<T> out(buffer.data() + 1, n);
+        REQUIRE(decode_array(f, codes, out).has_value());
+        for (std::size_t i = 0; i < n; ++i) {
+          T want;
+          if constexpr (std::is_same_v<T, float>) {
+            want = to_float(f, codes[i]);
+          } else {
+            want = to_double(f, codes[i]);
+          }
+          if (bits_of(out[i]) != bits_of(want))
+            ty.bad("decode_array(" + std::string(std::is_same_v<T, float> ? "float" : "double") + ") " +
+                   std::string(spec) + " on " + target + ": code " + hex(codes[i]) + " at " + std::to_string(i));
+        }
+      };
+      decoded(float{});
+      decoded(double{});
       // convert_array into binary32 decodes straight into its output too, then puts the core's
       // results of the NaN and infinity codes over it.
       std::vector<std::uint32_t> words(n + 1, kUnwritten);
