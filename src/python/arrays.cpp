@@ -344,9 +344,7 @@ bool c_contiguous(const py::array& a) { return py::detail::check_flags(a.ptr(), 
 
 template <class T>
 std::span<T> result_array::memory() {
-  if (target_.dtype().itemsize() != sizeof(T) || !c_contiguous(target_) ||
-      reinterpret_cast<std::uintptr_t>(target_.data()) % alignof(T) != 0)
-    return {};
+  if (!holds_as<T>(target_)) return {};
   return {static_cast<T*>(target_.mutable_data()), static_cast<std::size_t>(target_.size())};
 }
 

@@ -143,6 +143,12 @@ py::object reshaped(const py::array& flat, const py::array& like);
 py::object reshaped(const py::array& flat, const std::vector<py::ssize_t>& shape);
 // Whether a's elements lie in C order without gaps.
 bool c_contiguous(const py::array& a);
+// Whether a's elements can be read or written in place as T: C-contiguous, T's size and alignment.
+template <class T>
+bool holds_as(const py::array& a) {
+  return a.dtype().itemsize() == static_cast<py::ssize_t>(sizeof(T)) && c_contiguous(a) &&
+         reinterpret_cast<std::uintptr_t>(a.data()) % alignof(T) == 0;
+}
 // The shape of a numpy array, and a 2-D array's (rows, cols) with a message naming it otherwise.
 std::vector<py::ssize_t> shape_of(const py::array& a);
 std::pair<int, int> matrix_shape(const py::array& a, const std::string& name);

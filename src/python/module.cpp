@@ -41,8 +41,7 @@ py::object with_flags(const py::object& result, const std::vector<std::uint8_t>&
 // copied (every value exact in T: narrowing would be a rounding before the emulated one).
 template <class T>
 std::span<const T> reals_of(const py::array& x, std::vector<T>& copy) {
-  const bool aligned = reinterpret_cast<std::uintptr_t>(x.data()) % alignof(T) == 0;
-  if (x.dtype().is(py::dtype::of<T>()) && c_contiguous(x) && aligned)
+  if (x.dtype().is(py::dtype::of<T>()) && holds_as<T>(x))
     return {static_cast<const T*>(x.data()), static_cast<std::size_t>(x.size())};
   if constexpr (std::is_same_v<T, float>)
     copy = exact_floats(x, "x");
@@ -137,9 +136,7 @@ std::optional<std::array<std::span<const C>, N>> codes_in_place(const format& f,
     const py::array& a = operands[k].first;
     const auto typed = dtype_format(a.dtype());
     const bool codes = a.dtype().kind() == 'u' || (typed && *typed == f);
-    if (!codes || a.dtype().itemsize() != static_cast<py::ssize_t>(sizeof(C)) || shape_of(a) != shape ||
-        !c_contiguous(a) || reinterpret_cast<std::uintptr_t>(a.data()) % alignof(C) != 0)
-      return std::nullopt;
+    if (!codes || shape_of(a) != shape || !holds_as<C>(a)) return std::nullopt;
     in[k] = {static_cast<const C*>(a.data()), static_cast<std::size_t>(a.size())};
     if (width(f) < static_cast<int>(8 * sizeof(C))) {  // a pass over the codes only where one can be beyond
       C bits = 0;
