@@ -21,6 +21,7 @@
 #include <string>
 #include <string_view>
 #include <thread>
+#include <unordered_map>
 #include <vector>
 
 #include "array_simd.hpp"
@@ -194,22 +195,37 @@ expected<std::uint8_t> round_given(const format& f, std::span<const float> in, s
 // core's results for all of them fit a table (code | flags << 8 at x << 8 | y, or at x for sqrt;
 // 128 KiB), indexed by the codes' low bytes whatever their storage width. An array then costs a
 // load per element, on any data, and each result is the core's by construction, bits beyond the
-// format's width included, in every mode that reads no random bits (fma's 2^24 triples are not
-// tabulated). A table is made (single-threaded, 65536 core calls: 2-4 ms for e4m3fn and e5m2 add
-// and div on a Zen 5 core) once the elements asked of its op, format and rounding sum to
-// kTableAfter, which the lanes take 0.7-2 ms for there (1 to 3 G elements/s), so that making it
-// costs about what the lanes would, and is kept for the process: those of the last kTables (op,
-// format, rounding) asked about, at most 2 MiB.
-constexpr std::size_t kTableAfter = std::size_t{1} << 21;
+// format's width included, in every mode that reads no random bits.
+// fma has 2^24 triples, but exact_fma reads x and y only through whether one of them is a NaN and
+// their exact product (exact_mul's value and flags: a NaN operand's sign and signaling flag, 0 x
+// inf, else the product, whose value normalise reads and not its representation). The pairs with
+// one product share a row of results over z, the core's for one pair of them: the table holds a
+// row per product (e4m3fn has 2011 finite ones, 1 MiB of rows; e5m2 1211) and the row of each
+// pair, two dependent loads per element. Formats with more than kRows products (e3m4, e2m5, e1m6)
+// are not tabulated.
+// A table is made once the elements asked of its op, format and rounding sum to kLanesPerCall
+// times the core calls that make it (2^8 for sqrt, 2^16 for pairs, about 2^19 for fma: 2^11
+// rows) where lanes cover the op (1 to 3 G elements/s on a Zen 5 core, the core 30 ns a call), or
+// to those calls where the core does every element, so that making it costs about what the
+// elements would; it is kept for the process: those of the last kTables (op, format, rounding)
+// asked about, at most 1 MiB + 128 KiB each.
+constexpr std::size_t kLanesPerCall = 32;
+constexpr std::size_t kRows = std::size_t{1} << 11;
 constexpr std::size_t kTables = 16;
 
-using result_table = std::vector<std::uint16_t>;
+struct result_table {
+  int operands;
+  std::vector<std::uint16_t> entries;  // code | flags << 8
+  std::vector<std::uint16_t> rows;     // fma: the row of x << 8 | y
+  simd::result_table_view view() const { return {operands, entries.data(), rows.data()}; }
+};
 
 struct tabulated {
   simd::lane_op op;
   format f;
   rounding r;
   std::size_t asked = 0;  // elements asked of it so far
+  bool declined = false;  // fma with more than kRows products
   std::shared_ptr<const result_table> table;  // null until made
 };
 
@@ -223,12 +239,63 @@ table_cache& tables() {
   return cache;
 }
 
+// What exact_fma reads of x and y (above), as one number: the products' values are those of codes
+// of at most 8 bits, whose significands' product, without its trailing zeros, has at most 16 bits.
+std::uint64_t product_key(const format& f, std::uint32_t x, std::uint32_t y) {
+  const unpacked a = decode(f, x), b = decode(f, y);
+  const exact_result p = exact_mul(a, b);
+  std::uint64_t sig = 0;
+  int exp = 0;
+  if (p.value.cls == value_class::finite) {  // the value: the significand without trailing zeros
+    const auto low = static_cast<std::uint64_t>(p.value.sig), high = static_cast<std::uint64_t>(p.value.sig >> 64);
+    const int zeros = low != 0 ? detail::countr_zero(low) : 64 + detail::countr_zero(high);
+    sig = static_cast<std::uint64_t>(p.value.sig >> zeros);
+    exp = p.value.exp + zeros;
+  }
+  const bool nan_operand = a.cls == value_class::nan || b.cls == value_class::nan;
+  return sig | static_cast<std::uint64_t>(static_cast<std::uint16_t>(exp)) << 32 |
+         std::uint64_t{p.flags} << 48 | std::uint64_t{static_cast<std::uint8_t>(p.value.cls)} << 56 |
+         std::uint64_t{p.value.negative} << 60 | std::uint64_t{nan_operand} << 61;
+}
+
+// The table of op, f and r (above): entries[i] is core(operands of index i).
+template <class Core>
+std::shared_ptr<const result_table> make_table(simd::lane_op op, const format& f, const Core& core) {
+  auto table = std::make_shared<result_table>();
+  auto entry = [](const rounded& res) { return static_cast<std::uint16_t>(res.code | res.flags << 8); };
+  if (op != simd::lane_op::fma) {
+    table->operands = op == simd::lane_op::sqrt ? 1 : 2;
+    table->entries.resize(table->operands == 1 ? 1u << 8 : 1u << 16);
+    for (std::uint32_t i = 0; i < table->entries.size(); ++i)
+      table->entries[i] = entry(table->operands == 1 ? core(i, 0, 0, 0) : core(i >> 8, i & 0xff, 0, 0));
+    return table;
+  }
+  table->operands = 3;
+  table->rows.resize(1u << 16);
+  std::unordered_map<std::uint64_t, std::uint16_t> row_of;
+  std::vector<std::uint32_t> pair_of_row;  // the pair x << 8 | y whose results fill the row
+  for (std::uint32_t i = 0; i < 1u << 16; ++i) {
+    const auto [it, added] = row_of.try_emplace(product_key(f, i >> 8, i & 0xff), pair_of_row.size());
+    if (added) {
+      if (pair_of_row.size() == kRows) return nullptr;
+      pair_of_row.push_back(i);
+    }
+    table->rows[i] = it->second;
+  }
+  table->entries.resize(pair_of_row.size() << 8);
+  for (std::uint32_t i = 0; i < table->entries.size(); ++i) {
+    const std::uint32_t pair = pair_of_row[i >> 8];
+    table->entries[i] = entry(core(pair >> 8, pair & 0xff, i & 0xff, 0));
+  }
+  return table;
+}
+
 // The table of op, f and r, once made, counting n more elements asked of it; null where the op
-// is not tabulated, or not yet.
+// is not tabulated, or not yet. `lanes`: whether lanes cover the op (simd::op_lanes).
 template <class Core>
 std::shared_ptr<const result_table> table_for(simd::lane_op op, const format& f, const rounding& r, std::size_t n,
-                                              const Core& core) {
-  if (op == simd::lane_op::fma || is_stochastic(r.mode)) return nullptr;
+                                              bool lanes, const Core& core) {
+  if (width(f) > 8 || is_stochastic(r.mode)) return nullptr;
   table_cache& cache = tables();
   const std::lock_guard lock(cache.mutex);
   std::deque<tabulated>& made = cache.made;
@@ -236,27 +303,25 @@ std::shared_ptr<const result_table> table_for(simd::lane_op op, const format& f,
       std::find_if(made.begin(), made.end(), [&](const tabulated& t) { return t.op == op && t.f == f && t.r == r; });
   if (it == made.end()) {
     if (made.size() == kTables) made.pop_front();
-    it = made.insert(made.end(), tabulated{op, f, r, 0, nullptr});
+    it = made.insert(made.end(), tabulated{op, f, r, 0, false, nullptr});
   }
-  if (it->table || (it->asked += n) < kTableAfter) return it->table;
-  const bool pairs = op != simd::lane_op::sqrt;
-  auto table = std::make_shared<result_table>((pairs ? 1u << 16 : 1u << 8) + 1);  // padded (simd::look_up)
-  for (std::uint32_t i = 0; i + 1 < table->size(); ++i) {
-    const rounded res = pairs ? core(i >> 8, i & 0xff, 0, 0) : core(i, 0, 0, 0);
-    (*table)[i] = static_cast<std::uint16_t>(res.code | res.flags << 8);
-  }
-  it->table = std::move(table);
+  const std::size_t calls = op == simd::lane_op::sqrt  ? std::size_t{1} << 8
+                            : op == simd::lane_op::fma ? std::size_t{1} << 19
+                                                       : std::size_t{1} << 16;
+  if (it->table || it->declined || (it->asked += n) < calls * (lanes ? kLanesPerCall : 1)) return it->table;
+  it->table = make_table(op, f, core);
+  it->declined = it->table == nullptr;
   return it->table;
 }
 
 // The op by its table (see above), on codes of any width: the core reads only a code's low
 // width(f) <= 8 bits, which the table's index holds.
 template <class Code>
-std::uint8_t apply_table(const result_table& table, bool pairs, const Code* a, const Code* b, std::span<Code> out,
+std::uint8_t apply_table(const result_table& table, const Code* a, const Code* b, const Code* c, std::span<Code> out,
                          std::span<std::uint8_t> flags) {
   return for_each_piece(out.size(), [&](std::size_t begin, std::size_t end) {
-    return simd::look_up(table.data(), pairs, a + begin, (pairs ? b : a) + begin, end - begin, out.data() + begin,
-                         flags.empty() ? nullptr : flags.data() + begin);
+    return simd::look_up(table.view(), a + begin, (b ? b : a) + begin, (c ? c : a) + begin, end - begin,
+                         out.data() + begin, flags.empty() ? nullptr : flags.data() + begin);
   });
 }
 
@@ -270,17 +335,15 @@ template <class Code, class Core>
 std::uint8_t apply_lanes(simd::lane_op op, const format& f, const Code* a, const Code* b, const Code* c,
                          std::span<Code> out, const rounding& r, const sr_stream& sr, std::span<std::uint8_t> flags,
                          const Core& core) {
-  if (width(f) <= 8) {
-    if (const auto table = table_for(op, f, r, out.size(), core))
-      return apply_table(*table, op != simd::lane_op::sqrt, a, b, out, flags);
-  }
+  const simd::op_path path = simd::op_lanes(op, f, r);
+  if (const auto table = table_for(op, f, r, out.size(), path != simd::op_path::core, core))
+    return apply_table(*table, a, b, c, out, flags);
   // Element j through the core: its result stored, its flags returned.
   auto one = [&](std::size_t j, std::uint64_t random) {
     const rounded res = core(a[j], b ? b[j] : 0, c ? c[j] : 0, random);
     out[j] = static_cast<Code>(res.code);
     return res.flags;
   };
-  const simd::op_path path = simd::op_lanes(op, f, r);
   if (path == simd::op_path::core) return for_each_element(out.size(), r, sr, flags, one);
   rounded infinite_quotient[2] = {};  // by sign: the listed x / 0 (simd::kInfiniteQuotient)
   if (op == simd::lane_op::div)
@@ -649,6 +712,13 @@ expected<std::uint8_t> apply_fma(const format& f, std::span<const std::uint8_t> 
 expected<std::uint8_t> apply_sqrt(const format& f, std::span<const std::uint8_t> a, std::span<std::uint8_t> out,
                                   const rounding& r, sr_stream sr, std::span<std::uint8_t> flags) {
   return apply_sqrt_codes(f, a, out, r, sr, flags);
+}
+
+bool simd::has_table(lane_op op, const format& f, const rounding& r) {
+  table_cache& cache = tables();
+  const std::lock_guard lock(cache.mutex);
+  return std::any_of(cache.made.begin(), cache.made.end(),
+                     [&](const tabulated& t) { return t.op == op && t.f == f && t.r == r && t.table; });
 }
 
 }  // namespace fpemu

@@ -615,70 +615,52 @@ std::size_t Op(lane_op op, const format& f, code_source a, code_source b, code_s
   return 0;
 }
 
-// table[a[i] << 8 | b[i]] (pairs) or table[a[i]] for i in [0, n), on the low byte of each code
-// (Code wide or a byte): the low bytes to out, the high ones to flags (if not null); returns the
-// union of the high bytes. Gathered on AVX2 and AVX-512: a gather reads 32 bits at byte offset
-// 2 x index (the entry and the next, which the table's padding entry provides at the end) of
-// which the low 16 are the entry. Below AVX2, which has no gather (Highway's emulation goes
-// through memory), byte codes eight entries a step: their indices formed in one vector, the
-// entries read one by one and split into result and flag bytes in one vector again (a byte store
-// per result and flag byte ran SSE4's e4m3fn add at 0.47 of memcpy's element rate, this 0.6);
-// wider codes element by element.
-template <class Code>
-std::uint8_t LookUpAs(const std::uint16_t* table, bool pairs, const Code* a, const Code* b, std::size_t n, Code* out,
-                      std::uint8_t* flags) {
+// The index of the entry of operands x, y, z in t (result_table_view): their low bytes, and for
+// three the row of (x, y).
+template <int kOperands, class Code>
+HWY_INLINE unsigned EntryIndex(const result_table_view& t, Code x, Code y, Code z) {
+  unsigned index = x & 0xffu;
+  if constexpr (kOperands >= 2) index = index << 8 | (y & 0xffu);
+  if constexpr (kOperands == 3) index = unsigned{t.rows[index]} << 8 | (z & 0xffu);
+  return index;
+}
+
+// The entries of (a[i], b[i], c[i]) in t for i in [0, n), on the low byte of each code (Code wide
+// or a byte): the low bytes to out, the high ones to flags (if not null); returns the union of the
+// high bytes. Eight entries a step, read one by one and split into result and flag bytes in one
+// vector (a byte store per result and flag byte ran SSE4's e4m3fn add at 0.47 of memcpy's element
+// rate, this 0.6), on every target: on a Zen 5 core AVX2's and AVX-512's gathers read about 0.7
+// elements a cycle, and these loads ran 0.98-1.15x as fast for pairs, 1.03-1.36x for fma's two
+// levels and 1.5-2.2x for one operand (lib_ab, bench/results/elementwise-2026-11-30b-zen5.md).
+template <int kOperands, class Code>
+std::uint8_t LookUpAs(const result_table_view& t, const Code* a, const Code* b, const Code* c, std::size_t n,
+                      Code* out, std::uint8_t* flags) {
   std::size_t i = 0;
   unsigned all = 0;
-#if HWY_TARGET <= HWY_AVX2
-  const hn::ScalableTag<std::uint32_t> du;
-  const hn::RebindToSigned<decltype(du)> di;
-  const hn::Rebind<std::uint8_t, decltype(du)> d8;
-  const hn::Rebind<Code, decltype(du)> dc;
-  const std::size_t L = hn::Lanes(du);
-  const auto* words = reinterpret_cast<const std::uint32_t*>(table);
-  const auto low_byte = hn::Set(du, 0xffu);
-  auto union_bits = hn::Zero(du);
-  for (; i + L <= n; i += L) {
-    auto index = hn::And(LoadCodes<sizeof(Code)>(du, a + i), low_byte);
-    if (pairs) index = hn::Or(hn::ShiftLeft<8>(index), hn::And(LoadCodes<sizeof(Code)>(du, b + i), low_byte));
-    const auto entries = hn::GatherOffset(du, words, hn::BitCast(di, hn::Add(index, index)));
+#if HWY_TARGET != HWY_SCALAR
+  const hn::Full128<std::uint16_t> d16;
+  const hn::Rebind<std::uint8_t, decltype(d16)> d8;
+  auto union_bits = hn::Zero(d16);
+  for (; i + 8 <= n; i += 8) {
+    HWY_ALIGN std::uint16_t entry[8];
+    for (std::size_t j = i; j < i + 8; ++j) entry[j - i] = t.entries[EntryIndex<kOperands>(t, a[j], b[j], c[j])];
+    const auto entries = hn::Load(d16, entry);
     union_bits = hn::Or(union_bits, entries);
-    if constexpr (sizeof(Code) == 4) {
-      hn::StoreU(hn::And(entries, low_byte), du, out + i);
+    if constexpr (sizeof(Code) == 1) {
+      hn::StoreU(hn::TruncateTo(d8, entries), d8, out + i);
     } else if constexpr (sizeof(Code) == 2) {
-      hn::StoreU(hn::TruncateTo(dc, hn::And(entries, low_byte)), dc, out + i);
+      hn::StoreU(hn::And(entries, hn::Set(d16, 0xff)), d16, out + i);
     } else {
-      hn::StoreU(hn::TruncateTo(d8, entries), d8, out + i);  // the low byte of each lane
+      for (std::size_t j = 0; j < 8; ++j) out[i + j] = entry[j] & 0xffu;
     }
     if (flags) hn::StoreU(hn::TruncateTo(d8, hn::ShiftRight<8>(entries)), d8, flags + i);
   }
-  HWY_ALIGN std::uint32_t lanes[HWY_MAX_BYTES / 4];
-  hn::Store(union_bits, du, lanes);
-  for (std::size_t j = 0; j < L; ++j) all |= lanes[j];
-#elif HWY_TARGET != HWY_SCALAR
-  if constexpr (sizeof(Code) == 1) {
-    const hn::Full64<std::uint8_t> d8;
-    const hn::Rebind<std::uint16_t, decltype(d8)> d16;
-    auto union_bits = hn::Zero(d16);
-    for (; i + 8 <= n; i += 8) {
-      auto index = hn::PromoteTo(d16, hn::LoadU(d8, a + i));
-      if (pairs) index = hn::Or(hn::ShiftLeft<8>(index), hn::PromoteTo(d16, hn::LoadU(d8, b + i)));
-      HWY_ALIGN std::uint16_t at[8], entry[8];
-      hn::Store(index, d16, at);
-      for (int j = 0; j < 8; ++j) entry[j] = table[at[j]];
-      const auto entries = hn::Load(d16, entry);
-      union_bits = hn::Or(union_bits, entries);
-      hn::StoreU(hn::TruncateTo(d8, entries), d8, out + i);
-      if (flags) hn::StoreU(hn::TruncateTo(d8, hn::ShiftRight<8>(entries)), d8, flags + i);
-    }
-    HWY_ALIGN std::uint16_t lanes[8];
-    hn::Store(union_bits, d16, lanes);
-    for (const unsigned lane : lanes) all |= lane;
-  }
+  HWY_ALIGN std::uint16_t lanes[8];
+  hn::Store(union_bits, d16, lanes);
+  for (const unsigned lane : lanes) all |= lane;
 #endif
   for (; i < n; ++i) {
-    const unsigned x = a[i] & 0xffu;
-    const unsigned entry = table[pairs ? x << 8 | (b[i] & 0xffu) : x];
+    const unsigned entry = t.entries[EntryIndex<kOperands>(t, a[i], b[i], c[i])];
     out[i] = static_cast<Code>(entry & 0xffu);
     if (flags) flags[i] = static_cast<std::uint8_t>(entry >> 8);
     all |= entry;
@@ -686,19 +668,23 @@ std::uint8_t LookUpAs(const std::uint16_t* table, bool pairs, const Code* a, con
   return static_cast<std::uint8_t>(all >> 8);
 }
 
-std::uint8_t LookUp(const std::uint16_t* table, bool pairs, code_source a, code_source b, std::size_t n,
+template <class Code>
+std::uint8_t LookUpWidth(const result_table_view& t, code_source a, code_source b, code_source c, std::size_t n,
+                         code_sink out, std::uint8_t* flags) {
+  const auto* x = static_cast<const Code*>(a.data);
+  const auto* y = static_cast<const Code*>(b.data);
+  const auto* z = static_cast<const Code*>(c.data);
+  auto* o = static_cast<Code*>(out.data);
+  if (t.operands == 1) return LookUpAs<1>(t, x, y, z, n, o, flags);
+  if (t.operands == 2) return LookUpAs<2>(t, x, y, z, n, o, flags);
+  return LookUpAs<3>(t, x, y, z, n, o, flags);
+}
+
+std::uint8_t LookUp(const result_table_view& t, code_source a, code_source b, code_source c, std::size_t n,
                     code_sink out, std::uint8_t* flags) {
-  using u8 = std::uint8_t;
-  using u16 = std::uint16_t;
-  using u32 = std::uint32_t;
-  if (a.bytes == 1)
-    return LookUpAs(table, pairs, static_cast<const u8*>(a.data), static_cast<const u8*>(b.data), n,
-                    static_cast<u8*>(out.data), flags);
-  if (a.bytes == 2)
-    return LookUpAs(table, pairs, static_cast<const u16*>(a.data), static_cast<const u16*>(b.data), n,
-                    static_cast<u16*>(out.data), flags);
-  return LookUpAs(table, pairs, static_cast<const u32*>(a.data), static_cast<const u32*>(b.data), n,
-                  static_cast<u32*>(out.data), flags);
+  if (a.bytes == 1) return LookUpWidth<std::uint8_t>(t, a, b, c, n, out, flags);
+  if (a.bytes == 2) return LookUpWidth<std::uint16_t>(t, a, b, c, n, out, flags);
+  return LookUpWidth<std::uint32_t>(t, a, b, c, n, out, flags);
 }
 
 std::size_t OpFloats(lane_op op, const format& f, code_source a, code_source b, code_source c, std::size_t n,
@@ -790,9 +776,9 @@ std::size_t op_doubles(lane_op op, const format& f, code_source a, code_source b
   return HWY_DYNAMIC_DISPATCH(OpDoubles)(op, f, a, b, c, n, checks_for(op, f, r, false), out, special, codes);
 }
 
-std::uint8_t look_up(const std::uint16_t* table, bool pairs, code_source a, code_source b, std::size_t n,
+std::uint8_t look_up(const result_table_view& table, code_source a, code_source b, code_source c, std::size_t n,
                      code_sink out, std::uint8_t* flags) {
-  return HWY_DYNAMIC_DISPATCH(LookUp)(table, pairs, a, b, n, out, flags);
+  return HWY_DYNAMIC_DISPATCH(LookUp)(table, a, b, c, n, out, flags);
 }
 
 }  // namespace fpemu::simd

@@ -131,12 +131,23 @@ std::size_t op_floats(lane_op op, const format& f, code_source a, code_source b,
 std::size_t op_doubles(lane_op op, const format& f, code_source a, code_source b, code_source c, std::size_t n,
                        const rounding& r, double* out, std::uint32_t* special, code_sink codes);
 
-// out[i] = table[x << 8 | y] & 0xff for i in [0, n) where `pairs`, else table[x] & 0xff, with x
-// and y the low bytes of a[i] and b[i]; flags[i] (if not null) the entry's high byte; returns the
-// union of the high bytes. a, b and out hold codes of one width. `table` has one entry more than
-// the indices reach (a gather reads 32 bits at each entry).
-std::uint8_t look_up(const std::uint16_t* table, bool pairs, code_source a, code_source b, std::size_t n,
+// A table of an op's results on codes of at most 8 bits (array.cpp makes them): entries
+// code | flags << 8, at x for one operand, x << 8 | y for two, and rows[x << 8 | y] << 8 | z for
+// three (fma: `rows` names the row of results over z that the pair (x, y) reads), with x, y and z
+// the operands' low bytes.
+struct result_table_view {
+  int operands;                  // 1, 2 or 3
+  const std::uint16_t* entries;  // code | flags << 8
+  const std::uint16_t* rows;     // three operands only
+};
+// out[i] = the entry of (a[i], b[i], c[i]) & 0xff for i in [0, n) (b and c read where the table
+// takes them); flags[i] (if not null) the entry's high byte; returns the union of the high bytes.
+// a, b, c and out hold codes of one width.
+std::uint8_t look_up(const result_table_view& table, code_source a, code_source b, code_source c, std::size_t n,
                      code_sink out, std::uint8_t* flags);
+
+// For tests: whether the array functions (array.cpp) hold a table of results of op, f and r.
+bool has_table(lane_op op, const format& f, const rounding& r);
 
 // For tests: the name of the target the kernels dispatch to now.
 const char* target_name();

@@ -230,7 +230,8 @@ TEST_CASE("apply (add, sub, mul, div), apply_fma and apply_sqrt == the scalar op
 
 TEST_CASE("apply on byte codes from several threads at once, two of them making the same table of results and "
           "one another (array.cpp): every result == the scalar op") {
-  // 2^21 elements a call: the size at which a table is made (array.cpp, kTableAfter).
+  // 2^21 elements a call: the size at which a table of pairs is made where lanes cover the op
+  // (array.cpp, kLanesPerCall).
   constexpr std::size_t kN = std::size_t{1} << 21;
   std::vector<std::uint8_t> a(kN), b(kN);
   for (std::size_t i = 0; i < kN; ++i) {

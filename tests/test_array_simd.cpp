@@ -1326,8 +1326,9 @@ TEST_CASE("apply, apply_fma and apply_sqrt == the core's ops, bitwise with flags
 TEST_CASE("apply and apply_sqrt on codes of at most 8 bits through the table of results == the core on every pair "
           "of bytes (bits beyond the format's width included), and on 16- and 32-bit codes with bits above the byte, "
           "with flags, every mode without random bits, policy and target") {
-  // A table is made once the elements asked of an (op, format, rounding) sum to 2^21 (array.cpp):
-  // the first call, of 2^21 + 3 elements, makes it; then every target reads it on every pair.
+  // A table is made once the elements asked of an (op, format, rounding) sum to 2^21 at most
+  // (array.cpp): the first call, of 2^21 + 3 elements, makes it; then every target reads it on
+  // every pair.
   constexpr std::size_t kPairs = std::size_t{1} << 16, kFirst = (std::size_t{1} << 21) + 3;
   std::vector<std::uint8_t> a(kFirst), b(kFirst);
   for (std::size_t i = 0; i < kFirst; ++i) {
@@ -1377,6 +1378,7 @@ TEST_CASE("apply and apply_sqrt on codes of at most 8 bits through the table of 
           checked += n;
         };
         check_call(kFirst, flags);
+        REQUIRE(simd::has_table(op, f, r));
         // The same pairs as wider codes with bits above the low byte (which the table's index
         // drops and the core does not read), against the core on those codes.
         auto want_wide = [&](const auto& x, const auto& y) {
@@ -1418,37 +1420,123 @@ TEST_CASE("apply and apply_sqrt on codes of at most 8 bits through the table of 
   MESSAGE(checked << " elements checked");
 }
 
-TEST_CASE("simd::look_up == the table read element by element at the codes' low bytes: pairs and single indices, "
-          "codes of 1, 2 and 4 bytes (high bits set), lengths 0 to 70 from four starts, the last entry included, with "
-          "and without flags, every target") {
+TEST_CASE("apply_fma on codes of at most 8 bits through the table of results (a row of results per exact product) "
+          "== the core on every pair of bytes with four addends each (bits beyond the format's width included), and "
+          "on 32-bit codes with bits above the byte, with flags, directed modes and policies, every target") {
+  // The table is made once the elements asked of an fma, format and rounding sum to 2^24 where
+  // lanes cover it, 2^19 where the core does (array.cpp): calls of 2^18 elements (checked by the
+  // lane tests above) until it is there; then every target reads it on every triple below.
+  constexpr std::size_t kTriples = std::size_t{1} << 18, kWide = std::size_t{1} << 14;
+  std::mt19937_64 rng(0xf3a);
+  std::vector<std::uint8_t> a(kTriples), b(kTriples), c(kTriples);
+  for (std::size_t i = 0; i < kTriples; ++i) {  // pair i >> 2, a random addend
+    a[i] = static_cast<std::uint8_t>(i >> 10);
+    b[i] = static_cast<std::uint8_t>(i >> 2);
+    c[i] = static_cast<std::uint8_t>(rng());
+  }
+  std::vector<std::uint32_t> a32(kWide), b32(kWide), c32(kWide);  // random pairs, bits above the byte
+  for (std::size_t i = 0; i < kWide; ++i) {
+    a32[i] = static_cast<std::uint32_t>(rng());
+    b32[i] = static_cast<std::uint32_t>(rng());
+    c32[i] = static_cast<std::uint32_t>(rng());
+  }
+  std::vector<std::uint8_t> out(kTriples), flags(kTriples);
+  std::uint64_t checked = 0;
+  for (const char* spec : {"e4m3fn", "e5m2", "e4m3fnuz", "e3m2fn", "e2m1fn", "e8m0fnu"}) {
+    const format f = fmt(spec);
+    for (const rounding& r : roundings_for(f)) {
+      // The rows hold the core's results whatever the rounding (array.cpp): every directed mode with
+      // policy ieee and nearest-even with the others for e4m3fn and e5m2, nearest-even and toward
+      // -inf (which signs an exact zero sum negative) with policy ieee for the others.
+      const bool fp8 = spec == std::string_view("e4m3fn") || spec == std::string_view("e5m2");
+      const bool ieee = r.overflow == overflow_policy::ieee, rne = r.mode == round_mode::nearest_even;
+      const bool taken = fp8 ? ieee || rne : ieee && (rne || r.mode == round_mode::toward_negative);
+      if (r.mode == round_mode::stochastic || !taken || check(f, r)) continue;
+      CAPTURE(describe(f, r));
+      const std::span<const std::uint8_t> x(a), y(b), z(c);
+      for (int call = 0; !simd::has_table(simd::lane_op::fma, f, r); ++call) {
+        REQUIRE(call < 64);
+        REQUIRE(apply_fma(f, x, y, z, std::span(out), r, {}).has_value());
+      }
+      std::vector<rounded> want(kTriples);
+      std::uint8_t want_all = 0;
+      for (std::size_t i = 0; i < kTriples; ++i) {
+        want[i] = fma(f, a[i], b[i], c[i], r);
+        want_all |= want[i].flags;
+      }
+      std::vector<rounded> want32(kWide);
+      for (std::size_t i = 0; i < kWide; ++i) want32[i] = fma(f, a32[i], b32[i], c32[i], r);
+      for_each_target([&](const std::string& target) {
+        CAPTURE(target);
+        const auto all = apply_fma(f, x, y, z, std::span(out), r, {}, flags);
+        REQUIRE(all.has_value());
+        CHECK(*all == want_all);
+        for (std::size_t i = 0; i < kTriples; ++i) {
+          if (out[i] == want[i].code && flags[i] == want[i].flags) continue;
+          FAIL_CHECK("(" << hex(a[i]) << ", " << hex(b[i]) << ", " << hex(c[i]) << "): code " << hex(out[i])
+                         << " flags " << int(flags[i]) << ", core " << hex(want[i].code) << " flags "
+                         << int(want[i].flags));
+          break;
+        }
+        std::vector<std::uint32_t> o(kWide);
+        std::vector<std::uint8_t> fl(kWide);
+        REQUIRE(apply_fma(f, std::span<const std::uint32_t>(a32), std::span<const std::uint32_t>(b32),
+                          std::span<const std::uint32_t>(c32), std::span(o), r, {}, fl)
+                    .has_value());
+        for (std::size_t i = 0; i < kWide; ++i) {
+          if (o[i] == want32[i].code && fl[i] == want32[i].flags) continue;
+          FAIL_CHECK("32-bit codes (" << hex(a32[i]) << ", " << hex(b32[i]) << ", " << hex(c32[i]) << "): code "
+                                      << hex(o[i]) << " flags " << int(fl[i]) << ", core " << hex(want32[i].code)
+                                      << " flags " << int(want32[i].flags));
+          break;
+        }
+        checked += kTriples + kWide;
+      });
+    }
+  }
+  MESSAGE(checked << " elements checked");
+}
+
+TEST_CASE("simd::look_up == the table read element by element at the codes' low bytes: one, two and three operands "
+          "(the pair's row, then the entry), codes of 1, 2 and 4 bytes (high bits set), lengths 0 to 70 from four "
+          "starts, the last entry and row included, with and without flags, every target") {
   std::mt19937_64 rng(31);
-  std::vector<std::uint16_t> table((std::size_t{1} << 16) + 1);
-  for (std::uint16_t& t : table) t = static_cast<std::uint16_t>(rng());
-  std::vector<std::uint32_t> a(80), b(80);
+  std::vector<std::uint16_t> entries(std::size_t{1} << 16), rows(std::size_t{1} << 16);
+  for (std::uint16_t& t : entries) t = static_cast<std::uint16_t>(rng());
+  for (std::uint16_t& t : rows) t = static_cast<std::uint16_t>(rng() & 0xff);  // 2^8 rows of 2^8 entries
+  rows[0xffff] = 0xff;
+  std::vector<std::uint32_t> a(80), b(80), c(80);
   for (std::size_t i = 0; i < a.size(); ++i) {
     a[i] = static_cast<std::uint32_t>(rng());
     b[i] = static_cast<std::uint32_t>(rng());
+    c[i] = static_cast<std::uint32_t>(rng());
   }
-  a[40] = b[40] = 0xffffffffu;  // the last entry, next to the padding the gathers read
+  a[40] = b[40] = c[40] = 0xffffffffu;  // the last entry and row
   std::uint64_t checked = 0;
   auto check_width = [&]<class Code>(Code) {
-    std::vector<Code> x(a.size()), y(b.size());  // truncated: high bits kept
-    for (std::size_t i = 0; i < a.size(); ++i) x[i] = static_cast<Code>(a[i]), y[i] = static_cast<Code>(b[i]);
+    std::vector<Code> x(a.size()), y(b.size()), z(c.size());  // truncated: high bits kept
+    for (std::size_t i = 0; i < a.size(); ++i)
+      x[i] = static_cast<Code>(a[i]), y[i] = static_cast<Code>(b[i]), z[i] = static_cast<Code>(c[i]);
     for_each_target([&](const std::string& target) {
       CAPTURE(target);
       CAPTURE(sizeof(Code));
-      for (const bool pairs : {true, false}) {
+      for (const int operands : {1, 2, 3}) {
+        CAPTURE(operands);
+        const simd::result_table_view table{operands, entries.data(), rows.data()};
         for (std::size_t start = 0; start < 4; ++start) {
           for (std::size_t n = 0; start + n <= 74; ++n) {
             for (const bool with_flags : {true, false}) {
               std::vector<Code> out(n + 1, static_cast<Code>(0xa5a5a5a5u));
               std::vector<std::uint8_t> fl(n + 1, 0x5a);
-              const auto all = simd::look_up(table.data(), pairs, x.data() + start, y.data() + start, n, out.data(),
-                                             with_flags ? fl.data() : nullptr);
+              const auto all = simd::look_up(table, x.data() + start, y.data() + start, z.data() + start, n,
+                                             out.data(), with_flags ? fl.data() : nullptr);
               unsigned want_all = 0;
               for (std::size_t i = 0; i < n; ++i) {
                 const std::size_t j = start + i;
-                const unsigned entry = table[pairs ? (x[j] & 0xffu) << 8 | (y[j] & 0xffu) : x[j] & 0xffu];
+                unsigned index = x[j] & 0xffu;
+                if (operands >= 2) index = index << 8 | (y[j] & 0xffu);
+                if (operands == 3) index = unsigned{rows[index]} << 8 | (z[j] & 0xffu);
+                const unsigned entry = entries[index];
                 want_all |= entry >> 8;
                 REQUIRE(out[i] == (entry & 0xff));
                 if (with_flags) REQUIRE(fl[i] == entry >> 8);
