@@ -253,3 +253,62 @@ TEST_CASE("double_gemm's sums equal exact_accumulator's where double_dot_exact h
   }
   CHECK(exact_pairs > 1000);
 }
+
+TEST_CASE("double_vectors reads k-major vectors (in vector lanes) as it reads vector-major ones: zeros, subnormals, "
+          "normals of every exponent, infinities and NaNs, lengths that leave tails") {
+  std::mt19937_64 rng(77);
+  // Probes of K values 2^s: double_dot_exact against them reads a vector's lowest and highest bits
+  // through the span, last-bit and overflow conditions.
+  std::vector<double> scales;
+  for (int s = -1074; s <= 1023; s += 7) scales.push_back(std::ldexp(1.0, s));
+  const int probes = static_cast<int>(scales.size());
+  const auto probes_of = [&](int K) {
+    std::vector<double> values;
+    for (const double x : scales) values.insert(values.end(), static_cast<std::size_t>(K), x);
+    return double_vectors(std::move(values), std::vector<char>(scales.size(), 1), probes, K);
+  };
+  const double_vectors p1 = probes_of(1), p3 = probes_of(3);
+  int checked = 0, exact = 0;
+  for (int trial = 0; trial < 40; ++trial) {
+    CAPTURE(trial);
+    const int n = 1 + static_cast<int>(rng() % 37);
+    std::vector<double> v(static_cast<std::size_t>(n));  // K = 1: one value per vector
+    for (double& x : v) {
+      const std::uint64_t kind = rng() % 16;
+      const double sign = rng() % 2 ? -1.0 : 1.0;
+      if (kind == 0) x = 0.0;
+      else if (kind == 1) x = sign * std::numeric_limits<double>::infinity();
+      else if (kind == 2) x = std::numeric_limits<double>::quiet_NaN();
+      else if (kind < 6) x = sign * std::bit_cast<double>(rng() % (std::uint64_t{1} << 52));  // subnormal or 0
+      else x = sign * std::ldexp(1.0 + static_cast<double>(rng() % 1024) / 1024, static_cast<int>(rng() % 2046) - 1022);
+    }
+    for (const int K : {1, 3}) {
+      // Each value, then (K = 3) a finite non-zero one, so that a vector with an infinity or a NaN
+      // has finite bits too, and the value halved; vector-major and k-major.
+      std::vector<double> vm, km(static_cast<std::size_t>(n) * K);
+      for (int j = 0; j < n; ++j)
+        for (int k = 0; k < K; ++k) {
+          const double x = v[static_cast<std::size_t>(j)];
+          vm.push_back(k == 0 ? x : k == 1 ? std::ldexp(1.0 + j, j - 20) : x * 0.5);
+          km[static_cast<std::size_t>(k) * n + j] = vm.back();
+        }
+      const double_vectors a(vm, std::vector<char>(static_cast<std::size_t>(n), 1), n, K);
+      const double_vectors b(km, std::vector<char>(static_cast<std::size_t>(n), 1), n, K, true);
+      const double_vectors& q = K == 1 ? p1 : p3;
+      for (int j = 0; j < n; ++j) {
+        for (int k = 0; k < K; ++k) CHECK(same_bits(a.vector(j)[k], b.at_k(k, 0)[j]));  // non-finite ones 0
+        for (int i = 0; i < probes; ++i) {
+          CAPTURE(j);
+          CAPTURE(i);
+          const bool e = double_dot_exact(q, i, a, j);
+          CHECK(double_dot_exact(q, i, b, j) == e);
+          exact += e;
+          ++checked;
+        }
+      }
+    }
+  }
+  CHECK(checked > 10000);
+  CHECK(exact > checked / 10);  // both answers are exercised
+  CHECK(exact < checked);
+}

@@ -2,7 +2,6 @@
 #include "analysis/reference/dot_analysis.hpp"
 
 #include <algorithm>
-#include <array>
 #include <bit>
 #include <cmath>
 #include <cstdio>
@@ -16,6 +15,7 @@
 
 #include "analysis/reference/double_dot.hpp"
 #include "analysis/reference/fixed_dot.hpp"
+#include "analysis/reference/lead_maxima.hpp"
 #include "analysis/reference/measured_error.hpp"
 #include "analysis/reference/parallel_rows.hpp"
 #include "analysis/reference/summation.hpp"
@@ -228,24 +228,8 @@ std::vector<std::string> rows_premise(const dot_problem& p, const scaled_matrix&
       const char* sub_t = &b_sub[t * uN];
       for (std::size_t r = 0; r < rows; ++r) {
         if (by_leads)
-          // In int16 throughout (kNone + kNone fits), so that the loops vectorise, kCols columns
-          // at a time, whose maxima stay in registers over the block's products.
-          for (std::size_t j0 = 0; j0 < ldb; j0 += kCols) {
-            std::array<std::int16_t, kCols> chunk_all, chunk_normal;
-            chunk_all.fill(static_cast<std::int16_t>(kNone + kNone));
-            chunk_normal.fill(static_cast<std::int16_t>(kNone + kNone));
-            for (std::size_t q = lo; q < hi; ++q) {
-              const std::int16_t al = a_lead[r * uK + q], an = a_normal[r * uK + q];
-              const std::int16_t* bl = &b_lead[q * ldb + j0];
-              const std::int16_t* bn = &b_normal[q * ldb + j0];
-              for (std::size_t j = 0; j < kCols; ++j) {
-                chunk_all[j] = std::max(chunk_all[j], static_cast<std::int16_t>(al + bl[j]));
-                chunk_normal[j] = std::max(chunk_normal[j], static_cast<std::int16_t>(an + bn[j]));
-              }
-            }
-            std::copy(chunk_all.begin(), chunk_all.end(), all.begin() + static_cast<std::ptrdiff_t>(j0));
-            std::copy(chunk_normal.begin(), chunk_normal.end(), normal.begin() + static_cast<std::ptrdiff_t>(j0));
-          }
+          lead_pair_maxima(&a_lead[r * uK], &a_normal[r * uK], b_lead.data(), b_normal.data(), ldb, lo, hi, ldb,
+                           static_cast<std::int16_t>(kNone + kNone), all.data(), normal.data());
         const bool a_has_sub = a_sub[r * nb + t] != 0;
         if (by_leads) {
           // Most blocks are settled for every column: find out in one branch-free pass.
@@ -560,6 +544,9 @@ struct exact_operands {
   std::function<void(std::vector<unpacked>& at, std::vector<unpacked>& bt)> exact;
 };
 
+// Whether every value of f is a double (to_double's value is then exact).
+bool values_fit_double(const format& f) { return emax(f) <= 1023 && emin(f) - f.frac_bits >= -1074; }
+
 // x * y * z as a double, false when that is not exact.
 bool exact_double_product(double x, double y, double z, double& product) {
   double xy = 0;
@@ -570,8 +557,9 @@ bool exact_double_product(double x, double y, double z, double& product) {
 // x_ij = sum_k at_ik bt_jk + beta c_ij, d_ij's relative error against it into r.relative, and
 // r.error_norm, r.exact_norm and r.normwise. Returns ||S||_F rounded up (S_ij = sum_k |at_ik bt_jk|
 // + |beta c_ij|), the bound's base; rows_done as in analyse_gemm. Each dot product comes from the
-// first of these that serves it, all exact: the double kernel (double_dot.hpp), fixed_dot, the
-// exact_accumulator; the exact values the last two need are made once, when first needed.
+// first of these that serves it, all exact: the double kernel (double_dot.hpp; with
+// fast_kernels only, so that the slow path is its oracle), fixed_dot, the exact_accumulator; the
+// exact values the last two need are made once, when first needed.
 double exact_outputs(const exact_operands& ops, int M, int N, int K, std::span<const std::uint32_t> c,
                      const gemm_options& o, std::span<const std::uint32_t> d, int threads,
                      const std::function<void(int, int)>& rows_done, gemm_report& r) {
@@ -590,6 +578,7 @@ double exact_outputs(const exact_operands& ops, int M, int N, int K, std::span<c
       fixed_b.emplace(bt, N, K);
     });
   };
+  const bool out_fits_double = values_fit_double(o.out);
   constexpr int kSlice = 12;  // rows per call of the double kernel (a multiple of its tiles' rows)
   parallel_rows(M, threads, [&](int r0, int r1) {
     exact_accumulator x, s;
@@ -601,7 +590,19 @@ double exact_outputs(const exact_operands& ops, int M, int N, int K, std::span<c
         x.clear();
         s.clear();
         const std::size_t ij = static_cast<std::size_t>(i) * N + j, local = ij - static_cast<std::size_t>(r0) * N;
-        if (dsum[local] != 0 && double_dot_exact(ops.a, i, ops.b, j)) {
+        if (o.fast_kernels && dsum[local] != 0 && double_dot_exact(ops.a, i, ops.b, j)) {
+          const unpacked computed = decode(o.out, d[ij]);
+          if (o.beta == 0 && out_fits_double &&
+              (computed.cls == value_class::finite || computed.cls == value_class::zero)) {
+            // The accumulators would hold dsum and dmag exactly, and the error d - dsum of two
+            // doubles rounded once (measured_error, nearest-even) is the double subtraction's.
+            const double e = to_double(o.out, d[ij]) - dsum[local];
+            ex[ij] = dsum[local];
+            err[ij] = e == 0 ? 0.0 : e;
+            mag[ij] = dmag[local];
+            r.relative[ij] = relative_error(err[ij], ex[ij]);
+            continue;
+          }
           x.add(unpack(dsum[local]));
           s.add(unpack(dmag[local]));
         } else if (make_exact(); const std::optional<fixed_dot_result> f = fixed_dot(*fixed_a, i, *fixed_b, j)) {
@@ -694,9 +695,8 @@ gemm_report analyse_gemm(const scaled_matrix& a, const scaled_matrix& b, std::sp
   std::vector<double> av(static_cast<std::size_t>(M) * K), bv(static_cast<std::size_t>(K) * N);
   std::vector<char> a_exact(static_cast<std::size_t>(M), 1), b_exact(static_cast<std::size_t>(N), 1);
   // Without scales or alpha a code's double is its value, when the format fits a double.
-  const auto in_double = [](const format& f) { return emax(f) <= 1023 && emin(f) - f.frac_bits >= -1074; };
-  const bool a_plain = a.scale_kind == scaling::none && o.alpha == 1.0 && in_double(a.fmt);
-  const bool b_plain = b.scale_kind == scaling::none && in_double(b.fmt);
+  const bool a_plain = a.scale_kind == scaling::none && o.alpha == 1.0 && values_fit_double(a.fmt);
+  const bool b_plain = b.scale_kind == scaling::none && values_fit_double(b.fmt);
   for (int i = 0; i < M; ++i)
     for (int k = 0; k < K; ++k) {
       const std::size_t ik = static_cast<std::size_t>(i) * K + k;

@@ -31,6 +31,33 @@ struct tile_job {
   std::size_t ldc = 0;  // stride of sum and mag between rows
 };
 
+struct bits_of {
+  int low = INT_MAX, top = INT_MIN;  // last-bit exponent; |x| < 2^top
+};
+
+// x finite and non-zero. A double is mant 2^(e - 1074), e its biased exponent field (1 for
+// subnormals, with no hidden bit).
+inline bits_of bits(double x) {
+  const auto u = std::bit_cast<std::uint64_t>(x);
+  const auto field = static_cast<int>((u >> 52) & 0x7ff);
+  const std::uint64_t frac = u & ((std::uint64_t{1} << 52) - 1);
+  const std::uint64_t mant = field == 0 ? frac : frac | std::uint64_t{1} << 52;
+  const int e = (field == 0 ? 1 : field) - 1075;
+  return {e + std::countr_zero(mant), e + static_cast<int>(std::bit_width(mant))};
+}
+
+// Vector v's bits, and x set to 0 with bad = 1 where it is not finite (double_vectors).
+inline void add_bits(double& x, std::int64_t& low, std::int64_t& top, std::int64_t& bad) {
+  if (!std::isfinite(x)) {
+    bad = 1;
+    x = 0;  // the kernel's sums for this vector are discarded; keep them quiet
+  } else if (x != 0) {
+    const bits_of b = bits(x);
+    low = std::min<std::int64_t>(low, b.low);
+    top = std::max<std::int64_t>(top, b.top);
+  }
+}
+
 }  // namespace double_simd
 }  // namespace fpemu::analysis
 
@@ -123,6 +150,56 @@ void gemm_rows(const double* a, int K, int r0, int r1, const double* panels, int
   }
 }
 
+// The k-major vectors' bits (double_vectors): over rows k in [0, K) of n doubles (values[k n + v]),
+// per v the lowest last-bit exponent and the highest exponent above the lead of the finite
+// non-zero values, as bits() has them, min'ed into low[v] and max'ed into top[v]; the
+// non-finite values set to 0, with bad[v] set. For a finite double x = mant 2^e (mant its
+// significand with the hidden bit, e = max(field, 1) - 1075), the last bit is the exponent of
+// the lowest set bit of mant, a power of two below 2^53 that converts to a double exactly; the
+// top is e + 53 for a normal x, and for a subnormal one e + 1 + the exponent of its fraction,
+// which converts exactly too.
+void KMajorBits(double* values, std::size_t K, std::size_t n, std::int64_t* low, std::int64_t* top,
+                std::int64_t* bad) {
+  const DD d;
+  const hn::RebindToSigned<DD> di;
+  const hn::RebindToUnsigned<DD> du;
+  const std::size_t L = hn::Lanes(d);
+  const auto field_mask = hn::Set(du, 0x7ff), frac_mask = hn::Set(du, (std::uint64_t{1} << 52) - 1);
+  const auto hidden = hn::Set(du, std::uint64_t{1} << 52), one = hn::Set(du, 1);
+  // The unbiased exponent of a double that is a power of two or, for top, any positive one.
+  auto exponent = [&](hn::Vec<decltype(di)> x) {
+    return hn::Sub(hn::BitCast(di, hn::ShiftRight<52>(hn::BitCast(du, hn::ConvertTo(d, x)))), hn::Set(di, 1023));
+  };
+  for (std::size_t k = 0; k < K; ++k) {
+    double* row = values + k * n;
+    std::size_t v = 0;
+    for (; v + L <= n; v += L) {
+      const auto u = hn::BitCast(du, hn::LoadU(d, row + v));
+      const auto field = hn::And(hn::ShiftRight<52>(u), field_mask);
+      const auto frac = hn::And(u, frac_mask);
+      const auto not_finite = hn::Eq(field, field_mask);
+      const auto subnormal = hn::Eq(field, hn::Zero(du));
+      const auto counted = hn::AndNot(not_finite, hn::Or(hn::Ne(field, hn::Zero(du)), hn::Ne(frac, hn::Zero(du))));
+      const auto mant = hn::IfThenElse(subnormal, frac, hn::Or(frac, hidden));
+      const auto e = hn::Sub(hn::BitCast(di, hn::Max(field, one)), hn::Set(di, 1075));
+      const auto lowest = hn::BitCast(di, hn::And(mant, hn::BitCast(du, hn::Neg(hn::BitCast(di, mant)))));
+      const auto l = hn::Add(e, exponent(lowest));
+      const auto t = hn::Add(e, hn::IfThenElse(hn::RebindMask(di, subnormal),
+                                               hn::Add(exponent(hn::BitCast(di, hn::Or(frac, one))), hn::Set(di, 1)),
+                                               hn::Set(di, 53)));
+      const auto take = hn::RebindMask(di, counted);
+      hn::StoreU(hn::IfThenElse(take, hn::Min(hn::LoadU(di, low + v), l), hn::LoadU(di, low + v)), di, low + v);
+      hn::StoreU(hn::IfThenElse(take, hn::Max(hn::LoadU(di, top + v), t), hn::LoadU(di, top + v)), di, top + v);
+      if (!hn::AllFalse(du, not_finite)) {
+        hn::StoreU(hn::Or(hn::LoadU(di, bad + v), hn::IfThenElseZero(hn::RebindMask(di, not_finite), hn::Set(di, 1))),
+                   di, bad + v);
+        hn::StoreU(hn::IfThenZeroElse(hn::RebindMask(d, not_finite), hn::BitCast(d, u)), d, row + v);
+      }
+    }
+    for (; v < n; ++v) add_bits(row[v], low[v], top[v], bad[v]);
+  }
+}
+
 }  // namespace HWY_NAMESPACE
 }  // namespace fpemu::analysis::double_simd
 HWY_AFTER_NAMESPACE();
@@ -131,49 +208,29 @@ HWY_AFTER_NAMESPACE();
 namespace fpemu::analysis {
 namespace double_simd {
 HWY_EXPORT(gemm_rows);
+HWY_EXPORT(KMajorBits);
 }  // namespace double_simd
-
-namespace {
-
-struct bits_of {
-  int low = INT_MAX, top = INT_MIN;  // last-bit exponent; |x| < 2^top
-};
-
-// x finite and non-zero. A double is mant 2^(e - 1074), e its biased exponent field (1 for
-// subnormals, with no hidden bit).
-bits_of bits(double x) {
-  const auto u = std::bit_cast<std::uint64_t>(x);
-  const auto field = static_cast<int>((u >> 52) & 0x7ff);
-  const std::uint64_t frac = u & ((std::uint64_t{1} << 52) - 1);
-  const std::uint64_t mant = field == 0 ? frac : frac | std::uint64_t{1} << 52;
-  const int e = (field == 0 ? 1 : field) - 1075;
-  return {e + std::countr_zero(mant), e + static_cast<int>(std::bit_width(mant))};
-}
-
-}  // namespace
 
 double_vectors::double_vectors(std::vector<double> values, std::vector<char> exact, int n, int K, bool k_major)
     : n_(n), k_(K), k_major_(k_major), values_(std::move(values)), ok_(std::move(exact)),
       low_(static_cast<std::size_t>(n), INT_MAX), top_(static_cast<std::size_t>(n), INT_MIN) {
   assert(values_.size() == static_cast<std::size_t>(n) * static_cast<std::size_t>(K));
   assert(ok_.size() == static_cast<std::size_t>(n));
-  // In memory order, whichever the layout.
-  const auto outer = static_cast<std::size_t>(k_major ? K : n), inner = static_cast<std::size_t>(k_major ? n : K);
-  for (std::size_t o = 0; o < outer; ++o)
-    for (std::size_t in = 0; in < inner; ++in) {
-      const std::size_t v = k_major ? in : o;
-      double& x = values_[o * inner + in];
-      if (!std::isfinite(x)) {
-        ok_[v] = 0;
-        x = 0;  // the kernel's sums for this vector are discarded; keep them quiet
-      } else if (x != 0) {
-        const bits_of b = bits(x);
-        low_[v] = std::min(low_[v], b.low);
-        top_[v] = std::max(top_[v], b.top);
-      }
-    }
-  for (std::size_t v = 0; v < low_.size(); ++v)
-    if (low_[v] == INT_MAX) ok_[v] = 0;  // a zero sum: left to exact_accumulator's signed zero
+  // In memory order, whichever the layout: k-major ones (B, the larger operand of a report) in
+  // vector lanes.
+  const auto un = static_cast<std::size_t>(n), uK = static_cast<std::size_t>(K);
+  std::vector<std::int64_t> low(un, INT_MAX), top(un, INT_MIN), bad(un, 0);
+  if (k_major) {
+    HWY_DYNAMIC_DISPATCH(double_simd::KMajorBits)(values_.data(), uK, un, low.data(), top.data(), bad.data());
+  } else {
+    for (std::size_t v = 0; v < un; ++v)
+      for (std::size_t k = 0; k < uK; ++k) double_simd::add_bits(values_[v * uK + k], low[v], top[v], bad[v]);
+  }
+  for (std::size_t v = 0; v < un; ++v) {
+    low_[v] = static_cast<int>(low[v]);
+    top_[v] = static_cast<int>(top[v]);
+    if (bad[v] || low[v] == INT_MAX) ok_[v] = 0;  // all zero: a zero sum, left to exact_accumulator's signed zero
+  }
 }
 
 bool double_dot_exact(const double_vectors& a, int i, const double_vectors& b, int j) {

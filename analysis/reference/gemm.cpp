@@ -695,9 +695,12 @@ struct operand_bounds {
   int lsb = INT_MAX;
   // v times scale; `least` is max(2^emin(f), 1), the smallest top of a value of f.
   void add(const value_bounds& v, double least, const value_bounds& scale) {
-    finite = finite && v.finite && scale.finite;
-    top = std::max(top, std::max(v.magnitude, least) * scale.magnitude);
-    lsb = std::min(lsb, add_lsb(v.lsb, scale.lsb));
+    join({v.finite && scale.finite, std::max(v.magnitude, least) * scale.magnitude, add_lsb(v.lsb, scale.lsb)});
+  }
+  void join(const operand_bounds& o) {
+    finite = finite && o.finite;
+    top = std::max(top, o.top);
+    lsb = std::min(lsb, o.lsb);
   }
 };
 
@@ -708,6 +711,17 @@ std::vector<operand_bounds> operand_bounds_of(const plan& p, const scaled_matrix
   const value_bounds one{true, 1.0, 0};
   const double least = std::max(min_normal(m.fmt), 1.0);
   std::vector<operand_bounds> v(static_cast<std::size_t>(along_k_is_cols ? m.rows : m.cols));
+  if (!p.block_scaled && width(m.fmt) <= 16) {  // what each code adds, tabulated
+    std::vector<operand_bounds> of_code(std::size_t{1} << width(m.fmt));
+    for (std::uint32_t code = 0; code < of_code.size(); ++code) of_code[code].add(table(code), least, one);
+    const std::uint32_t mask = code_mask(m.fmt);
+    for (int r = 0; r < m.rows; ++r) {
+      const std::uint32_t* codes = m.codes.data() + static_cast<std::size_t>(r) * m.cols;
+      for (int c = 0; c < m.cols; ++c)
+        v[static_cast<std::size_t>(along_k_is_cols ? r : c)].join(of_code[codes[c] & mask]);
+    }
+    return v;
+  }
   for (int r = 0; r < m.rows; ++r) {
     const std::uint32_t* codes = m.codes.data() + static_cast<std::size_t>(r) * m.cols;
     for (int c = 0; c < m.cols; ++c) {
@@ -750,39 +764,55 @@ std::vector<operand_bounds> operand_bounds_of(const plan& p, const scaled_matrix
 //    in magnitude, so with G >= emin(acc) no rounding is tiny (nor flushed). The same for the
 //    promoted register (G + s_lsb against emin(promoted)) and the epilogue (alpha's last bit plus
 //    the register's, and beta's plus c's, against emin(out)).
-bool cannot_break_model(const plan& p, const gemm_options& o, const operand_bounds& a, const operand_bounds& b,
-                        double s_max, int s_lsb, std::uint32_t c) {
-  const accumulator_model& m = p.model;
-  if (!a.finite || !b.finite || !std::isfinite(s_max)) return false;
-  const bool block = m.kind == accumulator_kind::block_fma;
-  const format& acc = block ? m.block.acc : m.acc;
-  const int chunk = m.promote_every > 0 ? std::min(m.promote_every, p.K) : p.K;
-  int n = 1, r = 1;
-  double slop = 0;  // (n + 8) 2^-F_min
-  if (m.kind == accumulator_kind::exact) {
-    n = chunk;
-    r = 0;
-  } else if (block) {
-    n = std::min(m.block.block_size, chunk);
-    if (m.block.sum == block_sum::aligned) {
-      const int f_min = m.block.second_frac_bits > 0 ? std::min(m.block.frac_bits, m.block.second_frac_bits)
-                                                     : m.block.frac_bits;
-      slop = (n + 8) * std::ldexp(1.0, -f_min);
-    } else if (m.block.sum == block_sum::pairwise) {
-      r = std::bit_width(static_cast<unsigned>(n - 1)) + 4;
+// The factors of that bound that depend on the model alone, computed once per GEMM (not once per
+// output): V = 2 B (n P + slop Q) g^B, and promotion's rho^q.
+struct chain_growth {
+  double n = 1, slop = 0;  // slop: (n + 8) 2^-F_min
+  double Q = 0, blocks = 0, g_blocks = 0;  // g_blocks: g^B
+  double q = 0, promoted_growth = 0;        // promotion: q and rho^q
+  explicit chain_growth(const plan& p) {
+    const accumulator_model& m = p.model;
+    const bool block = m.kind == accumulator_kind::block_fma;
+    const format& acc = block ? m.block.acc : m.acc;
+    const int chunk = m.promote_every > 0 ? std::min(m.promote_every, p.K) : p.K;
+    int blocks_of = 1, r = 1;
+    if (m.kind == accumulator_kind::exact) {
+      blocks_of = chunk;
+      r = 0;
+    } else if (block) {
+      blocks_of = std::min(m.block.block_size, chunk);
+      if (m.block.sum == block_sum::aligned) {
+        const int f_min = m.block.second_frac_bits > 0 ? std::min(m.block.frac_bits, m.block.second_frac_bits)
+                                                       : m.block.frac_bits;
+        slop = (blocks_of + 8) * std::ldexp(1.0, -f_min);
+      } else if (m.block.sum == block_sum::pairwise) {
+        r = std::bit_width(static_cast<unsigned>(blocks_of - 1)) + 4;
+      }
+    }
+    n = blocks_of;
+    Q = std::max({std::ldexp(1.0, std::max(m.block.min_reference_exp, -1100)), min_normal(acc),
+                  min_normal(formats::fp32)});
+    const double g = std::pow(1 + std::ldexp(1.0, 1 - precision(acc)), r) * (1 + slop);
+    blocks = std::ceil(static_cast<double>(chunk) / blocks_of);
+    g_blocks = std::pow(g, blocks);
+    if (m.promote_every > 0) {
+      q = std::ceil(static_cast<double>(p.K) / chunk);
+      promoted_growth = std::pow(1 + std::ldexp(1.0, 1 - precision(m.promoted)), q);
     }
   }
+};
+
+bool cannot_break_model(const plan& p, const gemm_options& o, const chain_growth& growth, const operand_bounds& a,
+                        const operand_bounds& b, double s_max, int s_lsb, std::uint32_t c) {
+  const accumulator_model& m = p.model;
+  if (!a.finite || !b.finite || !std::isfinite(s_max)) return false;
+  const format& acc = m.kind == accumulator_kind::block_fma ? m.block.acc : m.acc;
   const double P = a.top * b.top;
-  const double Q = std::max({std::ldexp(1.0, std::max(m.block.min_reference_exp, -1100)), min_normal(acc),
-                             min_normal(formats::fp32)});
-  const double g = std::pow(1 + std::ldexp(1.0, 1 - precision(acc)), r) * (1 + slop);
-  const double blocks = std::ceil(static_cast<double>(chunk) / n);
-  double V = 2 * blocks * (n * P + slop * Q) * std::pow(g, blocks);
+  double V = 2 * growth.blocks * (growth.n * P + growth.slop * growth.Q) * growth.g_blocks;
   int grain = add_lsb(a.lsb, b.lsb);
   if (!(V <= max_finite(acc)) || (grain != INT_MAX && grain < emin(acc))) return false;
   if (m.promote_every > 0) {
-    const double q = std::ceil(static_cast<double>(p.K) / chunk);
-    V = 2 * q * V * s_max * std::pow(1 + std::ldexp(1.0, 1 - precision(m.promoted)), q);
+    V = 2 * growth.q * V * s_max * growth.promoted_growth;
     grain = add_lsb(grain, s_lsb);
     if (!(V <= max_finite(m.promoted)) || (grain != INT_MAX && grain < emin(m.promoted))) return false;
   }
@@ -806,6 +836,7 @@ expected<std::vector<gemm_element>> gemm_elements_for_bound(const scaled_matrix&
   const format scale_fmt = block_scale_format(a, b);
   const std::vector<operand_bounds> rows = operand_bounds_of(p, a, scale_fmt, true);
   const std::vector<operand_bounds> cols = operand_bounds_of(p, b, scale_fmt, false);
+  const chain_growth growth(p);
   std::vector<gemm_element> d(static_cast<std::size_t>(p.M) * p.N);
   const int threads = o.threads > 0 ? o.threads : static_cast<int>(std::thread::hardware_concurrency());
   parallel_rows(p.M, threads, [&](int r0, int r1) {
@@ -827,8 +858,8 @@ expected<std::vector<gemm_element>> gemm_elements_for_bound(const scaled_matrix&
             s_lsb = std::min(s_lsb, v.lsb);
           }
         }
-        if (!cannot_break_model(p, o, rows[static_cast<std::size_t>(i)], cols[static_cast<std::size_t>(j)], s_max,
-                                s_lsb, c.empty() ? 0 : c[ij])) {
+        if (!cannot_break_model(p, o, growth, rows[static_cast<std::size_t>(i)], cols[static_cast<std::size_t>(j)],
+                                s_max, s_lsb, c.empty() ? 0 : c[ij])) {
           e = reference_element(p, acc, a, b, c, o, i, j);
           e.flags &= model_breaking_flags;
         }
