@@ -4,6 +4,7 @@
 #include <doctest/doctest.h>
 #include <hwy/targets.h>
 
+#include <algorithm>
 #include <array>
 #include <bit>
 #include <cmath>
@@ -680,6 +681,86 @@ TEST_CASE("the two-stage kernel floors a sum below 2^-126 to the fixed quantum 2
   CHECK(fast->codes[0] == want);
   o.fast_kernels = false;
   CHECK(run(a, b, o)[0] == want);
+}
+
+TEST_CASE("the two-stage kernel's float lanes == reference loop: spread exponents, overflow, near-cancellation, lowest products") {
+  // Every MI300X preset on data whose products are normal floats, so that AVX-512 runs them in
+  // float lanes: exponents spread over most of the format (a block's lead far above or below C's),
+  // rows of A whose even and odd products nearly cancel (a_k = -a_(k-1) or one unit up, b_k =
+  // b_(k-1)), and for the 8-bit exponents a first row of A and column of B of large values whose
+  // sums pass 2^128, or values near 2^-48 whose products reach down to the lowest the float lanes
+  // take. Every compiled target runs and must match the reference loop.
+  std::mt19937_64 rng(41);
+  enum class range { spread, low };
+  const auto matrix = [&](const format& f, int rows, int cols, bool is_a, range where) {
+    scaled_matrix m;
+    m.rows = rows;
+    m.cols = cols;
+    m.fmt = f;
+    const int top = (1 << f.exp_bits) - 1, bias = (1 << (f.exp_bits - 1)) - 1;
+    const bool wide = f.exp_bits == 8;
+    // Exponent fields: for 8-bit exponents 2^-50 .. 2^62 (products below 2^128), or 2^-51 .. 2^-46
+    // (products from 2^-102, the lowest lead with 2^(F-E) a float); otherwise every finite field.
+    const int lo = wide ? (where == range::low ? bias - 51 : bias - 50) : 0;
+    const int hi = wide ? (where == range::low ? bias - 46 : bias + 61) : top - (f.encoding == nonfinite::ieee ? 1 : 0);
+    for (int r = 0; r < rows; ++r)
+      for (int c = 0; c < cols; ++c) {
+        const int k = is_a ? c : r;
+        const bool big = wide && where == range::spread && (is_a ? r == 0 : c == 0);
+        const std::uint32_t field = big ? static_cast<std::uint32_t>(bias + 61) : lo + static_cast<std::uint32_t>(rng() % (hi - lo + 1));
+        std::uint32_t code = (big ? 0 : static_cast<std::uint32_t>(rng() % 2) << (width(f) - 1)) |
+                             field << f.frac_bits | static_cast<std::uint32_t>(rng() % (1u << f.frac_bits));
+        if (rng() % 10 == 0) code = 0;
+        if (k % 2 == 1 && (is_a ? r % 3 == 2 : true)) {
+          const std::uint32_t prev = m.codes[is_a ? m.codes.size() - 1 : m.codes.size() - static_cast<std::size_t>(cols)];
+          const std::uint32_t mag = prev & magnitude_mask(f);  // A: -a_(k-1), or one unit up
+          code = is_a ? (~prev & sign_mask(f)) | (mag != 0 && mag < max_finite_magnitude(f) ? mag + static_cast<std::uint32_t>(rng() % 2) : mag)
+                      : prev;
+        }
+        if (decode(f, code).cls != value_class::finite && decode(f, code).cls != value_class::zero) code = 0;
+        m.codes.push_back(code);
+      }
+    return m;
+  };
+  const bool avx3 = (hwy::SupportedTargets() & HWY_AVX3) != 0;
+  int compared = 0, float_lanes = 0;
+  const std::pair<const char*, format> presets[] = {{"mi300x-bf16", formats::bf16},
+                                                    {"mi300x-xf32", formats::tf32},
+                                                    {"mi300x-fp16", formats::fp16},
+                                                    {"mi300x-e4m3fnuz", formats::e4m3fnuz},
+                                                    {"mi300x-e5m2fnuz", formats::e5m2fnuz}};
+  for (const auto& [name, f] : presets) {
+    const std::string preset = name;
+    CAPTURE(preset);
+    for (const range where : {range::spread, range::low}) {
+      if (where == range::low && f.exp_bits != 8) continue;
+      CAPTURE(where == range::low);
+      for (const auto& [M, N, K] : {std::array{7, 33, 257}, std::array{3, 17, 40}, std::array{11, 40, 600}}) {
+        const scaled_matrix a = matrix(f, M, K, true, where), b = matrix(f, K, N, false, where);
+        const accumulator_model model = preset_model(name);
+        const auto fast = fast_accumulate(f, a.codes, f, b.codes, M, N, K, model, 1);
+        REQUIRE(fast.has_value());
+        float_lanes += fast->float_lanes;
+        if (avx3) CHECK(fast->float_lanes);
+        gemm_options o;
+        o.acc = model;
+        o.fast_kernels = false;
+        const auto ref = run(a, b, o);
+        if (f.exp_bits == 8 && where == range::spread)  // the large row and column overflow
+          CHECK(std::count(ref.begin(), ref.end(), from(formats::fp32, INFINITY).code) > 0);
+        o.fast_kernels = true;
+        for (const std::int64_t target : hwy::SupportedAndGeneratedTargets()) {
+          const std::string target_name = hwy::TargetName(target);
+          CAPTURE(target_name);
+          hwy::SetSupportedTargetsForTest(target);
+          compared += same_outputs(run(a, b, o), ref);
+        }
+        hwy::SetSupportedTargetsForTest(0);
+      }
+    }
+  }
+  MESSAGE("compared " << compared << " outputs; float lanes in " << float_lanes << " of 21 GEMMs");
+  CHECK(compared > 20000);
 }
 
 TEST_CASE("GEMM is bit-identical for 1, 2 and 3 threads (stochastic rounding included)") {

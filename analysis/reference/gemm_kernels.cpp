@@ -284,6 +284,10 @@ struct staged_step {
   double floor;          // at or below every term's lead and the accumulator's emin
   double acc_emin;       // C's exponent when subnormal or zero
   bool drop_far_c;
+  // Products in float lanes (lead_job's a_float and b_float set; staged_narrow_widths and
+  // float_products), and the lowest lead a product of the data has.
+  bool narrow = false;
+  double narrow_floor = 0.0;
 };
 
 using wide_job = lead_job<wide_step>;
@@ -516,14 +520,15 @@ bool fma_chain(const fma_job& job) {
 
 // ---- Block-FMA chain ----------------------------------------------------------------------------
 
-// sum[r][v] += trunc(a_rk b_kv scale[r][v]) over k in [k0, k1), in float lanes, for R rows and V
-// vectors of B's panel (W floats per k): the aligned terms of the float-lane block steps.
+// sum[r][v] += trunc(a_rk b_kv scale[r][v]) over k = k0, k0 + step, ... < k1, in float lanes, for R
+// rows and V vectors of B's panel (W floats per k): the aligned terms of the float-lane block steps.
 template <std::size_t R, std::size_t V>
 HWY_INLINE void add_terms(const float* HWY_RESTRICT av, std::size_t lda, const float* HWY_RESTRICT bv,
-                          std::size_t W, int k0, int k1, const VF (&scale)[R][kVectors], VI (&sum)[R][kVectors]) {
+                          std::size_t W, int k0, int k1, const VF (&scale)[R][kVectors], VI (&sum)[R][kVectors],
+                          int step = 1) {
   const DF df;
   const std::size_t L = hn::Lanes(df);
-  for (int k = k0; k < k1; ++k) {
+  for (int k = k0; k < k1; k += step) {
     VF b[V];
     HWY_UNROLL(8)
     for (std::size_t v = 0; v < V; ++v) b[v] = hn::Load(df, bv + k * W + v * L);
@@ -1040,25 +1045,26 @@ struct narrow_tile {
   }
 };
 
-// Runs narrow_tile over a wide_job whose products run in float lanes: B's floats and leads packed
-// into panels.
-void narrow_chain(const wide_job& job) {
+// Runs Tile (up to Rows rows) over a lead_job whose products run in float lanes: B's floats and
+// leads packed into panels, the leads as pairs (pack_lead_pairs).
+template <template <std::size_t> class Tile, std::size_t Rows, class Step>
+void float_lane_chain(const lead_job<Step>& job) {
   const std::size_t W = hn::Lanes(DF()), panels = (job.N + W - 1) / W, pairs = (job.K + 1) / 2;
   const auto bf = hwy::AllocateAligned<float>(panels * W * job.K);
   const auto bl = hwy::AllocateAligned<std::int32_t>(panels * pairs * W);
   pack_rows(job.b_float, job.N, job.K, W, 0.0f, bf.get());
   pack_lead_pairs(job.b_lead, job.N, job.K, W, reinterpret_cast<std::int16_t*>(bl.get()));
-  static constexpr auto tiles = tile_table<narrow_tile, kNarrowRows>();
-  for_chunks<kNarrowRows>(job.d, job.M, job.N, job.K, job.step.n, W, job.threads,
-                          [&](int rows, int i, int j0, int k0, int kc, double* c, std::size_t ldc) {
-                            const std::size_t at = (j0 / W * job.K + k0) * W, a_at = static_cast<std::size_t>(i) * job.K + k0;
-                            tiles[rows - 1](job.step, job.a_float + a_at, job.a_lead + a_at, job.K, bf.get() + at,
-                                            bl.get() + (j0 / W * pairs + k0 / 2) * W, kc, c, ldc);
-                          });
+  static constexpr auto tiles = tile_table<Tile, Rows>();
+  for_chunks<Rows>(job.d, job.M, job.N, job.K, job.step.n, W, job.threads,
+                   [&](int rows, int i, int j0, int k0, int kc, double* c, std::size_t ldc) {
+                     const std::size_t at = (j0 / W * job.K + k0) * W, a_at = static_cast<std::size_t>(i) * job.K + k0;
+                     tiles[rows - 1](job.step, job.a_float + a_at, job.a_lead + a_at, job.K, bf.get() + at,
+                                     bl.get() + (j0 / W * pairs + k0 / 2) * W, kc, c, ldc);
+                   });
 }
 #endif
 
-// Whether wide_chain runs a step whose products fit float lanes in narrow_chain, which reads the
+// Whether wide_chain runs a step whose products fit float lanes (narrow_tile), which reads the
 // values only as floats (job.a and job.b may be null then).
 bool narrow_chain_runs(const wide_step& s) {
 #if HWY_TARGET <= HWY_AVX3
@@ -1071,7 +1077,7 @@ bool narrow_chain_runs(const wide_step& s) {
 
 void wide_chain(const wide_job& job) {
 #if HWY_TARGET <= HWY_AVX3
-  if (narrow_chain_runs(job.step)) return narrow_chain(job);
+  if (narrow_chain_runs(job.step)) return float_lane_chain<narrow_tile, kNarrowRows>(job);
 #endif
   lead_chain<wide_tile>(job);
 }
@@ -1270,6 +1276,11 @@ struct staged_tiles {
               kept = hn::IfThenElse(small, hn::Mul(hn::Floor(hn::Mul(x, pow2(hn::Neg(quantum)))), pow2(quantum)), kept);
             }
             acc[r][v] = hn::PromoteTo(dd, hn::DemoteTo(dh, hn::Add(kept, zero)));
+#if HWY_TARGET == HWY_SCALAR
+            // Highway's scalar DemoteTo gives the largest float where the conversion overflows;
+            // nearest-even gives infinity from 2^128 - 2^103 up.
+            acc[r][v] = hn::IfThenElse(hn::Ge(hn::Abs(kept), hn::Set(dd, 0x1.ffffffp127)), hn::Set(dd, HUGE_VAL), acc[r][v]);
+#endif
           }
       }
       const VD big = hn::Set(dd, 0x1p128);
@@ -1282,7 +1293,153 @@ struct staged_tiles {
   };
 };
 
+#if HWY_TARGET <= HWY_AVX3
+// The two-stage kernel's float-lane case on AVX-512, for data whose values, products and scales
+// 2^(F - E) are normal floats (float_products) and formats whose sums fit int32
+// (staged_narrow_widths): staged_tiles' block step in 16 float and int32 lanes, C a float.
+//   E_s from lead pairs (narrow_tile's): with interleave 2 a pair's halves are the even and the odd
+//     sub-sum's (blocks start on an even k), with interleave 1 the larger half
+//   P_s = sum trunc(a_k b_k 2^(F - max(E_s, lowest))) in int32 (add_terms): a sub-sum with a
+//     product has E_s at or above the data's lowest product lead, so the max changes only empty
+//     ones, which add 0; every term is below 2^(F+2)
+//   E = max E_s, P = sum_s floor(P_s 2^(E_s - E)): arithmetic right shifts, whose counts past 31
+//     fill with the sign, the floor again
+//   E' = max(E, e_C); in units u = 2^(E'-F), with G = F2 + 1 - F (q = E' - F2 - 1 is u 2^-G):
+//     C' = floor(C 2^(F-E')) = c >> (E' - e_C) for the integer c = C 2^(F-e_C) (F >= 23), below 2^(F+1)
+//     floor(P 2^(E-F) 2^-q) 2^q / u = P >> d + L 2^-G, d = E' - E, L = P's bits [d - G, d)
+//     so x / u = H + L 2^-G with H = C' + P >> d, an int32 (below 2^(F+3+log2 n))
+//   h1 = H rounded toward zero to a float, r1 = H - h1 (below 2^7), w = r1 2^G + L (below 2^(G+7),
+//     a float): x / u = h1 + w 2^-G exactly
+//   the floor to F2 + 1 bits: x / u's exponent e (rounding toward zero keeps it) leaves
+//     s = e + 1 - F bits of w to clear (at most G: x below 2^(E'+3+log2 n)); h1 is a multiple of
+//     that quantum, so the floor of x is h1 + (w & -2^s) 2^-G
+//   C = fma(w', 2^-G, h1) 2^(E'-F): the fused multiply-add's one nearest-even rounding to 24 bits,
+//     then an exact scaling while the result is a normal float.
+// No x is below 2^emin = 2^-126 but 0 (staged_tiles' fixed quantum never applies): C' and t are
+// multiples of 2^(E-F) or coarser, E at least the data's lowest product lead, and float_products
+// has F - lowest <= 126; an empty block leaves C (E' = e_C, C' = C). So every C is a normal float
+// or zero, and the last scaling exact unless it overflows. A C that is not finite stays so: e_C
+// and E' are floats, through whose maxima NaN and infinity carry (maxps returns its second operand
+// where one is NaN) into the last scaling; the chunk's end makes it NaN, the reference redoes it.
+template <std::size_t I>
+struct staged_narrow_tiles {
+  template <std::size_t R>
+  struct tile {
+    static HWY_NOINLINE void run(const staged_step& s, const float* HWY_RESTRICT av,
+                                 const std::int16_t* HWY_RESTRICT al, std::size_t lda, const float* HWY_RESTRICT bv,
+                                 const std::int32_t* HWY_RESTRICT bl, int kc, double* HWY_RESTRICT c,
+                                 std::size_t ldc) {
+      const DF df;
+      const DI di;
+      const DD dd;
+      const hn::Rebind<float, DD> dh;  // half a float vector
+      constexpr std::size_t L = hn::MaxLanes(DD()), W = hn::MaxLanes(DF());
+      static_assert(W == 2 * L, "one float vector spans the panel");
+      constexpr int kToZero = _MM_FROUND_TO_ZERO | _MM_FROUND_NO_EXC;
+      const int F = static_cast<int>(s.frac_bits), G = static_cast<int>(s.second_bits) + 1 - F;
+      const VI floor = hn::Set(di, static_cast<std::int32_t>(s.floor)),
+               low = hn::Set(di, static_cast<std::int32_t>(s.narrow_floor)), scale_top = hn::Set(di, F + 127),
+               g = hn::Set(di, G), g_bits = hn::Set(di, (1 << G) - 1), far = hn::Set(di, F + 1), zero = hn::Zero(di);
+      const VF acc_emin = hn::Set(df, static_cast<float>(s.acc_emin)), frac = hn::Set(df, static_cast<float>(F)),
+               clear_from = hn::Set(df, static_cast<float>(1 - F)), unit = hn::Set(df, std::ldexp(1.0f, -G));
+      VF acc[R];
+      HWY_UNROLL(8)
+      for (std::size_t r = 0; r < R; ++r) {
+        const VD lo = hn::LoadU(dd, c + r * ldc), hi = hn::LoadU(dd, c + r * ldc + L);
+        acc[r] = hn::Combine(df, hn::DemoteTo(dh, hi), hn::DemoteTo(dh, lo));
+      }
+      for (int k0 = 0; k0 < kc; k0 += s.n) {
+        const int k1 = std::min(kc, k0 + s.n);
+        VI top[R];
+        HWY_UNROLL(8)
+        for (std::size_t r = 0; r < R; ++r) top[r] = hn::Set(di, static_cast<std::int32_t>(kNoPair));
+        for (int k = k0; k < k1; k += 2) {
+          const VI lb = hn::Load(di, bl + k / 2 * W);
+          HWY_UNROLL(8)
+          for (std::size_t r = 0; r < R; ++r) {
+            std::int32_t pair;
+            std::memcpy(&pair, al + r * lda + k, sizeof pair);
+            top[r] = pair_lead_max(top[r], hn::Set(di, pair), lb);
+          }
+        }
+        VI lead[I][R];
+        VF scale[I][R][kVectors];  // add_terms' shapes; only [i][r][0] is used
+        VI sum[I][R][kVectors];
+        HWY_UNROLL(8)
+        for (std::size_t r = 0; r < R; ++r) {
+          if constexpr (I == 1) {
+            lead[0][r] = hn::Max(floor, word_pair_max(top[r]));
+          } else {
+            lead[0][r] = hn::Max(floor, hn::ShiftRight<16>(hn::ShiftLeft<16>(top[r])));
+            lead[1][r] = hn::Max(floor, hn::ShiftRight<16>(top[r]));
+          }
+          HWY_UNROLL(8)
+          for (std::size_t i = 0; i < I; ++i) {
+            scale[i][r][0] = hn::BitCast(df, hn::ShiftLeft<23>(hn::Sub(scale_top, hn::Max(lead[i][r], low))));
+            sum[i][r][0] = zero;
+          }
+        }
+        HWY_UNROLL(8)
+        for (std::size_t i = 0; i < I; ++i)
+          add_terms<R, 1>(av, lda, bv, W, k0 + static_cast<int>(i), k1, scale[i], sum[i], static_cast<int>(I));
+        HWY_UNROLL(8)
+        for (std::size_t r = 0; r < R; ++r) {
+          VI e = lead[0][r], p = sum[0][r][0];
+          if constexpr (I == 2) {
+            e = hn::Max(lead[0][r], lead[1][r]);
+            p = hn::Add(VI{_mm512_srav_epi32(sum[0][r][0].raw, hn::Sub(e, lead[0][r]).raw)},
+                        VI{_mm512_srav_epi32(sum[1][r][0].raw, hn::Sub(e, lead[1][r]).raw)});
+          }
+          const VF e_cf = hn::Max(acc_emin, VF{_mm512_getexp_ps(acc[r].raw)}), e_maxf = hn::Max(hn::ConvertTo(df, e), e_cf);
+          const VI e_c = truncate(e_cf), e_max = truncate(e_maxf), d = hn::Sub(e_max, e);
+          VI cq = VI{_mm512_srav_epi32(truncate(VF{_mm512_scalef_ps(acc[r].raw, hn::Sub(frac, e_cf).raw)}).raw,
+                                       hn::Sub(e_max, e_c).raw)};
+          if (s.drop_far_c) cq = hn::IfThenZeroElse(hn::Lt(e_c, hn::Sub(e_max, far)), cq);
+          const VI h = hn::Add(cq, VI{_mm512_srav_epi32(p.raw, d.raw)});
+          // P's bits [d - G, d): shifted down by d - G, or up by G - d (the count past 31 there
+          // would fill with the sign).
+          const VI l = hn::And(VI{_mm512_mask_sllv_epi32(_mm512_srav_epi32(p.raw, hn::Sub(d, g).raw),
+                                                         hn::Lt(d, g).raw, p.raw, hn::Sub(g, d).raw)},
+                               g_bits);
+          const VF h1 = VF{_mm512_cvt_roundepi32_ps(h.raw, kToZero)};
+          const VI w = hn::Add(hn::ShiftLeftSame(hn::Sub(h, truncate(h1)), G), l);
+          const VF exponent = VF{_mm512_getexp_ps(_mm512_fmadd_round_ps(hn::ConvertTo(df, w).raw, unit.raw, h1.raw, kToZero))};
+          const VI keep = VI{_mm512_sllv_epi32(hn::Set(di, -1).raw, hn::Max(truncate(hn::Add(exponent, clear_from)), zero).raw)};
+          acc[r] = VF{_mm512_scalef_ps(hn::MulAdd(hn::ConvertTo(df, hn::And(w, keep)), unit, h1).raw, hn::Sub(e_maxf, frac).raw)};
+        }
+      }
+      HWY_UNROLL(8)
+      for (std::size_t r = 0; r < R; ++r) {
+        const VF out = hn::IfThenElse(hn::IsFinite(acc[r]), acc[r], hn::NaN(df));
+        hn::StoreU(hn::PromoteTo(dd, hn::LowerHalf(dh, out)), dd, c + r * ldc);
+        hn::StoreU(hn::PromoteTo(dd, hn::UpperHalf(dh, out)), dd, c + r * ldc + L);
+      }
+    }
+  };
+};
+
+// Rows per staged_narrow_tiles tile: 6 with one sub-sum (as narrow_tile), 4 with two (each row
+// then keeps two scales and two sums besides C).
+constexpr std::size_t kStagedNarrowRows[] = {5, 5};
+#endif
+
+// Whether staged_chain runs staged_narrow_tiles, which reads the values only as floats (job.a
+// and job.b may be null then).
+bool staged_narrow_runs(const staged_step& s) {
+#if HWY_TARGET <= HWY_AVX3
+  return s.narrow;
+#else
+  (void)s;
+  return false;
+#endif
+}
+
 void staged_chain(const staged_job& job) {
+#if HWY_TARGET <= HWY_AVX3
+  if (staged_narrow_runs(job.step))
+    return job.step.interleave == 2 ? float_lane_chain<staged_narrow_tiles<2>::tile, kStagedNarrowRows[1]>(job)
+                                    : float_lane_chain<staged_narrow_tiles<1>::tile, kStagedNarrowRows[0]>(job);
+#endif
   job.step.interleave == 2 ? lead_chain<staged_tiles<2>::tile>(job) : lead_chain<staged_tiles<1>::tile>(job);
 }
 
@@ -1561,6 +1718,7 @@ HWY_EXPORT(wide_chain);
 HWY_EXPORT(narrow_chain_runs);
 HWY_EXPORT(pairwise_chain);
 HWY_EXPORT(staged_chain);
+HWY_EXPORT(staged_narrow_runs);
 HWY_EXPORT(group_chain);
 HWY_EXPORT(exact_chain);
 
@@ -1570,6 +1728,7 @@ void run_wide_chain(const wide_job& job) { HWY_DYNAMIC_DISPATCH(wide_chain)(job)
 bool narrow_chain_runs_here(const wide_step& s) { return HWY_DYNAMIC_DISPATCH(narrow_chain_runs)(s); }
 void run_pairwise_chain(const pairwise_job& job) { HWY_DYNAMIC_DISPATCH(pairwise_chain)(job); }
 void run_staged_chain(const staged_job& job) { HWY_DYNAMIC_DISPATCH(staged_chain)(job); }
+bool staged_narrow_runs_here(const staged_step& s) { return HWY_DYNAMIC_DISPATCH(staged_narrow_runs)(s); }
 void run_group_chain(const group_job& job) { HWY_DYNAMIC_DISPATCH(group_chain)(job); }
 void run_exact_chain(const exact_job& job) { HWY_DYNAMIC_DISPATCH(exact_chain)(job); }
 
@@ -1916,10 +2075,20 @@ chunk_bounds bounds_of(const wide_operand& o, int rows, int cols, bool k_along_c
   return out;
 }
 
-// The wide kernel's products in float lanes (wide_tile), where the data allows: every value a
-// normal float, every product of two a normal float of at most 24 bits, 2^(F - E) a normal float
-// for E from the lowest product lead up (E is at most C's lead, below 2^128, or a product's), and
-// a term below 2^31 (terms = 0 otherwise: products in double).
+// Whether the data allows products in float lanes: every value of a and b (as floats) and every
+// product of two a normal float, and 2^(F - E) one for E from the lowest product lead up (E is at
+// most a product's lead or C's, below 2^128).
+bool float_products(int frac_bits, const wide_operand& a, const wide_operand& b) {
+  if (!a.narrow || !b.narrow || a.peak == 0.0 || b.peak == 0.0) return false;
+  const int a_low = std::ilogb(a.least), a_high = std::ilogb(a.peak), b_low = std::ilogb(b.least),
+            b_high = std::ilogb(b.peak);
+  return a_low >= -126 && b_low >= -126 && a_high <= 127 && b_high <= 127 && a_low + b_low >= -126 &&
+         a_high + b_high + 2 <= 127 && frac_bits - (a.lowest_lead + b.lowest_lead) <= 126;
+}
+
+// The wide kernel's products in float lanes (wide_tile), where the widths and the data allow:
+// every product a float of at most 24 bits and a term below 2^31 (terms = 0 otherwise: products in
+// double).
 struct narrow_products {
   int terms = 0;
   double floor = 0.0;
@@ -1930,13 +2099,18 @@ bool narrow_widths(const wide_widths& w) { return w.product <= 24 && w.term <= 3
 
 narrow_products narrow_of(const block_fma_model& m, const wide_widths& w, const wide_operand& a,
                           const wide_operand& b) {
-  if (!a.narrow || !b.narrow || a.peak == 0.0 || b.peak == 0.0 || !narrow_widths(w)) return {};
-  const int a_low = std::ilogb(a.least), a_high = std::ilogb(a.peak), b_low = std::ilogb(b.least),
-            b_high = std::ilogb(b.peak);
-  const bool fits = a_low >= -126 && b_low >= -126 && a_high <= 127 && b_high <= 127 && a_low + b_low >= -126 &&
-                    a_high + b_high + 2 <= 127 && m.frac_bits - (a.lowest_lead + b.lowest_lead) <= 126;
-  if (!fits) return {};
+  if (!narrow_widths(w) || !float_products(m.frac_bits, a, b)) return {};
   return {1 << (31 - w.term), static_cast<double>(a.lowest_lead + b.lowest_lead)};
+}
+
+// Whether the formats' widths allow the two-stage kernel's float lanes (staged_narrow_tiles; the
+// data must allow float products too): products of at most 24 bits; C 2^(F-e_C) an integer; a
+// block's terms (each below 2^(F+2)) and C' summing inside int32 (H); x below 2^(F2+1) units of
+// 2^(E'-F) (the floor clears only L's bits); w below 2^24 (a float).
+bool staged_narrow_widths(const block_fma_model& m, const format& fa, const format& fb) {
+  const int log_n = std::bit_width(static_cast<unsigned>(m.block_size - 1)), G = m.second_frac_bits + 1 - m.frac_bits;
+  return fa.frac_bits + 1 + fb.frac_bits + 1 <= 24 && m.frac_bits >= 23 && m.frac_bits + 3 + log_n <= 31 &&
+         m.frac_bits + 2 + log_n <= m.second_frac_bits && G + 7 <= 24;
 }
 
 std::vector<std::uint32_t> bits_of(const std::vector<float>& d, int shift) {
@@ -2025,7 +2199,7 @@ std::optional<accumulated> fast_accumulate(const format& fa, std::span<const std
     run_wide_chain(wide_job{step, floats_only ? nullptr : wa.values(), wa.lead.get(),
                             floats_only ? nullptr : wb.values(), wb.lead.get(), d.data(), M, N, K, threads,
                             narrow.terms > 0 ? wa.narrow.get() : nullptr, narrow.terms > 0 ? wb.narrow.get() : nullptr});
-    return accumulated{m.acc, codes_of(d, fa, a, fb, b, N, K, model, scales)};
+    return accumulated{m.acc, codes_of(d, fa, a, fb, b, N, K, model, scales), floats_only};
   }
   if (group_kernel_applies(m, fa, fb, scales.fmt)) {
     const auto ga = group_operand_of(fa, a, M, K, true, m, scales.fmt, scales.a);
@@ -2040,23 +2214,28 @@ std::optional<accumulated> fast_accumulate(const format& fa, std::span<const std
     return accumulated{m.acc, codes_of(d, fa, a, fb, b, N, K, model, scales)};
   }
   if (staged_kernel_applies(m, fa, fb)) {
-    const auto w = wide_operands(fa, a, fb, b, M, N, K, scales, 0);
+    const bool floats = staged_narrow_widths(m, fa, fb);
+    auto w = wide_operands(fa, a, fb, b, M, N, K, scales, 0, floats);
     if (!w) return std::nullopt;
-    const auto& [wa, wb] = *w;
+    auto& [wa, wb] = *w;
     // A product beyond fp32's range makes the block infinite (product_overflow): no kernel then.
     if (m.product_overflow && wa.peak * wb.peak >= std::ldexp(1.0, emax(m.acc) + 1))
       return std::nullopt;
     std::vector<double> d(MN);
-    const staged_step step{m.block_size,
+    staged_step step{m.block_size,
                            m.interleave,
                            static_cast<double>(m.frac_bits),
                            static_cast<double>(m.second_frac_bits),
                            static_cast<double>(std::min(emin(fa) + emin(fb), emin(m.acc))),
                            static_cast<double>(emin(m.acc)),
                            m.drop_far_c};
-    run_staged_chain(staged_job{step, wa.value.get(), wa.lead.get(), wb.value.get(), wb.lead.get(), d.data(), M,
-                                N, K, threads});
-    return accumulated{m.acc, codes_of(d, fa, a, fb, b, N, K, model, scales)};
+    step.narrow = floats && float_products(m.frac_bits, wa, wb);
+    step.narrow_floor = step.narrow ? wa.lowest_lead + wb.lowest_lead : 0.0;
+    const bool floats_only = staged_narrow_runs_here(step);
+    run_staged_chain(staged_job{step, floats_only ? nullptr : wa.values(), wa.lead.get(),
+                                floats_only ? nullptr : wb.values(), wb.lead.get(), d.data(), M, N, K, threads,
+                                step.narrow ? wa.narrow.get() : nullptr, step.narrow ? wb.narrow.get() : nullptr});
+    return accumulated{m.acc, codes_of(d, fa, a, fb, b, N, K, model, scales), floats_only};
   }
   if (exact_kernel_applies(m, fa, fb)) {
     const auto w = wide_operands(fa, a, fb, b, M, N, K, scales, 0);

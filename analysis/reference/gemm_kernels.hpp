@@ -44,6 +44,7 @@ namespace fpemu::analysis {
 struct accumulated {
   format fmt;
   std::vector<std::uint32_t> codes;  // M x N accumulator codes, row-major
+  bool float_lanes = false;  // the products ran in float lanes (wide and two-stage kernels, AVX-512)
 };
 
 // The block scales of a model with scale_block > 0, in the layout of gemm.hpp's scale_index for
