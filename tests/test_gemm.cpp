@@ -683,7 +683,8 @@ TEST_CASE("the two-stage kernel floors a sum below 2^-126 to the fixed quantum 2
   CHECK(run(a, b, o)[0] == want);
 }
 
-TEST_CASE("the two-stage kernel's float lanes == reference loop: spread exponents, overflow, near-cancellation, lowest products") {
+TEST_CASE("the two-stage kernel's float lanes == reference loop: spread exponents, overflow, near-cancellation, "
+          "lowest products") {
   // Every MI300X preset on data whose products are normal floats, so that AVX-512 runs them in
   // float lanes: exponents spread over most of the format (a block's lead far above or below C's),
   // rows of A whose even and odd products nearly cancel (a_k = -a_(k-1) or one unit up, b_k =
@@ -707,15 +708,16 @@ TEST_CASE("the two-stage kernel's float lanes == reference loop: spread exponent
       for (int c = 0; c < cols; ++c) {
         const int k = is_a ? c : r;
         const bool big = wide && where == range::spread && (is_a ? r == 0 : c == 0);
-        const std::uint32_t field = big ? static_cast<std::uint32_t>(bias + 61) : lo + static_cast<std::uint32_t>(rng() % (hi - lo + 1));
+        const std::uint32_t field =
+            static_cast<std::uint32_t>(big ? bias + 61 : lo + static_cast<int>(rng() % (hi - lo + 1)));
         std::uint32_t code = (big ? 0 : static_cast<std::uint32_t>(rng() % 2) << (width(f) - 1)) |
                              field << f.frac_bits | static_cast<std::uint32_t>(rng() % (1u << f.frac_bits));
         if (rng() % 10 == 0) code = 0;
         if (k % 2 == 1 && (is_a ? r % 3 == 2 : true)) {
-          const std::uint32_t prev = m.codes[is_a ? m.codes.size() - 1 : m.codes.size() - static_cast<std::size_t>(cols)];
+          const std::uint32_t prev = m.codes[m.codes.size() - (is_a ? 1 : static_cast<std::size_t>(cols))];
           const std::uint32_t mag = prev & magnitude_mask(f);  // A: -a_(k-1), or one unit up
-          code = is_a ? (~prev & sign_mask(f)) | (mag != 0 && mag < max_finite_magnitude(f) ? mag + static_cast<std::uint32_t>(rng() % 2) : mag)
-                      : prev;
+          const bool up = mag != 0 && mag < max_finite_magnitude(f) && rng() % 2 == 1;
+          code = is_a ? (~prev & sign_mask(f)) | (mag + (up ? 1u : 0u)) : prev;
         }
         if (decode(f, code).cls != value_class::finite && decode(f, code).cls != value_class::zero) code = 0;
         m.codes.push_back(code);

@@ -1279,7 +1279,8 @@ struct staged_tiles {
 #if HWY_TARGET == HWY_SCALAR
             // Highway's scalar DemoteTo gives the largest float where the conversion overflows;
             // nearest-even gives infinity from 2^128 - 2^103 up.
-            acc[r][v] = hn::IfThenElse(hn::Ge(hn::Abs(kept), hn::Set(dd, 0x1.ffffffp127)), hn::Set(dd, HUGE_VAL), acc[r][v]);
+            acc[r][v] =
+                hn::IfThenElse(hn::Ge(hn::Abs(kept), hn::Set(dd, 0x1.ffffffp127)), hn::Set(dd, HUGE_VAL), acc[r][v]);
 #endif
           }
       }
@@ -1390,7 +1391,8 @@ struct staged_narrow_tiles {
             p = hn::Add(VI{_mm512_srav_epi32(sum[0][r][0].raw, hn::Sub(e, lead[0][r]).raw)},
                         VI{_mm512_srav_epi32(sum[1][r][0].raw, hn::Sub(e, lead[1][r]).raw)});
           }
-          const VF e_cf = hn::Max(acc_emin, VF{_mm512_getexp_ps(acc[r].raw)}), e_maxf = hn::Max(hn::ConvertTo(df, e), e_cf);
+          const VF e_cf = hn::Max(acc_emin, VF{_mm512_getexp_ps(acc[r].raw)});
+          const VF e_maxf = hn::Max(hn::ConvertTo(df, e), e_cf);
           const VI e_c = truncate(e_cf), e_max = truncate(e_maxf), d = hn::Sub(e_max, e);
           VI cq = VI{_mm512_srav_epi32(truncate(VF{_mm512_scalef_ps(acc[r].raw, hn::Sub(frac, e_cf).raw)}).raw,
                                        hn::Sub(e_max, e_c).raw)};
@@ -1403,9 +1405,12 @@ struct staged_narrow_tiles {
                                g_bits);
           const VF h1 = VF{_mm512_cvt_roundepi32_ps(h.raw, kToZero)};
           const VI w = hn::Add(hn::ShiftLeftSame(hn::Sub(h, truncate(h1)), G), l);
-          const VF exponent = VF{_mm512_getexp_ps(_mm512_fmadd_round_ps(hn::ConvertTo(df, w).raw, unit.raw, h1.raw, kToZero))};
-          const VI keep = VI{_mm512_sllv_epi32(hn::Set(di, -1).raw, hn::Max(truncate(hn::Add(exponent, clear_from)), zero).raw)};
-          acc[r] = VF{_mm512_scalef_ps(hn::MulAdd(hn::ConvertTo(df, hn::And(w, keep)), unit, h1).raw, hn::Sub(e_maxf, frac).raw)};
+          const VF exponent =
+              VF{_mm512_getexp_ps(_mm512_fmadd_round_ps(hn::ConvertTo(df, w).raw, unit.raw, h1.raw, kToZero))};
+          const VI clear = hn::Max(truncate(hn::Add(exponent, clear_from)), zero);
+          const VI keep = VI{_mm512_sllv_epi32(hn::Set(di, -1).raw, clear.raw)};
+          const VF rounded = hn::MulAdd(hn::ConvertTo(df, hn::And(w, keep)), unit, h1);
+          acc[r] = VF{_mm512_scalef_ps(rounded.raw, hn::Sub(e_maxf, frac).raw)};
         }
       }
       HWY_UNROLL(8)
