@@ -951,6 +951,26 @@ HWY_INLINE VI word_pair_max(VI x) {
   return hn::ShiftRight<16>(hn::BitCast(DI(), hn::Max(hn::BitCast(dp, x), hn::BitCast(dp, hn::ShiftLeft<16>(x)))));
 }
 
+// top[r] = the lead pairs' maxima over products [k0, k1) (k0 even) of R rows: A's int16 leads
+// from al (row stride lda), B's panel of lead pairs bl (W words a pair).
+template <std::size_t R>
+HWY_INLINE void pair_lead_maxima(const std::int16_t* HWY_RESTRICT al, std::size_t lda,
+                                 const std::int32_t* HWY_RESTRICT bl, int k0, int k1, VI (&top)[R]) {
+  const DI di;
+  const std::size_t W = hn::Lanes(di);
+  HWY_UNROLL(8)
+  for (std::size_t r = 0; r < R; ++r) top[r] = hn::Set(di, static_cast<std::int32_t>(kNoPair));
+  for (int k = k0; k < k1; k += 2) {
+    const VI lb = hn::Load(di, bl + k / 2 * W);
+    HWY_UNROLL(8)
+    for (std::size_t r = 0; r < R; ++r) {
+      std::int32_t pair;
+      std::memcpy(&pair, al + r * lda + k, sizeof pair);
+      top[r] = pair_lead_max(top[r], hn::Set(di, pair), lb);
+    }
+  }
+}
+
 template <std::size_t R>
 struct narrow_tile {
   static HWY_NOINLINE void run(const wide_step& s, const float* HWY_RESTRICT av, const std::int16_t* HWY_RESTRICT al,
@@ -988,17 +1008,7 @@ struct narrow_tile {
         ref[r] = hn::IfThenElse(hn::RebindMask(di, hn::Eq(acc[r], hn::Zero(df))), floor, lead);
       }
       VI top[R];
-      HWY_UNROLL(8)
-      for (std::size_t r = 0; r < R; ++r) top[r] = hn::Set(di, static_cast<std::int32_t>(kNoPair));
-      for (int k = k0; k < k1; k += 2) {
-        const VI lb = hn::Load(di, bl + k / 2 * W);
-        HWY_UNROLL(8)
-        for (std::size_t r = 0; r < R; ++r) {
-          std::int32_t pair;
-          std::memcpy(&pair, al + r * lda + k, sizeof pair);
-          top[r] = pair_lead_max(top[r], hn::Set(di, pair), lb);
-        }
-      }
+      pair_lead_maxima(al, lda, bl, k0, k1, top);
       HWY_UNROLL(8)
       for (std::size_t r = 0; r < R; ++r) ref[r] = hn::Max(ref[r], word_pair_max(top[r]));
       VF scale[R][kVectors];  // add_terms' shapes; only [r][0] is used
@@ -1352,17 +1362,7 @@ struct staged_narrow_tiles {
       for (int k0 = 0; k0 < kc; k0 += s.n) {
         const int k1 = std::min(kc, k0 + s.n);
         VI top[R];
-        HWY_UNROLL(8)
-        for (std::size_t r = 0; r < R; ++r) top[r] = hn::Set(di, static_cast<std::int32_t>(kNoPair));
-        for (int k = k0; k < k1; k += 2) {
-          const VI lb = hn::Load(di, bl + k / 2 * W);
-          HWY_UNROLL(8)
-          for (std::size_t r = 0; r < R; ++r) {
-            std::int32_t pair;
-            std::memcpy(&pair, al + r * lda + k, sizeof pair);
-            top[r] = pair_lead_max(top[r], hn::Set(di, pair), lb);
-          }
-        }
+        pair_lead_maxima(al, lda, bl, k0, k1, top);
         VI lead[I][R];
         VF scale[I][R][kVectors];  // add_terms' shapes; only [i][r][0] is used
         VI sum[I][R][kVectors];
