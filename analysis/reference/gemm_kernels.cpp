@@ -1423,9 +1423,8 @@ struct staged_narrow_tiles {
   };
 };
 
-// Rows per staged_narrow_tiles tile: 6 with one sub-sum (as narrow_tile), 4 with two (each row
-// then keeps two scales and two sums besides C).
-constexpr std::size_t kStagedNarrowRows[] = {5, 5};
+// Rows per staged_narrow_tiles tile: at 6 the tile's vectors and constants spilled C to the stack.
+constexpr std::size_t kStagedNarrowRows = 5;
 #endif
 
 // Whether staged_chain runs staged_narrow_tiles, which reads the values only as floats (job.a
@@ -1442,8 +1441,8 @@ bool staged_narrow_runs(const staged_step& s) {
 void staged_chain(const staged_job& job) {
 #if HWY_TARGET <= HWY_AVX3
   if (staged_narrow_runs(job.step))
-    return job.step.interleave == 2 ? float_lane_chain<staged_narrow_tiles<2>::tile, kStagedNarrowRows[1]>(job)
-                                    : float_lane_chain<staged_narrow_tiles<1>::tile, kStagedNarrowRows[0]>(job);
+    return job.step.interleave == 2 ? float_lane_chain<staged_narrow_tiles<2>::tile, kStagedNarrowRows>(job)
+                                    : float_lane_chain<staged_narrow_tiles<1>::tile, kStagedNarrowRows>(job);
 #endif
   job.step.interleave == 2 ? lead_chain<staged_tiles<2>::tile>(job) : lead_chain<staged_tiles<1>::tile>(job);
 }
