@@ -531,12 +531,13 @@ std::size_t OpLanes(const format& f, code_source a, code_source b, code_source c
       const V sign = hn::IfThenElseZero(nan_operand, hn::And(first, hn::BitCast(d, sign_bit)));
       z = hn::IfThenElse(nan, hn::Or(sign, quiet_nan), z);
       auto invalid = hn::Not(nan_operand);
-      invalid = hn::Or(invalid, signaling(pa));
-      if constexpr (Op != lane_op::sqrt) invalid = hn::Or(invalid, signaling(pb));
-      if constexpr (Op == lane_op::fma) {
-        invalid = hn::Or(invalid, signaling(pc));
-        invalid = hn::Or(invalid, hn::AndNot(hn::Or(nx, ny), hn::IsNaN(lanes.product)));
+      if (!hn::AllFalse(d, nan_operand)) {  // only a NaN operand can be signaling (wide-range data: none)
+        invalid = hn::Or(invalid, signaling(pa));
+        if constexpr (Op != lane_op::sqrt) invalid = hn::Or(invalid, signaling(pb));
+        if constexpr (Op == lane_op::fma) invalid = hn::Or(invalid, signaling(pc));
       }
+      if constexpr (Op == lane_op::fma)
+        invalid = hn::Or(invalid, hn::AndNot(hn::Or(nx, ny), hn::IsNaN(lanes.product)));
       const VU invalid_flag = hn::Set(du, U{flag::invalid});
       raised = hn::Or(raised, hn::IfThenElseZero(hn::RebindMask(du, hn::And(nan, invalid)), invalid_flag));
     }
