@@ -366,11 +366,14 @@ std::uint8_t apply_lanes(simd::lane_op op, const format& f, const Code* a, const
       const Code* ci = (c ? c : a) + i;
       std::uint8_t* fl = flags.empty() ? nullptr : flags.data() + i;
       std::size_t specials = 0;
+      // Without per-element flags the lanes that only raised a flag are not listed: their union
+      // is all that is kept.
+      std::uint8_t* raised = fl ? nullptr : &all;
       if (path == simd::op_path::binary32) {
-        specials = simd::op_floats(op, f, a + i, bi, ci, m, r, z.as_float, special, out.data() + i);
+        specials = simd::op_floats(op, f, a + i, bi, ci, m, r, z.as_float, special, out.data() + i, raised);
         all |= simd::encode_floats(f, r, z.as_float, m, keystream_at(sr, i), out.data() + i, nullptr, fl);
       } else {
-        specials = simd::op_doubles(op, f, a + i, bi, ci, m, r, z.as_double, special, out.data() + i);
+        specials = simd::op_doubles(op, f, a + i, bi, ci, m, r, z.as_double, special, out.data() + i, raised);
         all |= simd::encode_doubles(f, r, z.as_double, m, keystream_at(sr, i), out.data() + i, fl);
       }
       for (std::size_t k = 0; k < specials; ++k) {

@@ -469,7 +469,7 @@ HWY_NOINLINE std::size_t OpRun(const decode_params& params, const lane_checks& c
 template <lane_op Op, class T>
 std::size_t OpLanes(const format& f, code_source a, code_source b, code_source c,
                     std::size_t n, const lane_checks& checks, T* out, std::uint32_t* special,
-                    code_sink codes) {
+                    code_sink codes, std::uint8_t* raised_union) {
   const bool exact_only = checks.exact_only, list_infinite_quotients = checks.list_infinite_quotients;
   const hn::ScalableTag<T> d;
   const decode_params& params = decode_params_for(f);
@@ -485,6 +485,7 @@ std::size_t OpLanes(const format& f, code_source a, code_source b, code_source c
   const V fzero = hn::Zero(d);
   const V quiet_nan = hn::Set(d, std::numeric_limits<T>::quiet_NaN());
   std::size_t count = 0;
+  VU unlisted = zero;  // with raised_union: the flags of the lanes left off the list
   // The NaN and listing steps below, each on every vector once frequent (wide-range fp16 data:
   // a NaN result, inf x 0, in 2 of 5 vectors).
   frequent_step nan_step, listing_step, decoder_specials;  // the last the decoder's (see Decoder)
@@ -544,10 +545,15 @@ std::size_t OpLanes(const format& f, code_source a, code_source b, code_source c
     if (exact_only) bad = hn::Or(bad, lanes.inexact);
     hn::StoreU(hn::IfThenZeroElse(bad, z), d, dst);
     raised = hn::IfThenZeroElse(hn::RebindMask(du, bad), raised);
+    if (base + L > n) raised = hn::IfThenElseZero(hn::FirstN(du, n - base), raised);  // not the tail's padding
+    auto listed = bad;
+    if (raised_union)
+      unlisted = hn::Or(unlisted, raised);
+    else
+      listed = hn::Or(listed, hn::RebindMask(d, hn::Ne(raised, zero)));
     if constexpr (Op == lane_op::div)
       raised = hn::IfThenElse(hn::RebindMask(du, infinite_quotient), hn::Set(du, U{kInfiniteQuotient}), raised);
-    auto listed = hn::Or(bad, hn::RebindMask(d, hn::Ne(raised, zero)));
-    if (base + L > n) listed = hn::And(listed, hn::FirstN(d, n - base));  // not the tail's padding
+    if (base + L > n) listed = hn::And(listed, hn::FirstN(d, n - base));
     if (listing_step(!hn::AllFalse(d, listed), base / L)) {
       // The listed lanes' entries (index | flags << kLaneIndexBits), compressed to the front: a
       // loop over the lanes mispredicted on data with many of them (wide-range fp16 div: x / 0
@@ -599,19 +605,24 @@ std::size_t OpLanes(const format& f, code_source a, code_source b, code_source c
     one_vector(code_source(pa), code_source(pb), code_source(pc), po, i);
     std::memcpy(out + i, po, (n - i) * sizeof(T));
   }
+  if (raised_union) {
+    HWY_ALIGN U lanes[HWY_MAX_BYTES / sizeof(U)];
+    hn::Store(unlisted, du, lanes);
+    for (std::size_t j = 0; j < L; ++j) *raised_union |= static_cast<std::uint8_t>(lanes[j]);
+  }
   return count;
 }
 
 template <class T>
 std::size_t Op(lane_op op, const format& f, code_source a, code_source b, code_source c, std::size_t n,
-               const lane_checks& k, T* out, std::uint32_t* special, code_sink codes) {
+               const lane_checks& k, T* out, std::uint32_t* special, code_sink codes, std::uint8_t* raised) {
   switch (op) {
-    case lane_op::add: return OpLanes<lane_op::add>(f, a, b, c, n, k, out, special, codes);
-    case lane_op::sub: return OpLanes<lane_op::sub>(f, a, b, c, n, k, out, special, codes);
-    case lane_op::mul: return OpLanes<lane_op::mul>(f, a, b, c, n, k, out, special, codes);
-    case lane_op::div: return OpLanes<lane_op::div>(f, a, b, c, n, k, out, special, codes);
-    case lane_op::fma: return OpLanes<lane_op::fma>(f, a, b, c, n, k, out, special, codes);
-    case lane_op::sqrt: return OpLanes<lane_op::sqrt>(f, a, b, c, n, k, out, special, codes);
+    case lane_op::add: return OpLanes<lane_op::add>(f, a, b, c, n, k, out, special, codes, raised);
+    case lane_op::sub: return OpLanes<lane_op::sub>(f, a, b, c, n, k, out, special, codes, raised);
+    case lane_op::mul: return OpLanes<lane_op::mul>(f, a, b, c, n, k, out, special, codes, raised);
+    case lane_op::div: return OpLanes<lane_op::div>(f, a, b, c, n, k, out, special, codes, raised);
+    case lane_op::fma: return OpLanes<lane_op::fma>(f, a, b, c, n, k, out, special, codes, raised);
+    case lane_op::sqrt: return OpLanes<lane_op::sqrt>(f, a, b, c, n, k, out, special, codes, raised);
   }
   return 0;
 }
@@ -689,13 +700,14 @@ std::uint8_t LookUp(const result_table_view& t, code_source a, code_source b, co
 }
 
 std::size_t OpFloats(lane_op op, const format& f, code_source a, code_source b, code_source c, std::size_t n,
-                     const lane_checks& k, float* out, std::uint32_t* special, code_sink codes) {
-  return Op(op, f, a, b, c, n, k, out, special, codes);
+                     const lane_checks& k, float* out, std::uint32_t* special, code_sink codes, std::uint8_t* raised) {
+  return Op(op, f, a, b, c, n, k, out, special, codes, raised);
 }
 
 std::size_t OpDoubles(lane_op op, const format& f, code_source a, code_source b, code_source c, std::size_t n,
-                      const lane_checks& k, double* out, std::uint32_t* special, code_sink codes) {
-  return Op(op, f, a, b, c, n, k, out, special, codes);
+                      const lane_checks& k, double* out, std::uint32_t* special, code_sink codes,
+                      std::uint8_t* raised) {
+  return Op(op, f, a, b, c, n, k, out, special, codes, raised);
 }
 
 }  // namespace fpemu::simd::HWY_NAMESPACE
@@ -768,13 +780,14 @@ op_path op_lanes(lane_op op, const format& f, const rounding& r) {
 }
 
 std::size_t op_floats(lane_op op, const format& f, code_source a, code_source b, code_source c, std::size_t n,
-                      const rounding& r, float* out, std::uint32_t* special, code_sink codes) {
-  return HWY_DYNAMIC_DISPATCH(OpFloats)(op, f, a, b, c, n, checks_for(op, f, r, true), out, special, codes);
+                      const rounding& r, float* out, std::uint32_t* special, code_sink codes, std::uint8_t* raised) {
+  return HWY_DYNAMIC_DISPATCH(OpFloats)(op, f, a, b, c, n, checks_for(op, f, r, true), out, special, codes, raised);
 }
 
 std::size_t op_doubles(lane_op op, const format& f, code_source a, code_source b, code_source c, std::size_t n,
-                       const rounding& r, double* out, std::uint32_t* special, code_sink codes) {
-  return HWY_DYNAMIC_DISPATCH(OpDoubles)(op, f, a, b, c, n, checks_for(op, f, r, false), out, special, codes);
+                       const rounding& r, double* out, std::uint32_t* special, code_sink codes, std::uint8_t* raised) {
+  return HWY_DYNAMIC_DISPATCH(OpDoubles)(op, f, a, b, c, n, checks_for(op, f, r, false), out, special, codes,
+                                         raised);
 }
 
 std::uint8_t look_up(const result_table_view& table, code_source a, code_source b, code_source c, std::size_t n,

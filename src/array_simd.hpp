@@ -123,13 +123,17 @@ op_path op_lanes(lane_op op, const format& f, const rounding& r);
 // An entry whose flags are kInfiniteQuotient (no union of flags has that bit) is x / 0, x
 // finite and nonzero, in a format whose infinity rounds with a flag (none, or policy saturate):
 // its result is the core's for that sign, one for every such lane, which the caller puts in.
+// `raised`, for a caller that keeps only the union of the flags: where not null, the lanes whose
+// only special is a flag are not listed, and their flags are or-ed into *raised.
 inline constexpr int kLaneIndexBits = 24;
 inline constexpr std::uint32_t kLaneIndexMask = (std::uint32_t{1} << kLaneIndexBits) - 1;
 inline constexpr std::uint8_t kInfiniteQuotient = 0x80;
 std::size_t op_floats(lane_op op, const format& f, code_source a, code_source b, code_source c, std::size_t n,
-                      const rounding& r, float* out, std::uint32_t* special, code_sink codes);
+                      const rounding& r, float* out, std::uint32_t* special, code_sink codes,
+                      std::uint8_t* raised = nullptr);
 std::size_t op_doubles(lane_op op, const format& f, code_source a, code_source b, code_source c, std::size_t n,
-                       const rounding& r, double* out, std::uint32_t* special, code_sink codes);
+                       const rounding& r, double* out, std::uint32_t* special, code_sink codes,
+                       std::uint8_t* raised = nullptr);
 
 // A table of an op's results on codes of at most 8 bits (array.cpp makes them): entries
 // code | flags << 8, at x for one operand, x << 8 | y for two, and rows[x << 8 | y] << 8 | z for
