@@ -188,8 +188,9 @@ void KMajorBits(double* values, std::size_t K, std::size_t n, std::int64_t* low,
                                                hn::Add(exponent(hn::BitCast(di, hn::Or(frac, one))), hn::Set(di, 1)),
                                                hn::Set(di, 53)));
       const auto take = hn::RebindMask(di, counted);
-      hn::StoreU(hn::IfThenElse(take, hn::Min(hn::LoadU(di, low + v), l), hn::LoadU(di, low + v)), di, low + v);
-      hn::StoreU(hn::IfThenElse(take, hn::Max(hn::LoadU(di, top + v), t), hn::LoadU(di, top + v)), di, top + v);
+      const auto low_v = hn::LoadU(di, low + v), top_v = hn::LoadU(di, top + v);
+      hn::StoreU(hn::IfThenElse(take, hn::Min(low_v, l), low_v), di, low + v);
+      hn::StoreU(hn::IfThenElse(take, hn::Max(top_v, t), top_v), di, top + v);
       if (!hn::AllFalse(du, not_finite)) {
         hn::StoreU(hn::Or(hn::LoadU(di, bad + v), hn::IfThenElseZero(hn::RebindMask(di, not_finite), hn::Set(di, 1))),
                    di, bad + v);
@@ -213,7 +214,7 @@ HWY_EXPORT(KMajorBits);
 
 double_vectors::double_vectors(std::vector<double> values, std::vector<char> exact, int n, int K, bool k_major)
     : n_(n), k_(K), k_major_(k_major), values_(std::move(values)), ok_(std::move(exact)),
-      low_(static_cast<std::size_t>(n), INT_MAX), top_(static_cast<std::size_t>(n), INT_MIN) {
+      low_(static_cast<std::size_t>(n)), top_(static_cast<std::size_t>(n)) {
   assert(values_.size() == static_cast<std::size_t>(n) * static_cast<std::size_t>(K));
   assert(ok_.size() == static_cast<std::size_t>(n));
   // In memory order, whichever the layout: k-major ones (B, the larger operand of a report) in

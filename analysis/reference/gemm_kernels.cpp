@@ -697,6 +697,19 @@ HWY_INLINE VD pow2(VD e, double offset = 0.0) {
   return hn::BitCast(dd, hn::ShiftLeft<52>(hn::BitCast(dl, hn::Add(e, hn::Set(dd, kTwo52 + 1023.0 + offset)))));
 }
 
+// x rounded to the nearest fp32 value (ties to even; -0 stays -0), as a double: the host's
+// conversion. Highway's scalar DemoteTo gives the largest float where the conversion overflows,
+// so there the infinity from 2^128 - 2^103 up is put in.
+HWY_INLINE VD nearest_fp32(VD x) {
+  const DD dd;
+  const hn::Rebind<float, DD> df;
+  VD f = hn::PromoteTo(dd, hn::DemoteTo(df, x));
+#if HWY_TARGET == HWY_SCALAR
+  f = hn::IfThenElse(hn::Ge(hn::Abs(x), hn::Set(dd, 0x1.ffffffp127)), hn::CopySign(hn::Set(dd, HUGE_VAL), x), f);
+#endif
+  return f;
+}
+
 // S 2^(E-F) (exact: S < 2^53) onto the accumulator's grid toward zero: trunc(x / q) q, q the
 // accumulator's quantum at x. NaN at or beyond the overflow threshold, +0 for a zero.
 HWY_INLINE VD toward_zero(const wide_step& s, VD sum, VD ref) {
@@ -1222,7 +1235,6 @@ struct staged_tiles {
                                  std::size_t ldc) {
       const DD dd;
       const DL dl;
-      const hn::Rebind<float, DD> dh;  // the floats of one double vector
       const std::size_t L = hn::Lanes(dd), W = kVectors * L;
       const int shift = static_cast<int>(s.second_bits) + 1 - static_cast<int>(s.frac_bits);  // F2 + 1 - F
       const VD zero = hn::Zero(dd), acc_emin = hn::Set(dd, s.acc_emin), frac = hn::Set(dd, s.frac_bits);
@@ -1285,13 +1297,7 @@ struct staged_tiles {
               const VD quantum = hn::Sub(acc_emin, hn::Set(dd, s.second_bits));
               kept = hn::IfThenElse(small, hn::Mul(hn::Floor(hn::Mul(x, pow2(hn::Neg(quantum)))), pow2(quantum)), kept);
             }
-            acc[r][v] = hn::PromoteTo(dd, hn::DemoteTo(dh, hn::Add(kept, zero)));
-#if HWY_TARGET == HWY_SCALAR
-            // Highway's scalar DemoteTo gives the largest float where the conversion overflows;
-            // nearest-even gives infinity from 2^128 - 2^103 up.
-            acc[r][v] =
-                hn::IfThenElse(hn::Ge(hn::Abs(kept), hn::Set(dd, 0x1.ffffffp127)), hn::Set(dd, HUGE_VAL), acc[r][v]);
-#endif
+            acc[r][v] = nearest_fp32(hn::Add(kept, zero));
           }
       }
       const VD big = hn::Set(dd, 0x1p128);
@@ -1522,7 +1528,6 @@ struct exact_tile {
   static HWY_INLINE void certified(int n, const double* HWY_RESTRICT av, std::size_t lda,
                                    const double* HWY_RESTRICT bp, int kc, VD (&acc)[R][kVectors]) {
     const DD dd;
-    const hn::Rebind<float, DD> df;
     const std::size_t L = hn::Lanes(dd), W = kVectors * L;
     for (int k0 = 0; k0 < kc; k0 += n) {
       const int k1 = std::min(kc, k0 + n);
@@ -1541,7 +1546,7 @@ struct exact_tile {
       for (std::size_t r = 0; r < R; ++r)
         HWY_UNROLL(8)
         for (std::size_t v = 0; v < kVectors; ++v)
-          acc[r][v] = hn::PromoteTo(dd, hn::DemoteTo(df, hn::Add(acc[r][v], hn::Zero(dd))));
+          acc[r][v] = nearest_fp32(hn::Add(acc[r][v], hn::Zero(dd)));
     }
   }
 
@@ -1549,7 +1554,6 @@ struct exact_tile {
                                  const double* HWY_RESTRICT bp, int kc, VD (&acc)[R][kVectors]) {
     const DD dd;
     const DL dl;
-    const hn::Rebind<float, DD> df;
     const std::size_t L = hn::Lanes(dd), W = kVectors * L;
     const VD zero = hn::Zero(dd), nan = hn::NaN(dd), widen = hn::Set(dd, 0x1p-50);
     for (int k0 = 0; k0 < kc; k0 += n) {
@@ -1580,12 +1584,12 @@ struct exact_tile {
         HWY_UNROLL(8)
         for (std::size_t v = 0; v < kVectors; ++v) {
           const VD s = acc[r][v];
-          VD f = hn::PromoteTo(dd, hn::DemoteTo(df, hn::Add(s, zero)));
+          VD f = nearest_fp32(hn::Add(s, zero));
           const auto exact = hn::Eq(err[r][v], zero);
           if (!hn::AllTrue(dd, exact)) {  // rare on most data: the bounds only where needed
             const VD bound = hn::MulAdd(hn::Abs(s), widen, hn::Add(err[r][v], err[r][v]));
-            const auto lo = hn::BitCast(dl, hn::PromoteTo(dd, hn::DemoteTo(df, hn::Sub(s, bound))));
-            const auto hi = hn::BitCast(dl, hn::PromoteTo(dd, hn::DemoteTo(df, hn::Add(s, bound))));
+            const auto lo = hn::BitCast(dl, nearest_fp32(hn::Sub(s, bound)));
+            const auto hi = hn::BitCast(dl, nearest_fp32(hn::Add(s, bound)));
             f = hn::IfThenElse(hn::Or(exact, hn::RebindMask(dd, hn::Eq(lo, hi))), f, nan);
           }
           acc[r][v] = f;
