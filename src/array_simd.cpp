@@ -132,17 +132,23 @@ HWY_INLINE auto SignBitSet(D du, V bits) {
   return hn::RebindMask(du, hn::Lt(hn::BitCast(di, bits), hn::Zero(di)));
 }
 
-// Lanes whose magnitude mag (top bit clear) is a subnormal of the input type, 0 < mag < 2^mant:
-// mag + (2^(w-1) - 1) takes 0 to the largest signed lane and the subnormals to the lowest ones,
-// so one signed compare tells them (an unsigned one costs three instructions on AVX2).
-template <int kMant, class D, class V = hn::Vec<D>>
-HWY_INLINE auto InputSubnormal(D du, V mag) {
+// Lanes whose magnitude mag (top bit clear) lies strictly between lo and hi (lo < hi < 2^(w-1)):
+// mag + (2^(w-1) - 1 - lo) takes lo to the largest signed lane and the magnitudes above it to the
+// lowest ones, so one signed compare tells them (an unsigned one costs three instructions on AVX2).
+template <class D, class V = hn::Vec<D>>
+HWY_INLINE auto Between(D du, V mag, hn::TFromD<D> lo, hn::TFromD<D> hi) {
   using U = hn::TFromD<D>;
   const hn::RebindToSigned<D> di;
   constexpr U kLowest = U{1} << (sizeof(U) * 8 - 1);  // the lowest signed lane's bits
-  const V shifted = hn::Add(mag, hn::Set(du, kLowest - 1));
-  const V bound = hn::Set(du, kLowest + (U{1} << kMant) - 1);
+  const V shifted = hn::Add(mag, hn::Set(du, kLowest - 1 - lo));
+  const V bound = hn::Set(du, kLowest + (hi - lo) - 1);
   return hn::RebindMask(du, hn::Lt(hn::BitCast(di, shifted), hn::BitCast(di, bound)));
+}
+
+// Lanes whose magnitude is a subnormal of the input type, 0 < mag < 2^mant.
+template <int kMant, class D, class V = hn::Vec<D>>
+HWY_INLINE auto InputSubnormal(D du, V mag) {
+  return Between(du, mag, 0, hn::TFromD<D>{1} << kMant);
 }
 
 // Whether v / 2^s is not an integer.
@@ -495,6 +501,167 @@ HWY_NOINLINE std::size_t ScaledRun(const encode_params<T>& p, bool tiny_inputs, 
   }
   return i;
 }
+
+// Whether HalfRun serves Mode on this target: the four roundings of the conversion instruction.
+template <round_mode Mode>
+inline constexpr bool kHalfRun =
+    kHalfConversion && (Mode == round_mode::nearest_even || Mode == round_mode::toward_zero ||
+                        Mode == round_mode::toward_positive || Mode == round_mode::toward_negative);
+
+#if HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX2
+// Binary32 lanes to binary16 codes by the conversion instruction (F16C's VCVTPS2PH, and
+// AVX-512's for 16 lanes), rounded in the direction of Mode (kHalfRun).
+template <round_mode Mode, class DF>
+HWY_INLINE hn::Vec<hn::Rebind<std::uint16_t, DF>> HalfCodes(DF, hn::Vec<DF> x) {
+  constexpr int kDirection = (Mode == round_mode::nearest_even    ? _MM_FROUND_TO_NEAREST_INT
+                              : Mode == round_mode::toward_zero     ? _MM_FROUND_TO_ZERO
+                              : Mode == round_mode::toward_positive ? _MM_FROUND_TO_POS_INF
+                                                                    : _MM_FROUND_TO_NEG_INF) |
+                             _MM_FROUND_NO_EXC;
+#if HWY_TARGET <= HWY_AVX3
+  return hn::Vec<hn::Rebind<std::uint16_t, DF>>{_mm512_cvtps_ph(x.raw, kDirection)};
+#else
+  return hn::Vec<hn::Rebind<std::uint16_t, DF>>{_mm256_cvtps_ph(x.raw, kDirection)};
+#endif
+}
+
+// EncodeMode's run for binary32 inputs into IEEE binary16 (formats::fp16) where kHalfRun: the
+// conversion instruction (HalfCodes) rounds every finite lane. Its result is the core's: an IEEE
+// 754 conversion, correctly rounded in the direction its immediate names (the MXCSR's is not
+// read), with gradual underflow: tiny results come out subnormal, "MXCSR.FTZ is ignored" (Intel
+// SDM, VCVTPS2PH). Only MXCSR.DAZ reaches it, which would read a binary32 subnormal input as
+// zero, so such lanes stop the run. A lane overflows, the core rounding it past the largest finite
+// magnitude, where the instruction gives infinity, or the input is at least 2^16, which the
+// directions toward zero round to the largest finite; the overflowing, infinite and NaN lanes
+// take the core's result for their sign (make_params), as in ScaledRun. A lane is inexact where
+// its code's value, converted back exactly, differs from the input. Like ScaledRun it raises no
+// flags: a vector that would raise one not yet seen (`seen`) stops it (an inexact lane below
+// 2^-14 as a maybe tiny one), as does a signaling NaN, whose flag only the core's path raises.
+// Stops at the first other vector, which it leaves to EncodeMode, or at `end`; returns where it
+// stopped.
+//
+// Compares into AVX-512 mask registers and the operations on those masks bound the loop on a
+// Zen 5 (about one a cycle): with every check above made on every vector it ran at 2.7 G
+// elements/s against 5.2 for NormalRun, and on wide-range data at 0.6-0.7 of ScaledRun's speed.
+// So a vector whose lanes are all zero or in [2^-14, kBig], none of them tiny, overflowing or
+// special, is told by two compares and takes a short way, where only inexactness is looked for
+// until seen. Where the core's results for overflowing and infinite inputs are the instruction's
+// (kAgrees: HalfAgrees, policy ieee), the other vectors need, once inexact, underflow and overflow
+// are seen (kSettled; wide-range data raises them within a few vectors), no more than the check
+// for lanes the instruction cannot take, and NaNs their code.
+template <round_mode Mode, bool kAgrees, bool kSettled>
+HWY_NOINLINE std::size_t HalfRun(const encode_params<float>& p, flags_seen seen, const float* in, std::size_t i,
+                                 std::size_t end, code_sink codes, float* values) {
+  // The largest input magnitude that rounds into the finite range with either sign: below 65520
+  // (65504 and half its ulp) to nearest, 2^16 toward zero, and 65504 in the directed modes, which
+  // round one sign away from zero.
+  constexpr std::uint32_t kBig = Mode == round_mode::nearest_even  ? 0x477fefffu
+                                 : Mode == round_mode::toward_zero ? 0x477fffffu
+                                                                   : 0x477fe000u;
+  constexpr std::uint32_t kInfinity = 0x7f800000u, kQuietNaN = 0x7fc00000u;
+  constexpr std::uint32_t kHalfNormal = 0x38800000u;  // 2^-14, binary16's smallest normal
+  const hn::ScalableTag<std::uint32_t> du;
+  const hn::Rebind<float, decltype(du)> df;
+  const hn::Rebind<std::uint16_t, decltype(du)> d16;
+  const hn::Rebind<hwy::float16_t, decltype(du)> dh;
+  using V = hn::Vec<decltype(du)>;
+  const std::size_t L = hn::Lanes(du);
+  const V sign_bit = hn::Set(du, 0x80000000u), infinity = hn::Set(du, kInfinity), big = hn::Set(du, kBig);
+  const V half_infinity = hn::Set(du, 0x7c00u), half_sign = hn::Set(du, 0x8000u), below_2_16 = hn::Set(du, 0x477fffffu);
+  const V overflow_code_pos = hn::Set(du, p.overflow_code[0]), overflow_code_neg = hn::Set(du, p.overflow_code[1]);
+  const V overflow_value_pos = hn::Set(du, p.overflow_value[0]);
+  const V overflow_value_neg = hn::Set(du, p.overflow_value[1]);
+  const V infinite_code_pos = hn::Set(du, p.infinite_code[0]), infinite_code_neg = hn::Set(du, p.infinite_code[1]);
+  const V infinite_value_pos = hn::Set(du, p.infinite_value[0]), infinite_value_neg = hn::Set(du, p.infinite_value[1]);
+  const V nan_code_pos = hn::Set(du, p.nan_code[0]), nan_code_neg = hn::Set(du, p.nan_code[1]);
+  const V nan_value_pos = hn::Set(du, p.nan_value[0]), nan_value_neg = hn::Set(du, p.nan_value[1]);
+  const hn::Vec<decltype(df)> two_112 = hn::Set(df, 0x1p112f);
+  auto value_of = [&](hn::Vec<decltype(d16)> half) FPEMU_KERNEL_LAMBDA {
+    return hn::BitCast(du, hn::PromoteTo(df, hn::BitCast(dh, half)));
+  };
+  auto store = [&](V code, V value) FPEMU_KERNEL_LAMBDA {
+    if (codes.data) StoreCodes(du, code, codes.at(i).data, codes.bytes);
+    if (values) hn::StoreU(hn::BitCast(df, value), df, values + i);
+  };
+  for (; i + L <= end; i += L) {
+    hwy::Prefetch(in + i + kPrefetchAhead<float>);
+    const auto x = hn::LoadU(df, in + i);
+    const V bits = hn::BitCast(du, x);
+    const V mag = hn::AndNot(sign_bit, bits);
+    const auto half = HalfCodes<Mode>(df, x);
+    const auto low = Between(du, mag, 0, kHalfNormal);
+    if (HWY_LIKELY(hn::AllFalse(du, hn::Or(low, SignedGt(mag, big))))) {  // the short way
+      if (!kSettled && HWY_UNLIKELY(!seen.inexact) && !hn::AllTrue(du, hn::Eq(value_of(half), bits))) break;
+      if (codes.data && codes.bytes == 2) {
+        hn::StoreU(half, d16, static_cast<std::uint16_t*>(codes.at(i).data));
+      } else if (codes.data) {
+        StoreCodes(du, hn::PromoteTo(du, half), codes.at(i).data, codes.bytes);
+      }
+      if (values) {
+        // A normal code's magnitude bits, 13 places up, are a binary32 of its value times 2^-112,
+        // which an exact multiplication takes back; zero stays zero. (Converted back by the
+        // instruction, round_in_place ran at 4.2 against 7.3 G elements/s this way, Zen 5.)
+        const V shifted = hn::ShiftLeft<13>(hn::AndNot(half_sign, hn::PromoteTo(du, half)));
+        const V magnitude = hn::BitCast(du, hn::Mul(hn::BitCast(df, shifted), two_112));
+        hn::StoreU(hn::BitCast(df, hn::OrAnd(magnitude, bits, sign_bit)), df, values + i);
+      }
+      continue;
+    }
+    const auto negative = SignBitSet(du, bits);
+    const auto finite = SignedGt(infinity, mag), nan = SignedGt(mag, infinity);
+    auto put = [&](auto lanes, V other, V pos, V neg) FPEMU_KERNEL_LAMBDA {
+      return hn::IfThenElse(lanes, hn::IfThenElse(negative, neg, pos), other);
+    };
+    V code = hn::PromoteTo(du, half), value = value_of(half);
+    auto stop = hn::Or(InputSubnormal<23>(du, mag), seen.nan ? Between(du, mag, kInfinity, kQuietNaN) : nan);
+    if constexpr (kAgrees && !kSettled) {
+      // The overflowing lanes until seen (and with them, in the directed modes, those from 65504
+      // to 2^16 that round toward zero), lanes maybe inexact or tiny until seen; nothing to put in.
+      if (!seen.overflow) stop = hn::Or(stop, Between(du, mag, kBig, kInfinity));
+      if (!seen.inexact || !seen.underflow) {
+        const auto inexact = hn::And(finite, hn::Ne(value, bits));
+        stop = hn::Or(stop, seen.inexact ? hn::And(low, inexact) : inexact);
+      }
+    } else if constexpr (!kAgrees) {
+      const auto overflow =
+          hn::And(finite, hn::Or(hn::Eq(hn::AndNot(half_sign, code), half_infinity), SignedGt(mag, below_2_16)));
+      const auto infinite = hn::Eq(mag, infinity);
+      if (!seen.overflow) stop = hn::Or(stop, overflow);
+      if (!seen.infinite) stop = hn::Or(stop, infinite);
+      if (!seen.inexact || !seen.underflow) {
+        const auto inexact = hn::AndNot(overflow, hn::And(finite, hn::Ne(value, bits)));
+        stop = hn::Or(stop, seen.inexact ? hn::And(low, inexact) : inexact);
+      }
+      code = put(infinite, put(overflow, code, overflow_code_pos, overflow_code_neg), infinite_code_pos,
+                 infinite_code_neg);
+      value = put(infinite, put(overflow, value, overflow_value_pos, overflow_value_neg), infinite_value_pos,
+                  infinite_value_neg);
+    }
+    if (!hn::AllFalse(du, stop)) break;
+    if (seen.nan) {
+      code = put(nan, code, nan_code_pos, nan_code_neg);
+      value = put(nan, value, nan_value_pos, nan_value_neg);
+    }
+    store(code, value);
+  }
+  return i;
+}
+
+// Whether the core's results for overflowing and infinite inputs are the instruction's, and an
+// infinity raises no flag (policy ieee): HalfRun's kAgrees.
+template <round_mode Mode>
+bool HalfAgrees(const encode_params<float>& p) {
+  const hn::ScalableTag<float> df;
+  if (p.infinite_flags != 0) return false;
+  for (const bool negative : {false, true}) {
+    const float sign = negative ? -1.0f : 1.0f;
+    const auto code = [&](float x) HWY_ATTR { return hn::GetLane(HalfCodes<Mode>(df, hn::Set(df, x))); };
+    if (code(sign * 0x1p20f) != p.overflow_code[negative]) return false;
+    if (code(sign * std::numeric_limits<float>::infinity()) != p.infinite_code[negative]) return false;
+  }
+  return true;
+}
+#endif
 
 template <round_mode Mode, class T>
 std::uint8_t EncodeMode(const format& f, const rounding& r, const T* in, std::size_t n, const keystream& ks,
@@ -895,7 +1062,8 @@ std::uint8_t EncodeMode(const format& f, const rounding& r, const T* in, std::si
   // e4m3fn on N(0,1) data, where one vector in 10 holds a subnormal result at 8 lanes, one in 5
   // at 16) a stop costs more than the run saves, and ScaledRun takes its place, where the scaled
   // path serves the format. NormalRun where it does not, and ScaledRun, are left at one stop in
-  // 8, for fast_vector alone. On AVX2 and AVX-512, where ScaledRun costs little more than
+  // 8, for fast_vector alone, and so is HalfRun, which takes the place of both where it serves
+  // (binary32 into fp16, kHalfRun). On AVX2 and AVX-512, where ScaledRun costs little more than
   // NormalRun, kScaledAfter is 32: AVX2 e4m3fn on N(0,1) data went from 1.1 to 1.5 G elements/s
   // (rne; rz and rto 1.1x), while on SSE4 the directed and stochastic modes lost up to a fifth
   // at 16 and 32 (Emerald Rapids Xeon; bench/results/encode-kernels-2026-11-29-xeon-lib-ab.md).
@@ -904,8 +1072,13 @@ std::uint8_t EncodeMode(const format& f, const rounding& r, const T* in, std::si
   // fast_vector and one_vector each (with three copies, the sanitizer build of ./dev test
   // compiled this file in 15 minutes, with one in 3).
   constexpr std::size_t kScaledAfter = HWY_TARGET <= HWY_AVX2 ? 32 : 8;
-  enum class run { normal, scaled, none };
-  run state = flags == nullptr ? run::normal : run::none;
+  enum class run { normal, scaled, half, none };
+  const bool half = kHalfRun<Mode> && std::is_same_v<T, float> && f == formats::fp16;
+#if HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX2
+  bool half_agrees = false;
+  if constexpr (kHalfRun<Mode> && std::is_same_v<T, float>) half_agrees = half && HalfAgrees<Mode>(p);
+#endif
+  run state = flags != nullptr ? run::none : half ? run::half : run::normal;
   std::size_t run_stops = 0, run_start = 0;
   frequent_step put_lanes;  // ScaledRun's
   std::size_t i = 0, chunk_begin = 0, chunk_end = 0;
@@ -925,10 +1098,23 @@ std::uint8_t EncodeMode(const format& f, const rounding& r, const T* in, std::si
         const bool specials = seen.infinite || seen.nan;
         auto scaled_run = values ? (specials ? &ScaledRun<Mode, false, true, T> : &ScaledRun<Mode, false, false, T>)
                                  : (specials ? &ScaledRun<Mode, true, true, T> : &ScaledRun<Mode, true, false, T>);
-        i = state == run::normal ? NormalRun<Mode>(p, inf_above_max, in, i, chunk_end, random_at(i), k_is_width,
-                                                   codes, values, seen.inexact)
-                                 : scaled_run(p, scaled_takes_tiny_inputs, seen, in, i, chunk_end, random_at(i),
-                                              k_is_width, codes, values, put_lanes);
+#if HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX2
+        if constexpr (kHalfRun<Mode> && std::is_same_v<T, float>) {
+          if (state == run::half) {
+            const bool settled = half_agrees && seen.inexact && seen.underflow && seen.overflow;
+            i = settled       ? HalfRun<Mode, true, true>(p, seen, in, i, chunk_end, codes, values)
+                : half_agrees ? HalfRun<Mode, true, false>(p, seen, in, i, chunk_end, codes, values)
+                              : HalfRun<Mode, false, false>(p, seen, in, i, chunk_end, codes, values);
+          }
+        }
+#endif
+        if (state == run::normal) {
+          i = NormalRun<Mode>(p, inf_above_max, in, i, chunk_end, random_at(i), k_is_width, codes, values,
+                              seen.inexact);
+        } else if (state == run::scaled) {
+          i = scaled_run(p, scaled_takes_tiny_inputs, seen, in, i, chunk_end, random_at(i), k_is_width, codes, values,
+                         put_lanes);
+        }
         if (i == chunk_end) break;
       }
       const std::uint32_t* rnd = random_at(i);
@@ -939,9 +1125,10 @@ std::uint8_t EncodeMode(const format& f, const rounding& r, const T* in, std::si
       const flags_seen before = seen;
       if (flags != nullptr || !fast_vector(in + i, rnd, c, v))
         one_vector(in + i, rnd, c, v, flags ? flags + i : nullptr);
-      // ScaledRun raises no flags: a vector that would raise one not yet seen stops it, for
-      // fast_vector, once for each flag, which is no sign that the run does not suit the data.
-      if (state != run::none && !(state == run::scaled && seen != before) &&
+      // ScaledRun and HalfRun raise no flags: a vector that would raise one not yet seen stops
+      // them, for fast_vector, once for each flag, which is no sign that the run does not suit
+      // the data.
+      if (state != run::none && !(state != run::normal && seen != before) &&
           ++run_stops * (state == run::normal && scaled ? kScaledAfter : 8) > (i - run_start) / L + 16) {
         state = state == run::normal && scaled ? run::scaled : run::none;
         run_stops = 0;

@@ -629,6 +629,92 @@ TEST_CASE("vector round_array / round_in_place == the scalar core, bitwise, on e
   set_array_threads(0);
 }
 
+// The kernels' short ways (NormalRun, ScaledRun, HalfRun) take a vector whole when every lane is
+// of their kind, told by a few compares against the format's thresholds; a lane just across one,
+// alone among lanes well inside, is where such a compare set one off would show. So each input
+// around the overflow threshold (the largest finite value, a quarter, half, three quarters of
+// its ulp above, and the next binade: the thresholds of every mode) and around the tininess
+// threshold (the same around the largest subnormal), each +-1 ulp of the input type, sits alone
+// at a lane that moves with it, in 16 exact values of the top binade (which policies saturate and
+// nan keep too), after 16 such values that raise inexact, underflow and overflow and hold a NaN
+// (so that a run that waits for those flags takes the next vector whole). So do the input type's
+// smallest and largest subnormals, which DAZ would read as zero (the conversion instruction of
+// HalfRun does; also with FTZ and DAZ set), and the non-finite inputs.
+TEST_CASE("a lone input at a rounding threshold among exact values, after lanes that raise the flags: round_array / "
+          "round_in_place == the core, every <= 16-bit format, mode, policy and target, also with FTZ and DAZ") {
+  set_array_threads(1);
+  tally ty;
+  counts n;
+  std::uint64_t config = 0;
+  for (const auto& [name, f] : named_small_formats()) {
+    CAPTURE(name);
+    const auto run = [&](auto tag) {
+      using T = decltype(tag);
+      constexpr T inf = std::numeric_limits<T>::infinity();
+      std::vector<T> lone;
+      for (const double sign : {1.0, -1.0}) {
+        const double top = max_finite(f), top_gap = pow2(emax(f) - f.frac_bits);
+        const double sub = f.subnormals ? to_double(f, frac_mask(f)) : min_normal(f), quantum = min_positive(f);
+        for (const auto& [x, gap] : {std::pair{top, top_gap}, std::pair{sub, quantum}}) {
+          for (const double part : {0.0, 0.25, 0.5, 0.75, 1.0}) {
+            const T t = static_cast<T>(sign * (x + part * gap));
+            for (const T y : {t, std::nextafter(t, inf), std::nextafter(t, -inf)}) lone.push_back(y);
+          }
+        }
+        constexpr T smallest = std::numeric_limits<T>::denorm_min(), normal = std::numeric_limits<T>::min();
+        for (const T y : {smallest, std::nextafter(normal, T{0})}) lone.push_back(static_cast<T>(sign) * y);
+      }
+      // And the non-finite inputs: infinities, a quiet NaN with a payload, a signaling one.
+      using U = typename input_traits<T>::U;
+      constexpr int kBits = sizeof(T) * 8, kDigits = input_traits<T>::digits;
+      const U inf_bits = std::bit_cast<U>(inf), quiet = U{1} << (kDigits - 2), sign_bit = U{1} << (kBits - 1);
+      for (const U b : {inf_bits, inf_bits | quiet | 0x12345, inf_bits | 0x12345})
+        for (const U sign : {U{0}, sign_bit}) lone.push_back(std::bit_cast<T>(b | sign));
+      std::mt19937_64 rng(77);
+      const auto filler = [&] {  // an exact value of the top binade, either sign
+        const auto down = static_cast<std::uint32_t>(rng() % (std::uint64_t{1} << f.frac_bits));
+        return static_cast<T>(to_double(f, (max_finite_magnitude(f) - down) | (rng() & 1 ? sign_mask(f) : 0)));
+      };
+      std::vector<T> xs;
+      for (std::size_t k = 0; k < lone.size(); ++k) {
+        for (int j = 0; j < 16; ++j) xs.push_back(filler());
+        xs[xs.size() - 16] = static_cast<T>(min_positive(f) / 8);  // inexact, tiny
+        xs[xs.size() - 15] = static_cast<T>(-2 * max_finite(f));   // overflows
+        xs[xs.size() - 14] = std::numeric_limits<T>::quiet_NaN();  // an arithmetic result's NaN
+        for (int j = 0; j < 16; ++j) xs.push_back(j == static_cast<int>(k % 16) ? lone[k] : filler());
+      }
+      scratch sc(xs.size());
+      std::vector<std::uint64_t> random(xs.size());
+      for (const unsigned mxcsr_bits : {0u, 0x8040u}) {  // FTZ + DAZ: bits 15 and 6
+#if defined(__x86_64__) || defined(__i386__)
+        const unsigned mxcsr = __builtin_ia32_stmxcsr();
+        __builtin_ia32_ldmxcsr(mxcsr | mxcsr_bits);
+#else
+        if (mxcsr_bits != 0) continue;
+#endif
+        for (const rounding& r : roundings_for(f)) {
+          ++config;
+          const sr_stream sr{0x10e0000 + config, 5, 31 * config};
+          for (std::size_t i = 0; i < xs.size(); ++i)
+            random[i] = keystream_bits(sr.seed, sr.stream, sr.first_index + i, array_random_width(r));
+          check_one(f, r, sr, random, xs, sc, mxcsr_bits ? " (lone inputs, FTZ+DAZ)" : " (lone inputs)", false, ty, n);
+        }
+#if defined(__x86_64__) || defined(__i386__)
+        __builtin_ia32_ldmxcsr(mxcsr);
+#endif
+      }
+    };
+    if (simd::can_encode(f, rounding{}, false)) run(float{});
+    run(double{});
+  }
+  MESSAGE(config << " (format, rounding, input type, environment) configurations: " << n.codes
+                 << " codes+flags checked, " << n.values << " round_in_place values, " << ty.mismatches
+                 << " mismatches");
+  CHECK(n.codes > 0);
+  CHECK(ty.mismatches == 0);
+  set_array_threads(0);
+}
+
 // The kernels round subnormal results with the vector unit's Round and Trunc, whose direction is
 // in the instruction; the targets that emulate them read the rounding direction instead (the
 // kernels check fegetround() for that). Flushing to zero (FTZ) and denormals-are-zero (DAZ) must
