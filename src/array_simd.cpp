@@ -542,7 +542,8 @@ HWY_INLINE hn::Vec<hn::Rebind<std::uint16_t, DF>> HalfCodes(DF, hn::Vec<DF> x) {
 //
 // Compares into AVX-512 mask registers and the operations on those masks bound the loop on a
 // Zen 5 (about one a cycle): with every check above made on every vector it ran at 2.7 G
-// elements/s against 5.2 for NormalRun, and on wide-range data at 0.6-0.7 of ScaledRun's speed.
+// elements/s in L1 against 6.8 for NormalRun, and on wide-range data at 0.6-0.7 of ScaledRun's
+// speed (bench/results/encode-fp16-2026-11-30-zen5.md).
 // So a vector whose lanes are all zero or in [2^-14, kBig], none of them tiny, overflowing or
 // special, is told by two compares and takes a short way, where only inexactness is looked for
 // until seen. Where the core's results for overflowing and infinite inputs are the instruction's
