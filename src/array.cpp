@@ -21,6 +21,7 @@
 #include <string>
 #include <string_view>
 #include <thread>
+#include <type_traits>
 #include <unordered_map>
 #include <vector>
 
@@ -84,13 +85,21 @@ constexpr std::size_t kPiece = 4096;
 int threads_for(std::size_t n, std::size_t from = kParallelFrom) { return n < from ? 1 : array_threads(); }
 
 // Runs piece(begin, end) over [0, n) on the pool, pieces of at most kPiece elements, and
-// returns the union of the pieces' flags. An interrupt (interrupt.hpp) skips the pieces left.
+// returns the union of the pieces' flags. A piece that takes a third argument gets the union of
+// the flags of the pieces before it in its chunk (a kernel that stops at a flag not yet seen
+// then stops once a chunk, not once a piece). An interrupt (interrupt.hpp) skips the pieces left.
 template <class Piece>
 std::uint8_t for_each_piece(std::size_t n, Piece piece, std::size_t parallel_from = kParallelFrom) {
   std::atomic<std::uint8_t> all{0};
   detail::parallel_chunks(n, threads_for(n, parallel_from), kPiece, [&](std::size_t begin, std::size_t end) {
     std::uint8_t flags = 0;
-    for (std::size_t b = begin; b < end && !interrupted(); b += kPiece) flags |= piece(b, std::min(end, b + kPiece));
+    for (std::size_t b = begin; b < end && !interrupted(); b += kPiece) {
+      if constexpr (std::is_invocable_v<Piece&, std::size_t, std::size_t, std::uint8_t>) {
+        flags |= piece(b, std::min(end, b + kPiece), flags);
+      } else {
+        flags |= piece(b, std::min(end, b + kPiece));
+      }
+    }
     all.fetch_or(flags);
   });
   return all.load();
@@ -350,9 +359,15 @@ std::uint8_t apply_lanes(simd::lane_op op, const format& f, const Code* a, const
     for (const bool negative : {false, true})
       infinite_quotient[negative] =
           round_exact(f, exact_result{unpacked{value_class::infinite, negative}, flag::divide_by_zero}, r);
-  return for_each_piece(out.size(), [&](std::size_t begin, std::size_t end) {
-    // A piece at a time: its results and special indices stay in the caches between the two
-    // passes (blocks of 512 to 4096 elements ran alike).
+  // fp16 codes into fp16 codes without per-element flags in one pass (simd::half_op) where it
+  // serves, which stops at a vector that may raise a flag not seen yet in its chunk: that vector,
+  // one of 16 lanes or two of 8, goes through the two passes, and the pass resumes.
+  bool half = false;
+  if constexpr (std::is_same_v<Code, std::uint16_t>) half = flags.empty() && simd::half_ops(op, f, r);
+  constexpr std::size_t kHalfStop = 16;
+  return for_each_piece(out.size(), [&](std::size_t begin, std::size_t end, std::uint8_t seen) {
+    // The two passes a block at a time: its results and special indices stay in the caches
+    // between them (blocks of 512 to 4096 elements ran alike).
     constexpr std::size_t kBlock = kPiece;
     union {
       float as_float[kBlock];
@@ -360,8 +375,7 @@ std::uint8_t apply_lanes(simd::lane_op op, const format& f, const Code* a, const
     } z;
     std::uint32_t special[kBlock];
     std::uint8_t all = 0;
-    for (std::size_t i = begin; i < end; i += kBlock) {
-      const std::size_t m = std::min(kBlock, end - i);
+    auto two_passes = [&](std::size_t i, std::size_t m) {
       const Code* bi = (b ? b : a) + i;  // (ops without b or c do not read them)
       const Code* ci = (c ? c : a) + i;
       std::uint8_t* fl = flags.empty() ? nullptr : flags.data() + i;
@@ -395,7 +409,20 @@ std::uint8_t apply_lanes(simd::lane_op op, const format& f, const Code* a, const
         if (fl) flags[j] = fj;
         all |= fj;
       }
+    };
+    if constexpr (std::is_same_v<Code, std::uint16_t>) {
+      if (half) {
+        for (std::size_t i = begin; i < end;) {
+          i = simd::half_op(op, f, r, a, b ? b : a, c ? c : a, i, end, out.data(), seen | all);
+          if (i == end) break;
+          const std::size_t m = std::min(kHalfStop, end - i);
+          two_passes(i, m);
+          i += m;
+        }
+        return all;
+      }
     }
+    for (std::size_t i = begin; i < end; i += kBlock) two_passes(i, std::min(kBlock, end - i));
     return all;
   });
 }

@@ -100,6 +100,7 @@
 #include <hwy/highway.h>
 
 #include "decode-inl.h"
+#include "half-inl.h"
 
 #ifndef FPEMU_ARRAY_OPS_SHARED
 #define FPEMU_ARRAY_OPS_SHARED
@@ -613,6 +614,185 @@ std::size_t OpLanes(const format& f, code_source a, code_source b, code_source c
   return count;
 }
 
+#if HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX2
+// The flags op's rounding into fp16 can raise: sums and differences of fp16 values are multiples
+// of 2^-24, so exact where they are below 2^-14 (no underflow); roots lie in [2^-12, 256) (no
+// underflow, no overflow).
+constexpr std::uint8_t HalfRoundingFlags(lane_op op) {
+  switch (op) {
+    case lane_op::add:
+    case lane_op::sub: return flag::overflow | flag::inexact;
+    case lane_op::sqrt: return flag::inexact;
+    default: return flag::overflow | flag::underflow | flag::inexact;
+  }
+}
+
+// Element-wise arithmetic on fp16 codes into fp16 codes in one pass, for formats::fp16 under
+// policy ieee (HalfAgrees) in the conversion instruction's directions: the operands by the
+// instruction (exact), LaneArithmetic's z (the exact result x, rounded to odd at 24 bits where
+// inexact: the top of this file), and z rounded by HalfCodes as HalfRun rounds it, which is the
+// core's rounding of z (HalfRun's comment), so of x. OpLanes and the encode kernels would leave no
+// lane to the core: binary32 lanes meet the ranges the top of this file asks on all of fp16
+// (lanes_in_range), and the lanes that overflow and infinite ones are the instruction's under
+// HalfAgrees, x / 0 among them. Nor does DAZ reach z: fp16's sums are multiples of 2^-24 and its
+// products, quotients and roots at least 2^-48, so no nonzero z is a binary32 subnormal. NaN
+// results take the core's NaN code, signed as in OpLanes. Like HalfRun it raises no flags: a vector
+// that would raise one not in `seen` stops it: overflow for a finite lane above kHalfBig, inexact,
+// underflow for an inexact lane below 2^-14 (maybe tiny), invalid as OpLanes raises it (a NaN
+// result from no NaN operand or from 0 x inf in fma, or a signaling NaN operand), divide-by-zero
+// for x / 0. The rounding's flags take compares on every vector, which a short way keeps to two
+// where no lane is tiny, huge or special (HalfRun's); once `seen` holds those the op can raise
+// (kSettled: HalfRoundingFlags), they are not looked for, and no branch depends on the kinds of
+// lanes but the one for NaN results, on every vector once frequent (on wide-range data, where the
+// ways alternate, the branches mispredicted: settled AVX2 div ran at 0.76 G elements/s, a third
+// of its time in their wake). Stops at the first other vector, which the caller does by the two
+// passes, or at `end`; returns where it stopped.
+template <lane_op Op, round_mode Mode, bool kSettled>
+HWY_NOINLINE std::size_t HalfOpRun(const encode_params<float>& p, std::uint8_t seen, const std::uint16_t* a,
+                                   const std::uint16_t* b, const std::uint16_t* c, std::size_t i, std::size_t end,
+                                   std::uint16_t* out) {
+  const hn::ScalableTag<float> d;
+  const hn::RebindToUnsigned<decltype(d)> du;
+  const hn::Rebind<std::uint16_t, decltype(d)> d16;
+  const hn::Rebind<hwy::float16_t, decltype(d)> dh;
+  using V = hn::Vec<decltype(d)>;
+  using VU = hn::Vec<decltype(du)>;
+  const std::size_t L = hn::Lanes(d);
+  lane_checks checks;
+  checks.negative_zero_sum = Mode == round_mode::toward_negative;
+  const LaneArithmetic<Op, decltype(d)> arithmetic(checks);
+  const VU sign_bit = hn::Set(du, 0x80000000u), infinity = hn::Set(du, kInfinityBits);
+  const VU big = hn::Set(du, kHalfBig<Mode>), zero = hn::Zero(du);
+  const VU nan_code_pos = hn::Set(du, p.nan_code[0]), nan_code_neg = hn::Set(du, p.nan_code[1]);
+  const bool inexact_seen = seen & flag::inexact, underflow_seen = seen & flag::underflow;
+  frequent_step nan_step;  // (wide-range data: inf - inf, 0 x inf, 0 / 0)
+  const std::size_t start = i;
+  auto operand = [&](const std::uint16_t* codes) FPEMU_KERNEL_LAMBDA {
+    return hn::PromoteTo(d, hn::BitCast(dh, hn::LoadU(d16, codes + i)));
+  };
+  // Lanes whose operand code at `codes` is a signaling NaN.
+  auto signaling = [&](const std::uint16_t* codes) FPEMU_KERNEL_LAMBDA {
+    const VU mag = hn::And(hn::PromoteTo(du, hn::LoadU(d16, codes + i)), hn::Set(du, 0x7fffu));
+    const auto quiet = hn::Ne(hn::And(mag, hn::Set(du, 0x200u)), zero);
+    return hn::RebindMask(d, hn::AndNot(quiet, SignedGt(mag, hn::Set(du, 0x7c00u))));
+  };
+  for (; i + L <= end; i += L) {
+    hwy::Prefetch(a + i + kOperandsAhead);
+    if constexpr (Op != lane_op::sqrt) hwy::Prefetch(b + i + kOperandsAhead);
+    if constexpr (Op == lane_op::fma) hwy::Prefetch(c + i + kOperandsAhead);
+    __builtin_prefetch(out + i, 1);
+    const V x = operand(a);
+    const V y = Op != lane_op::sqrt ? operand(b) : hn::Zero(d), w = Op == lane_op::fma ? operand(c) : hn::Zero(d);
+    const auto lanes = arithmetic(x, y, w);
+    auto half = HalfCodes<Mode>(d, lanes.z);
+    const auto nan = hn::IsNaN(lanes.z);
+    if constexpr (!kSettled) {
+      const VU bits = hn::BitCast(du, lanes.z), mag = hn::AndNot(sign_bit, bits);
+      const auto low = Between(du, mag, 0, kHalfNormal);
+      if (HWY_LIKELY(hn::AllFalse(du, hn::Or(low, SignedGt(mag, big))))) {  // the short way, as HalfRun's
+        if (HWY_UNLIKELY(!inexact_seen) && !hn::AllTrue(du, hn::Eq(HalfValueBits(du, half), bits))) break;
+        hn::StoreU(half, d16, out + i);
+        continue;
+      }
+      const auto finite = SignedGt(infinity, mag);
+      auto stop = hn::Not(hn::Eq(zero, zero));
+      if (!(seen & flag::overflow)) stop = hn::And(finite, SignedGt(mag, big));
+      if (!inexact_seen || !underflow_seen) {
+        const auto inexact = hn::And(finite, hn::Ne(HalfValueBits(du, half), bits));
+        stop = hn::Or(stop, inexact_seen ? hn::And(low, inexact) : inexact);
+      }
+      if (!hn::AllFalse(du, stop)) break;
+    }
+    if constexpr (Op == lane_op::div) {
+      if (!(seen & flag::divide_by_zero) && !hn::AllFalse(d, lanes.by_zero)) break;
+    }
+    if (nan_step(!hn::AllFalse(d, nan), (i - start) / L)) {
+      const auto nx = hn::IsNaN(x), ny = hn::IsNaN(y), nw = hn::IsNaN(w);
+      const auto nan_operand = hn::Or(nx, hn::Or(ny, nw));
+      if (!(seen & flag::invalid)) {  // (OpLanes' rule)
+        auto invalid = hn::AndNot(nan_operand, nan);
+        if constexpr (Op == lane_op::fma)
+          invalid = hn::Or(invalid, hn::AndNot(hn::Or(nx, ny), hn::IsNaN(lanes.product)));
+        if (!hn::AllFalse(d, nan_operand)) {
+          invalid = hn::Or(invalid, signaling(a));
+          if constexpr (Op != lane_op::sqrt) invalid = hn::Or(invalid, signaling(b));
+          if constexpr (Op == lane_op::fma) invalid = hn::Or(invalid, signaling(c));
+        }
+        if (!hn::AllFalse(d, invalid)) break;
+      }
+      // The core's NaN code, signed as the first NaN operand (+ without one).
+      const V first = hn::IfThenElse(nx, x, hn::IfThenElse(ny, y, w));
+      const auto negative =
+          hn::And(hn::RebindMask(du, nan_operand), hn::Ne(hn::And(hn::BitCast(du, first), sign_bit), zero));
+      const VU code = hn::IfThenElse(hn::RebindMask(du, nan), hn::IfThenElse(negative, nan_code_neg, nan_code_pos),
+                                     hn::PromoteTo(du, half));
+      half = hn::DemoteTo(d16, hn::BitCast(hn::RebindToSigned<decltype(du)>(), code));  // codes below 2^16
+    }
+    hn::StoreU(half, d16, out + i);
+  }
+  return i;
+}
+
+template <lane_op Op, round_mode Mode>
+std::size_t HalfOpMode(const encode_params<float>& p, std::uint8_t seen, const std::uint16_t* a,
+                       const std::uint16_t* b, const std::uint16_t* c, std::size_t i, std::size_t end,
+                       std::uint16_t* out) {
+  if ((seen & HalfRoundingFlags(Op)) == HalfRoundingFlags(Op))
+    return HalfOpRun<Op, Mode, true>(p, seen, a, b, c, i, end, out);
+  return HalfOpRun<Op, Mode, false>(p, seen, a, b, c, i, end, out);
+}
+
+template <lane_op Op>
+std::size_t HalfOpOf(const encode_params<float>& p, round_mode mode, std::uint8_t seen, const std::uint16_t* a,
+                     const std::uint16_t* b, const std::uint16_t* c, std::size_t i, std::size_t end,
+                     std::uint16_t* out) {
+  switch (mode) {
+    case round_mode::nearest_even: return HalfOpMode<Op, round_mode::nearest_even>(p, seen, a, b, c, i, end, out);
+    case round_mode::toward_zero: return HalfOpMode<Op, round_mode::toward_zero>(p, seen, a, b, c, i, end, out);
+    case round_mode::toward_positive:
+      return HalfOpMode<Op, round_mode::toward_positive>(p, seen, a, b, c, i, end, out);
+    case round_mode::toward_negative:
+      return HalfOpMode<Op, round_mode::toward_negative>(p, seen, a, b, c, i, end, out);
+    default: return i;
+  }
+}
+#endif
+
+bool HalfOps(const format& f, const rounding& r) {
+#if HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX2
+  if (!(f == formats::fp16)) return false;
+  const encode_params<float>& p = params_for<float>(f, r);
+  switch (r.mode) {
+    case round_mode::nearest_even: return HalfAgrees<round_mode::nearest_even>(p);
+    case round_mode::toward_zero: return HalfAgrees<round_mode::toward_zero>(p);
+    case round_mode::toward_positive: return HalfAgrees<round_mode::toward_positive>(p);
+    case round_mode::toward_negative: return HalfAgrees<round_mode::toward_negative>(p);
+    default: return false;
+  }
+#else
+  (void)f, (void)r;
+  return false;
+#endif
+}
+
+std::size_t HalfOp(lane_op op, const format& f, const rounding& r, const std::uint16_t* a, const std::uint16_t* b,
+                   const std::uint16_t* c, std::size_t i, std::size_t end, std::uint16_t* out, std::uint8_t seen) {
+#if HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX2
+  const encode_params<float>& p = params_for<float>(f, r);
+  switch (op) {
+    case lane_op::add: return HalfOpOf<lane_op::add>(p, r.mode, seen, a, b, c, i, end, out);
+    case lane_op::sub: return HalfOpOf<lane_op::sub>(p, r.mode, seen, a, b, c, i, end, out);
+    case lane_op::mul: return HalfOpOf<lane_op::mul>(p, r.mode, seen, a, b, c, i, end, out);
+    case lane_op::div: return HalfOpOf<lane_op::div>(p, r.mode, seen, a, b, c, i, end, out);
+    case lane_op::fma: return HalfOpOf<lane_op::fma>(p, r.mode, seen, a, b, c, i, end, out);
+    case lane_op::sqrt: return HalfOpOf<lane_op::sqrt>(p, r.mode, seen, a, b, c, i, end, out);
+  }
+#else
+  (void)op, (void)f, (void)r, (void)a, (void)b, (void)c, (void)end, (void)out, (void)seen;
+#endif
+  return i;
+}
+
 template <class T>
 std::size_t Op(lane_op op, const format& f, code_source a, code_source b, code_source c, std::size_t n,
                const lane_checks& k, T* out, std::uint32_t* special, code_sink codes, std::uint8_t* raised) {
@@ -719,6 +899,8 @@ namespace fpemu::simd {
 HWY_EXPORT(OpFloats);
 HWY_EXPORT(OpDoubles);
 HWY_EXPORT(LookUp);
+HWY_EXPORT(HalfOps);
+HWY_EXPORT(HalfOp);
 
 namespace {
 
@@ -788,6 +970,15 @@ std::size_t op_doubles(lane_op op, const format& f, code_source a, code_source b
                        const rounding& r, double* out, std::uint32_t* special, code_sink codes, std::uint8_t* raised) {
   return HWY_DYNAMIC_DISPATCH(OpDoubles)(op, f, a, b, c, n, checks_for(op, f, r, false), out, special, codes,
                                          raised);
+}
+
+bool half_ops(lane_op op, const format& f, const rounding& r) {
+  return op_lanes(op, f, r) == op_path::binary32 && HWY_DYNAMIC_DISPATCH(HalfOps)(f, r);
+}
+
+std::size_t half_op(lane_op op, const format& f, const rounding& r, const std::uint16_t* a, const std::uint16_t* b,
+                    const std::uint16_t* c, std::size_t i, std::size_t end, std::uint16_t* out, std::uint8_t seen) {
+  return HWY_DYNAMIC_DISPATCH(HalfOp)(op, f, r, a, b, c, i, end, out, seen);
 }
 
 std::uint8_t look_up(const result_table_view& table, code_source a, code_source b, code_source c, std::size_t n,

@@ -22,6 +22,7 @@
 
 #include "fpemu/detail/philox-inl.h"
 #include "decode-inl.h"
+#include "half-inl.h"
 
 #ifndef FPEMU_ARRAY_SIMD_SHARED
 #define FPEMU_ARRAY_SIMD_SHARED
@@ -130,19 +131,6 @@ template <class D, class V = hn::Vec<D>>
 HWY_INLINE auto SignBitSet(D du, V bits) {
   const hn::RebindToSigned<D> di;
   return hn::RebindMask(du, hn::Lt(hn::BitCast(di, bits), hn::Zero(di)));
-}
-
-// Lanes whose magnitude mag (top bit clear) lies strictly between lo and hi (lo < hi < 2^(w-1)):
-// mag + (2^(w-1) - 1 - lo) takes lo to the largest signed lane and the magnitudes above it to the
-// lowest ones, so one signed compare tells them (an unsigned one costs three instructions on AVX2).
-template <class D, class V = hn::Vec<D>>
-HWY_INLINE auto Between(D du, V mag, hn::TFromD<D> lo, hn::TFromD<D> hi) {
-  using U = hn::TFromD<D>;
-  const hn::RebindToSigned<D> di;
-  constexpr U kLowest = U{1} << (sizeof(U) * 8 - 1);  // the lowest signed lane's bits
-  const V shifted = hn::Add(mag, hn::Set(du, kLowest - 1 - lo));
-  const V bound = hn::Set(du, kLowest + (hi - lo) - 1);
-  return hn::RebindMask(du, hn::Lt(hn::BitCast(di, shifted), hn::BitCast(di, bound)));
 }
 
 // Lanes whose magnitude is a subnormal of the input type, 0 < mag < 2^mant.
@@ -502,30 +490,8 @@ HWY_NOINLINE std::size_t ScaledRun(const encode_params<T>& p, bool tiny_inputs, 
   return i;
 }
 
-// Whether HalfRun serves Mode on this target: the four roundings of the conversion instruction.
-template <round_mode Mode>
-inline constexpr bool kHalfRun =
-    kHalfConversion && (Mode == round_mode::nearest_even || Mode == round_mode::toward_zero ||
-                        Mode == round_mode::toward_positive || Mode == round_mode::toward_negative);
-
 #if HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX2
-// Binary32 lanes to binary16 codes by the conversion instruction (F16C's VCVTPS2PH, and
-// AVX-512's for 16 lanes), rounded in the direction of Mode (kHalfRun).
-template <round_mode Mode, class DF>
-HWY_INLINE hn::Vec<hn::Rebind<std::uint16_t, DF>> HalfCodes(DF, hn::Vec<DF> x) {
-  constexpr int kDirection = (Mode == round_mode::nearest_even    ? _MM_FROUND_TO_NEAREST_INT
-                              : Mode == round_mode::toward_zero     ? _MM_FROUND_TO_ZERO
-                              : Mode == round_mode::toward_positive ? _MM_FROUND_TO_POS_INF
-                                                                    : _MM_FROUND_TO_NEG_INF) |
-                             _MM_FROUND_NO_EXC;
-#if HWY_TARGET <= HWY_AVX3
-  return hn::Vec<hn::Rebind<std::uint16_t, DF>>{_mm512_cvtps_ph(x.raw, kDirection)};
-#else
-  return hn::Vec<hn::Rebind<std::uint16_t, DF>>{_mm256_cvtps_ph(x.raw, kDirection)};
-#endif
-}
-
-// EncodeMode's run for binary32 inputs into IEEE binary16 (formats::fp16) where kHalfRun: the
+// EncodeMode's run for binary32 inputs into IEEE binary16 (formats::fp16) where kHalfRounds: the
 // conversion instruction (HalfCodes) rounds every finite lane. Its result is the core's: an IEEE
 // 754 conversion, correctly rounded in the direction its immediate names (the MXCSR's is not
 // read), with gradual underflow: tiny results come out subnormal, "MXCSR.FTZ is ignored" (Intel
@@ -544,7 +510,7 @@ HWY_INLINE hn::Vec<hn::Rebind<std::uint16_t, DF>> HalfCodes(DF, hn::Vec<DF> x) {
 // Zen 5 (about one a cycle): with every check above made on every vector it ran at 2.7 G
 // elements/s in L1 against 6.8 for NormalRun, and on wide-range data at 0.6-0.7 of ScaledRun's
 // speed (bench/results/encode-fp16-2026-11-30-zen5.md).
-// So a vector whose lanes are all zero or in [2^-14, kBig], none of them tiny, overflowing or
+// So a vector whose lanes are all zero or in [2^-14, kHalfBig], none of them tiny, overflowing or
 // special, is told by two compares and takes a short way, where only inexactness is looked for
 // until seen. Where the core's results for overflowing and infinite inputs are the instruction's
 // (kAgrees: HalfAgrees, policy ieee), the other vectors need, once inexact, underflow and overflow
@@ -553,21 +519,13 @@ HWY_INLINE hn::Vec<hn::Rebind<std::uint16_t, DF>> HalfCodes(DF, hn::Vec<DF> x) {
 template <round_mode Mode, bool kAgrees, bool kSettled>
 HWY_NOINLINE std::size_t HalfRun(const encode_params<float>& p, flags_seen seen, const float* in, std::size_t i,
                                  std::size_t end, code_sink codes, float* values) {
-  // The largest input magnitude that rounds into the finite range with either sign: below 65520
-  // (65504 and half its ulp) to nearest, 2^16 toward zero, and 65504 in the directed modes, which
-  // round one sign away from zero.
-  constexpr std::uint32_t kBig = Mode == round_mode::nearest_even  ? 0x477fefffu
-                                 : Mode == round_mode::toward_zero ? 0x477fffffu
-                                                                   : 0x477fe000u;
-  constexpr std::uint32_t kInfinity = 0x7f800000u, kQuietNaN = 0x7fc00000u;
-  constexpr std::uint32_t kHalfNormal = 0x38800000u;  // 2^-14, binary16's smallest normal
   const hn::ScalableTag<std::uint32_t> du;
   const hn::Rebind<float, decltype(du)> df;
   const hn::Rebind<std::uint16_t, decltype(du)> d16;
-  const hn::Rebind<hwy::float16_t, decltype(du)> dh;
   using V = hn::Vec<decltype(du)>;
   const std::size_t L = hn::Lanes(du);
-  const V sign_bit = hn::Set(du, 0x80000000u), infinity = hn::Set(du, kInfinity), big = hn::Set(du, kBig);
+  const V sign_bit = hn::Set(du, 0x80000000u), infinity = hn::Set(du, kInfinityBits);
+  const V big = hn::Set(du, kHalfBig<Mode>);
   const V half_infinity = hn::Set(du, 0x7c00u), half_sign = hn::Set(du, 0x8000u), below_2_16 = hn::Set(du, 0x477fffffu);
   // The special results as ScaledRun and EncodeMode broadcast them: one struct of them for all
   // three cost AVX2 round in place of wide-range fp16 data an eighth (0.86-0.87x, lib_ab, Zen 5).
@@ -579,9 +537,6 @@ HWY_NOINLINE std::size_t HalfRun(const encode_params<float>& p, flags_seen seen,
   const V nan_code_pos = hn::Set(du, p.nan_code[0]), nan_code_neg = hn::Set(du, p.nan_code[1]);
   const V nan_value_pos = hn::Set(du, p.nan_value[0]), nan_value_neg = hn::Set(du, p.nan_value[1]);
   const hn::Vec<decltype(df)> two_112 = hn::Set(df, 0x1p112f);
-  auto value_of = [&](hn::Vec<decltype(d16)> half) FPEMU_KERNEL_LAMBDA {
-    return hn::BitCast(du, hn::PromoteTo(df, hn::BitCast(dh, half)));
-  };
   auto store = [&](V code, V value) FPEMU_KERNEL_LAMBDA {
     if (codes.data) StoreCodes(du, code, codes.at(i).data, codes.bytes);
     if (values) hn::StoreU(hn::BitCast(df, value), df, values + i);
@@ -594,7 +549,7 @@ HWY_NOINLINE std::size_t HalfRun(const encode_params<float>& p, flags_seen seen,
     const auto half = HalfCodes<Mode>(df, x);
     const auto low = Between(du, mag, 0, kHalfNormal);
     if (HWY_LIKELY(hn::AllFalse(du, hn::Or(low, SignedGt(mag, big))))) {  // the short way
-      if (!kSettled && HWY_UNLIKELY(!seen.inexact) && !hn::AllTrue(du, hn::Eq(value_of(half), bits))) break;
+      if (!kSettled && HWY_UNLIKELY(!seen.inexact) && !hn::AllTrue(du, hn::Eq(HalfValueBits(du, half), bits))) break;
       if (codes.data && codes.bytes == 2) {
         hn::StoreU(half, d16, static_cast<std::uint16_t*>(codes.at(i).data));
       } else if (codes.data) {
@@ -615,12 +570,12 @@ HWY_NOINLINE std::size_t HalfRun(const encode_params<float>& p, flags_seen seen,
     auto put = [&](auto lanes, V other, V pos, V neg) FPEMU_KERNEL_LAMBDA {
       return hn::IfThenElse(lanes, hn::IfThenElse(negative, neg, pos), other);
     };
-    V code = hn::PromoteTo(du, half), value = value_of(half);
-    auto stop = hn::Or(InputSubnormal<23>(du, mag), seen.nan ? Between(du, mag, kInfinity, kQuietNaN) : nan);
+    V code = hn::PromoteTo(du, half), value = HalfValueBits(du, half);
+    auto stop = hn::Or(InputSubnormal<23>(du, mag), seen.nan ? Between(du, mag, kInfinityBits, kQuietNaNBits) : nan);
     if constexpr (kAgrees && !kSettled) {
       // The overflowing lanes until seen (and with them, in the directed modes, those from 65504
       // to 2^16 that round toward zero), lanes maybe inexact or tiny until seen; nothing to put in.
-      if (!seen.overflow) stop = hn::Or(stop, Between(du, mag, kBig, kInfinity));
+      if (!seen.overflow) stop = hn::Or(stop, Between(du, mag, kHalfBig<Mode>, kInfinityBits));
       if (!seen.inexact || !seen.underflow) {
         const auto inexact = hn::And(finite, hn::Ne(value, bits));
         stop = hn::Or(stop, seen.inexact ? hn::And(low, inexact) : inexact);
@@ -650,20 +605,6 @@ HWY_NOINLINE std::size_t HalfRun(const encode_params<float>& p, flags_seen seen,
   return i;
 }
 
-// Whether the core's results for overflowing and infinite inputs are the instruction's, and an
-// infinity raises no flag (policy ieee): HalfRun's kAgrees.
-template <round_mode Mode>
-bool HalfAgrees(const encode_params<float>& p) {
-  const hn::ScalableTag<float> df;
-  if (p.infinite_flags != 0) return false;
-  for (const bool negative : {false, true}) {
-    const float sign = negative ? -1.0f : 1.0f;
-    const auto code = [&](float x) HWY_ATTR { return hn::GetLane(HalfCodes<Mode>(df, hn::Set(df, x))); };
-    if (code(sign * 0x1p20f) != p.overflow_code[negative]) return false;
-    if (code(sign * std::numeric_limits<float>::infinity()) != p.infinite_code[negative]) return false;
-  }
-  return true;
-}
 #endif
 
 template <round_mode Mode, class T>
@@ -1066,7 +1007,7 @@ std::uint8_t EncodeMode(const format& f, const rounding& r, const T* in, std::si
   // at 16) a stop costs more than the run saves, and ScaledRun takes its place, where the scaled
   // path serves the format. NormalRun where it does not, and ScaledRun, are left at one stop in
   // 8, for fast_vector alone, and so is HalfRun, which takes the place of both where it serves
-  // (binary32 into fp16, kHalfRun). On AVX2 and AVX-512, where ScaledRun costs little more than
+  // (binary32 into fp16, kHalfRounds). On AVX2 and AVX-512, where ScaledRun costs little more than
   // NormalRun, kScaledAfter is 32: AVX2 e4m3fn on N(0,1) data went from 1.1 to 1.5 G elements/s
   // (rne; rz and rto 1.1x), while on SSE4 the directed and stochastic modes lost up to a fifth
   // at 16 and 32 (Emerald Rapids Xeon; bench/results/encode-kernels-2026-11-29-xeon-lib-ab.md).
@@ -1076,10 +1017,10 @@ std::uint8_t EncodeMode(const format& f, const rounding& r, const T* in, std::si
   // compiled this file in 15 minutes, with one in 3).
   constexpr std::size_t kScaledAfter = HWY_TARGET <= HWY_AVX2 ? 32 : 8;
   enum class run { normal, scaled, half, none };
-  const bool half = kHalfRun<Mode> && std::is_same_v<T, float> && f == formats::fp16;
+  const bool half = kHalfRounds<Mode> && std::is_same_v<T, float> && f == formats::fp16;
 #if HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX2
   bool half_agrees = false;
-  if constexpr (kHalfRun<Mode> && std::is_same_v<T, float>) half_agrees = half && HalfAgrees<Mode>(p);
+  if constexpr (kHalfRounds<Mode> && std::is_same_v<T, float>) half_agrees = half && HalfAgrees<Mode>(p);
 #endif
   run state = flags != nullptr ? run::none : half ? run::half : run::normal;
   std::size_t run_stops = 0, run_start = 0;
@@ -1102,7 +1043,7 @@ std::uint8_t EncodeMode(const format& f, const rounding& r, const T* in, std::si
         auto scaled_run = values ? (specials ? &ScaledRun<Mode, false, true, T> : &ScaledRun<Mode, false, false, T>)
                                  : (specials ? &ScaledRun<Mode, true, true, T> : &ScaledRun<Mode, true, false, T>);
 #if HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX2
-        if constexpr (kHalfRun<Mode> && std::is_same_v<T, float>) {
+        if constexpr (kHalfRounds<Mode> && std::is_same_v<T, float>) {
           if (state == run::half) {
             const bool settled = half_agrees && seen.inexact && seen.underflow && seen.overflow;
             i = settled       ? HalfRun<Mode, true, true>(p, seen, in, i, chunk_end, codes, values)

@@ -1,7 +1,8 @@
 // Element-wise arithmetic through the array functions (apply, apply_fma, apply_sqrt: the lane
 // kernels of src/array_ops.cpp on this CPU's best SIMD target, the core for the lanes they leave)
 // against the core's add, sub, mul, div, fma and sqrt with the same random bits, bit for bit:
-// codes, per-element flags and the union of the flags.
+// codes, per-element flags and the union of the flags (bf16 and fp16 also on two-byte codes
+// without per-element flags, which fp16 takes in one pass, simd::half_op).
 //  - bf16 and fp16: 10^8 operand pairs each (addends for fma drawn beside them), a quarter of them
 //    near-cancelling (b within 3 codes of a or -a), every pair through all six ops, in one of
 //    rne, rna, rz, ru, rd, rto, sr16 and sr-exact by turns (the mode of chunk k and op j is
@@ -41,8 +42,20 @@ constexpr const char* kOps[] = {"add", "sub", "mul", "div", "fma", "sqrt"};
 
 using exhaustive::tally;
 
+// Op j (kOps) on codes a, b, c (32- or 16-bit) into out, with per-element flags where `flags`
+// is not empty.
+template <class Code>
+expected<std::uint8_t> call(const format& f, int j, const rounding& r, const sr_stream& sr, const std::vector<Code>& a,
+                            const std::vector<Code>& b, const std::vector<Code>& c, std::vector<Code>& out,
+                            std::span<std::uint8_t> flags) {
+  if (j == 4) return apply_fma(f, std::span<const Code>(a), b, c, out, r, sr, flags);
+  if (j == 5) return apply_sqrt(f, std::span<const Code>(a), out, r, sr, flags);
+  return apply(static_cast<array_op>(j), f, std::span<const Code>(a), b, out, r, sr, flags);
+}
+
 // Op j (kOps) on elements [0, n) of a, b, c through the array functions and the core; returns
-// the cases checked.
+// the cases checked. The 16-bit formats also on two-byte codes without per-element flags (fp16
+// then takes its one-pass kernel, simd::half_op): codes and flag union.
 std::uint64_t check(const format& f, int j, const rounding& r, std::uint64_t first_index,
                     const std::vector<std::uint32_t>& a, const std::vector<std::uint32_t>& b,
                     const std::vector<std::uint32_t>& c, tally& ty) {
@@ -50,11 +63,15 @@ std::uint64_t check(const format& f, int j, const rounding& r, std::uint64_t fir
   const sr_stream sr{0x0a5eedULL, 1, first_index};
   std::vector<std::uint32_t> out(n);
   std::vector<std::uint8_t> flags(n);
-  const auto all = j == 4   ? apply_fma(f, a, b, c, out, r, sr, flags)
-                   : j == 5 ? apply_sqrt(f, a, out, r, sr, flags)
-                            : apply(static_cast<array_op>(j), f, a, b, out, r, sr, flags);
-  if (!all) {
-    ty.report(all.message());
+  const auto all = call(f, j, r, sr, a, b, c, out, flags);
+  const bool narrow = width(f) == 16;
+  std::vector<std::uint16_t> out16(narrow ? n : 0);
+  const auto all16 = narrow ? call(f, j, r, sr, std::vector<std::uint16_t>(a.begin(), a.end()),
+                                   std::vector<std::uint16_t>(b.begin(), b.end()),
+                                   std::vector<std::uint16_t>(c.begin(), c.end()), out16, {})
+                            : all;
+  if (!all || !all16) {
+    ty.report(!all ? all.message() : all16.message());
     return 0;
   }
   std::uint8_t want_all = 0;
@@ -68,14 +85,18 @@ std::uint64_t check(const format& f, int j, const rounding& r, std::uint64_t fir
                       : j == 4 ? fma(f, a[i], b[i], c[i], r, rnd)
                                : sqrt(f, a[i], r, rnd);
     want_all |= w.flags;
-    if (out[i] == w.code && flags[i] == w.flags) continue;
+    if (out[i] == w.code && flags[i] == w.flags && (!narrow || out16[i] == w.code)) continue;
     char buf[256];
-    std::snprintf(buf, sizeof buf, "%s %s(0x%x, 0x%x, 0x%x) %s: 0x%x flags %s, core 0x%x flags %s",
+    std::snprintf(buf, sizeof buf,
+                  "%s %s(0x%x, 0x%x, 0x%x) %s: 0x%x flags %s (two-byte codes 0x%x), core 0x%x flags %s",
                   to_string(f).c_str(), kOps[j], a[i], b[i], c[i], std::string(to_string(r.mode)).c_str(), out[i],
-                  flags_to_string(flags[i]).c_str(), w.code, flags_to_string(w.flags).c_str());
+                  flags_to_string(flags[i]).c_str(), narrow ? out16[i] : out[i], w.code,
+                  flags_to_string(w.flags).c_str());
     ty.report(buf);
   }
   if (*all != want_all) ty.report(to_string(f) + " " + kOps[j] + ": flag union " + flags_to_string(*all));
+  if (*all16 != want_all)
+    ty.report(to_string(f) + " " + kOps[j] + ": flag union on two-byte codes " + flags_to_string(*all16));
   return n;
 }
 

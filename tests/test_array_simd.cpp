@@ -35,6 +35,7 @@
 #include <hwy/targets.h>
 
 #include <algorithm>
+#include <array>
 #include <bit>
 #include <chrono>
 #include <csignal>
@@ -45,6 +46,7 @@
 #include <cstdio>
 #include <cstring>
 #include <limits>
+#include <map>
 #include <random>
 #include <span>
 #include <string>
@@ -1296,8 +1298,9 @@ rounded core_op(simd::lane_op op, const format& f, const rounding& r, const sr_s
 }
 
 // The storage-width apply / apply_fma / apply_sqrt (codes of type Code, where f's fit), with
-// per-element flags, against `want`: codes, flags and the union, on all but the last 5 elements
-// (so that the arrays end inside a vector). Returns the elements checked.
+// per-element flags and without (fp16 into fp16 codes then takes simd::half_op), against `want`:
+// codes, flags and the union, on all but the last 5 elements (so that the arrays end inside a
+// vector). Returns the elements checked (once per call and element).
 template <class Code>
 std::uint64_t check_apply_narrow(simd::lane_op op, const format& f, const rounding& r, const sr_stream& sr,
                                  const std::vector<std::uint32_t>& a, const std::vector<std::uint32_t>& b,
@@ -1305,25 +1308,31 @@ std::uint64_t check_apply_narrow(simd::lane_op op, const format& f, const roundi
   if (width(f) > static_cast<int>(8 * sizeof(Code)) || a.size() <= 5) return 0;
   const std::size_t n = a.size() - 5;
   const std::vector<Code> na(a.begin(), a.begin() + n), nb(b.begin(), b.begin() + n), nc(c.begin(), c.begin() + n);
-  std::vector<Code> out(n);
+  std::vector<Code> out(n), out_plain(n);
   std::vector<std::uint8_t> flags(n);
-  const auto all = op == simd::lane_op::fma    ? apply_fma(f, std::span<const Code>(na), nb, nc, out, r, sr, flags)
-                   : op == simd::lane_op::sqrt ? apply_sqrt(f, std::span<const Code>(na), out, r, sr, flags)
-                                               : apply(static_cast<array_op>(op), f, std::span<const Code>(na), nb,
-                                                       out, r, sr, flags);
+  auto call = [&](std::span<Code> o, std::span<std::uint8_t> fl) {
+    switch (op) {
+      case simd::lane_op::fma: return apply_fma(f, std::span<const Code>(na), nb, nc, o, r, sr, fl);
+      case simd::lane_op::sqrt: return apply_sqrt(f, std::span<const Code>(na), o, r, sr, fl);
+      default: return apply(static_cast<array_op>(op), f, std::span<const Code>(na), nb, o, r, sr, fl);
+    }
+  };
+  const auto all = call(out, flags), all_plain = call(out_plain, {});
   REQUIRE(all.has_value());
+  REQUIRE(all_plain.has_value());
   std::uint8_t want_all = 0;
   for (std::size_t i = 0; i < n; ++i) {
     want_all |= want[i].flags;
-    if (out[i] == want[i].code && flags[i] == want[i].flags) continue;
+    if (out[i] == want[i].code && flags[i] == want[i].flags && out_plain[i] == want[i].code) continue;
     FAIL_CHECK(std::string(kLaneOpNames[static_cast<int>(op)])
                << " on " << 8 * sizeof(Code) << "-bit codes (" << hex(a[i]) << ", " << hex(b[i]) << ", " << hex(c[i])
-               << ") element " << i << ": code " << hex(out[i]) << " flags " << int(flags[i]) << ", core "
-               << hex(want[i].code) << " flags " << int(want[i].flags));
+               << ") element " << i << ": code " << hex(out[i]) << " / " << hex(out_plain[i]) << " flags "
+               << int(flags[i]) << ", core " << hex(want[i].code) << " flags " << int(want[i].flags));
     return 0;
   }
   CHECK(*all == want_all);
-  return n;
+  CHECK(*all_plain == want_all);
+  return 2 * n;
 }
 
 // apply / apply_fma / apply_sqrt, with per-element flags and without, against `want` (the core's
@@ -1688,6 +1697,105 @@ TEST_CASE("apply, apply_fma and apply_sqrt == the core's ops on random bf16 and 
                  << lanes[2] << ", core " << lanes[0]);
   }
   MESSAGE(checked << " elements checked");
+}
+
+// simd::half_op stops at a vector that may raise a flag its chunk has not raised yet, so each
+// probe runs in an array of its own: first lanes that raise one set of the op's flags (none, all,
+// or all but one), then exact results, then the probe alone at a lane among exact results, then
+// more of them. The probes: every pair of the operands below (every triple, over a few addends, for
+// fma): both signs of zero, the extreme subnormals and normals, 1 and its neighbours, pairs whose
+// sum, product or quotient lies at the overflow threshold of each direction (65504 + 16 = 65520,
+// 65504 + 15.99, 255.875 x 256 = 65504, 256 x 256), infinities, quiet NaNs with and without a
+// payload, and signaling ones with the payload bit below the quiet bit set and clear.
+TEST_CASE("apply, apply_fma and apply_sqrt on fp16 codes without per-element flags (one pass: simd::half_op) == "
+          "the core: every pair of special and threshold operands alone among exact results, after lanes raising "
+          "none, all or all but one of the op's flags, every direction, every target that takes them") {
+  set_array_threads(1);
+  const format f = fmt("fp16");
+  std::vector<std::uint32_t> operands;
+  for (const std::uint32_t sign : {0x0000u, 0x8000u})
+    for (const std::uint32_t m : {0x0000u, 0x0001u, 0x03ffu, 0x0400u, 0x0401u, 0x1400u, 0x3bffu, 0x3c00u, 0x3c01u,
+                                  0x4bffu, 0x4c00u, 0x5bffu, 0x5c00u, 0x7bffu, 0x7c00u, 0x7e00u, 0x7e01u, 0x7c01u,
+                                  0x7d00u})
+      operands.push_back(sign | m);
+  const std::vector<std::uint32_t> addends = {0x0000u, 0x8000u, 0x0001u, 0x3c00u, 0xfbffu, 0x7c00u, 0x7e00u, 0x7c01u};
+  const std::uint32_t one = 0x3c00u;  // filler: 1 op 1 (fma: 1 x 1 + 1) is exact
+  const sr_stream sr{};
+  std::uint64_t probes = 0, elements = 0;
+  int mismatches = 0;
+  std::map<std::string, int> half_calls;
+  for (const simd::lane_op op : kLaneOps) {
+    CAPTURE(std::string(kLaneOpNames[static_cast<int>(op)]));
+    std::vector<std::array<std::uint32_t, 3>> cases;
+    for (const std::uint32_t x : operands)
+      for (const std::uint32_t y : op == simd::lane_op::sqrt ? std::vector<std::uint32_t>{0} : operands)
+        for (const std::uint32_t z : op == simd::lane_op::fma ? addends : std::vector<std::uint32_t>{0})
+          cases.push_back({x, y, z});
+    for (const rounding& r : roundings_for(f)) {
+      if (is_stochastic(r.mode) || r.mode == round_mode::nearest_away || r.mode == round_mode::to_odd) continue;
+      CAPTURE(describe(f, r));
+      auto core = [&](const std::array<std::uint32_t, 3>& t) { return core_op(op, f, r, sr, 0, t[0], t[1], t[2]); };
+      REQUIRE(core({one, one, one}).flags == 0);
+      // A case raising each flag the op raises here (with inexact, for overflow and underflow).
+      std::vector<std::array<std::uint32_t, 3>> raisers;
+      for (const std::uint8_t fl :
+           {flag::invalid, flag::divide_by_zero, flag::overflow, flag::underflow, flag::inexact}) {
+        const auto it = std::find_if(cases.begin(), cases.end(), [&](const auto& t) {
+          const std::uint8_t got = core(t).flags;
+          return got == fl || got == (fl | flag::inexact);
+        });
+        if (it != cases.end()) raisers.push_back(*it);
+      }
+      std::vector<std::vector<std::array<std::uint32_t, 3>>> prefixes = {{}, raisers};
+      for (std::size_t k = 0; k < raisers.size(); ++k) {
+        prefixes.push_back(raisers);
+        prefixes.back().erase(prefixes.back().begin() + static_cast<std::ptrdiff_t>(k));
+      }
+      for_each_target([&](const std::string& target) {
+        CAPTURE(target);
+        if (!simd::half_ops(op, f, r)) return (void)half_calls[target];  // two passes: the cases above
+        ++half_calls[target];
+        for (const auto& prefix : prefixes) {
+          for (const auto& probe : cases) {
+            for (const std::size_t lane : {std::size_t{0}, std::size_t{11}}) {
+              std::vector<std::uint16_t> a(64, one), b(64, one), c(64, one), out(64);
+              std::uint8_t want_all = 0;
+              std::vector<rounded> want(64, core({one, one, one}));
+              auto put = [&](std::size_t i, const std::array<std::uint32_t, 3>& t) {
+                a[i] = static_cast<std::uint16_t>(t[0]), b[i] = static_cast<std::uint16_t>(t[1]);
+                c[i] = static_cast<std::uint16_t>(t[2]);
+                want[i] = core(t);
+              };
+              for (std::size_t i = 0; i < prefix.size(); ++i) put(i, prefix[i]);
+              put(32 + lane, probe);
+              for (const rounded& w : want) want_all |= w.flags;
+              const std::span<const std::uint16_t> x(a);
+              const auto all = op == simd::lane_op::fma    ? apply_fma(f, x, b, c, out, r)
+                               : op == simd::lane_op::sqrt ? apply_sqrt(f, x, out, r)
+                                                           : apply(static_cast<array_op>(op), f, x, b, out, r);
+              REQUIRE(all.has_value());
+              ++probes, elements += 64;
+              bool same = *all == want_all;
+              for (std::size_t i = 0; i < 64; ++i) same = same && out[i] == want[i].code;
+              if (same || ++mismatches > 5) continue;
+              FAIL_CHECK("probe (" << hex(probe[0]) << ", " << hex(probe[1]) << ", " << hex(probe[2]) << ") at lane "
+                                   << lane << " after " << prefix.size() << " raisers: code " << hex(out[32 + lane])
+                                   << " union " << int(*all) << ", core " << hex(want[32 + lane].code) << " union "
+                                   << int(want_all));
+            }
+          }
+        }
+      });
+    }
+  }
+  for (const auto& [target, calls] : half_calls)
+    MESSAGE(target << ": " << calls << " (op, rounding) pairs in one pass");
+  MESSAGE(probes << " probes, " << elements << " elements checked, " << mismatches << " mismatches");
+  CHECK(mismatches == 0);
+  // Every target with the conversion instruction takes the one pass: the four directions under
+  // policy ieee, for each of the six ops.
+  for (const auto& [target, calls] : half_calls) CHECK(calls == (target.starts_with("AVX") ? 6 * 4 : 0));
+  set_array_threads(0);
 }
 
 TEST_CASE("apply's sr16 into bf16 == the core where the exact result has bits beyond binary32's 24 (sums of "
