@@ -359,12 +359,13 @@ std::uint8_t apply_lanes(simd::lane_op op, const format& f, const Code* a, const
     for (const bool negative : {false, true})
       infinite_quotient[negative] =
           round_exact(f, exact_result{unpacked{value_class::infinite, negative}, flag::divide_by_zero}, r);
-  // fp16 codes into fp16 codes without per-element flags in one pass (simd::half_op) where it
-  // serves, which stops at a vector that may raise a flag not seen yet in its chunk: that vector,
-  // one of 16 lanes or two of 8, goes through the two passes, and the pass resumes.
-  bool half = false;
-  if constexpr (std::is_same_v<Code, std::uint16_t>) half = flags.empty() && simd::half_ops(op, f, r);
-  constexpr std::size_t kHalfStop = 16;
+  // fp16 and bf16 codes into two-byte codes without per-element flags in one pass
+  // (simd::one_pass_op) where it serves, which stops at a vector that may raise a flag not seen yet
+  // in its chunk or needs the core: that vector, one of 16 lanes or two of 8, goes through the two
+  // passes, and the pass resumes.
+  bool one_pass = false;
+  if constexpr (std::is_same_v<Code, std::uint16_t>) one_pass = flags.empty() && simd::one_pass_ops(op, f, r);
+  constexpr std::size_t kOnePassStop = 16;
   return for_each_piece(out.size(), [&](std::size_t begin, std::size_t end, std::uint8_t seen) {
     // The two passes a block at a time: its results and special indices stay in the caches
     // between them (blocks of 512 to 4096 elements ran alike).
@@ -411,11 +412,11 @@ std::uint8_t apply_lanes(simd::lane_op op, const format& f, const Code* a, const
       }
     };
     if constexpr (std::is_same_v<Code, std::uint16_t>) {
-      if (half) {
+      if (one_pass) {
         for (std::size_t i = begin; i < end;) {
-          i = simd::half_op(op, f, r, a, b ? b : a, c ? c : a, i, end, out.data(), seen | all);
+          i = simd::one_pass_op(op, f, r, a, b ? b : a, c ? c : a, i, end, out.data(), seen | all);
           if (i == end) break;
-          const std::size_t m = std::min(kHalfStop, end - i);
+          const std::size_t m = std::min(kOnePassStop, end - i);
           two_passes(i, m);
           i += m;
         }

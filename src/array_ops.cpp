@@ -614,67 +614,153 @@ std::size_t OpLanes(const format& f, code_source a, code_source b, code_source c
   return count;
 }
 
-#if HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX2
-// The flags op's rounding into fp16 can raise: sums and differences of fp16 values are multiples
-// of 2^-24, so exact where they are below 2^-14 (no underflow); roots lie in [2^-12, 256) (no
-// underflow, no overflow).
-constexpr std::uint8_t HalfRoundingFlags(lane_op op) {
-  switch (op) {
-    case lane_op::add:
-    case lane_op::sub: return flag::overflow | flag::inexact;
-    case lane_op::sqrt: return flag::inexact;
-    default: return flag::overflow | flag::underflow | flag::inexact;
+// How the one-pass kernel below (OnePassRun) reads and writes the two-byte codes of a format: fp16
+// by the CPU's conversion instructions (targets with F16C), bf16, the top half of binary32, by
+// shifts and the increment of round_float.hpp (every target). Each gives, for the lanes a vector
+// rounds: the operands' values (exact), the codes of z in Mode, and which finite lanes are
+// inexact; and for the checks, whether binary32 lanes need the range checks (kRange), binary32
+// bits of its smallest normal and of the largest magnitude that rounds into its finite range in
+// Mode with either sign (kBig), its codes' infinity and quiet bit, and the flags its rounding can
+// raise on the op's results (RoundingFlags).
+struct fp16_codes {
+  static constexpr bool kServes = kHalfConversion, kRange = false;
+  static constexpr std::uint16_t kInfinity = 0x7c00, kQuiet = 0x0200;
+  static constexpr std::uint32_t kNormal = kHalfNormal;
+  template <round_mode Mode>
+  static constexpr std::uint32_t kBig = kHalfBig<Mode>;
+  // Sums and differences of fp16 values are multiples of 2^-24, so exact below 2^-14 (no
+  // underflow); roots lie in [2^-12, 256) (no underflow, no overflow).
+  static constexpr std::uint8_t RoundingFlags(lane_op op) {
+    switch (op) {
+      case lane_op::add:
+      case lane_op::sub: return flag::overflow | flag::inexact;
+      case lane_op::sqrt: return flag::inexact;
+      default: return flag::overflow | flag::underflow | flag::inexact;
+    }
   }
-}
+#if HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX2
+  template <class D>
+  static HWY_INLINE hn::Vec<D> Values(D d, hn::Vec<hn::Rebind<std::uint16_t, D>> codes) {
+    return hn::PromoteTo(d, hn::BitCast(hn::Rebind<hwy::float16_t, D>(), codes));
+  }
+  template <round_mode Mode, class D>
+  static HWY_INLINE hn::Vec<hn::Rebind<std::uint16_t, D>> Codes(D d, hn::Vec<D> z) {
+    return HalfCodes<Mode>(d, z);
+  }
+  // A code's value, converted back exactly, differs from z.
+  template <class DU>
+  static HWY_INLINE auto Inexact(DU du, hn::Vec<DU> bits, hn::Vec<hn::Rebind<std::uint16_t, DU>> codes) {
+    return hn::Ne(HalfValueBits(du, codes), bits);
+  }
+#endif
+};
 
-// Element-wise arithmetic on fp16 codes into fp16 codes in one pass, for formats::fp16 under
-// policy ieee (HalfAgrees) in the conversion instruction's directions: the operands by the
-// instruction (exact), LaneArithmetic's z (the exact result x, rounded to odd at 24 bits where
-// inexact: the top of this file), and z rounded by HalfCodes as HalfRun rounds it, which is the
-// core's rounding of z (HalfRun's comment), so of x. OpLanes and the encode kernels would leave no
-// lane to the core: binary32 lanes meet the ranges the top of this file asks on all of fp16
-// (lanes_in_range), and the lanes that overflow and infinite ones are the instruction's under
-// HalfAgrees, x / 0 among them. Nor does DAZ reach z: fp16's sums are multiples of 2^-24 and its
-// products, quotients and roots at least 2^-48, so no nonzero z is a binary32 subnormal. NaN
-// results take the core's NaN code, signed as in OpLanes. Like HalfRun it raises no flags: a vector
-// that would raise one not in `seen` stops it: overflow for a finite lane above kHalfBig, inexact,
-// underflow for an inexact lane below 2^-14 (maybe tiny), invalid as OpLanes raises it (a NaN
-// result from no NaN operand or from 0 x inf in fma, or a signaling NaN operand), divide-by-zero
-// for x / 0. The rounding's flags take compares on every vector, which a short way keeps to two
-// where no lane is tiny, huge or special (HalfRun's); once `seen` holds those the op can raise
-// (kSettled: HalfRoundingFlags), they are not looked for, and no branch depends on the kinds of
-// lanes but the one for NaN results, on every vector once frequent (on wide-range data, where the
-// ways alternate, the branches mispredicted: settled AVX2 div ran at 0.76 G elements/s, a third
-// of its time in their wake). Stops at the first other vector, which the caller does by the two
-// passes, or at `end`; returns where it stopped.
-template <lane_op Op, round_mode Mode, bool kSettled>
-HWY_NOINLINE std::size_t HalfOpRun(const encode_params<float>& p, std::uint8_t seen, const std::uint16_t* a,
-                                   const std::uint16_t* b, const std::uint16_t* c, std::size_t i, std::size_t end,
-                                   std::uint16_t* out) {
+struct bf16_codes {
+  static constexpr bool kServes = HWY_TARGET != HWY_SCALAR, kRange = true;
+  static constexpr std::uint16_t kInfinity = 0x7f80, kQuiet = 0x0040;
+  static constexpr std::uint32_t kNormal = 0x00800000u;  // 2^-126
+  // Below 0x7f7f8000 (bf16's largest finite and half its ulp) to nearest, 2^128 toward zero, the
+  // largest finite in the directed modes.
+  template <round_mode Mode>
+  static constexpr std::uint32_t kBig = Mode == round_mode::nearest_even  ? 0x7f7f7fffu
+                                        : Mode == round_mode::toward_zero ? 0x7f7fffffu
+                                                                          : 0x7f7f0000u;
+  // Underflow in fma alone: the range checks (the top of this file) give the core every product,
+  // quotient and root below 2^-126, and sums of two bf16 values below it are multiples of 2^-133,
+  // so exact; a product (at least 2^-126, a multiple of 2^-141) plus an addend is not.
+  static constexpr std::uint8_t RoundingFlags(lane_op op) {
+    switch (op) {
+      case lane_op::sqrt: return flag::inexact;
+      case lane_op::fma: return flag::overflow | flag::underflow | flag::inexact;
+      default: return flag::overflow | flag::inexact;
+    }
+  }
+  template <class D>
+  static HWY_INLINE hn::Vec<D> Values(D d, hn::Vec<hn::Rebind<std::uint16_t, D>> codes) {
+    const hn::RebindToUnsigned<D> du;
+    return hn::BitCast(d, hn::ShiftLeft<16>(hn::PromoteTo(du, codes)));
+  }
+  // The top half of z's bits after the increment of Mode below it (round_float.hpp: 2^15 - 1 plus
+  // the kept last bit to nearest-even, 2^16 - 1 away from zero); a carry into the exponent field
+  // makes the infinity, as IEEE rounding does, and no NaN's low half is nonzero (a quiet NaN from
+  // a bf16 operand or the default one), so NaNs stay NaNs.
+  template <round_mode Mode, class D>
+  static HWY_INLINE hn::Vec<hn::Rebind<std::uint16_t, D>> Codes(D d, hn::Vec<D> z) {
+    const hn::RebindToUnsigned<D> du;
+    const hn::RebindToSigned<D> di;
+    const auto bits = hn::BitCast(du, z);
+    auto increment = hn::Zero(du);
+    if constexpr (Mode == round_mode::nearest_even) {
+      increment = hn::Add(hn::Set(du, 0x7fffu), hn::And(hn::ShiftRight<16>(bits), hn::Set(du, 1u)));
+    } else if constexpr (Mode == round_mode::toward_positive || Mode == round_mode::toward_negative) {
+      const auto negative = hn::RebindMask(du, hn::Lt(hn::BitCast(di, bits), hn::Zero(di)));
+      const auto away = Mode == round_mode::toward_positive ? hn::Not(negative) : negative;
+      increment = hn::IfThenElseZero(away, hn::Set(du, 0xffffu));
+    }
+    const auto top = hn::ShiftRight<16>(hn::Add(bits, increment));
+    return hn::DemoteTo(hn::Rebind<std::uint16_t, D>(), hn::BitCast(di, top));  // below 2^16
+  }
+  template <class DU>
+  static HWY_INLINE auto Inexact(DU du, hn::Vec<DU> bits, hn::Vec<hn::Rebind<std::uint16_t, DU>>) {
+    return hn::Ne(hn::And(bits, hn::Set(du, 0xffffu)), hn::Zero(du));
+  }
+};
+
+// Element-wise arithmetic on two-byte codes into two-byte codes in one pass, for fp16 and bf16
+// under policy ieee in nearest-even and the directed modes, where the codes' rounding of the core's
+// overflow and infinite results is the core's (RoundingAgrees): the operands' values,
+// LaneArithmetic's z (the exact result x, rounded to odd at 24 bits where inexact: the top of this
+// file), and z rounded by Codes. For fp16 that is HalfRun's rounding, the core's (HalfRun's
+// comment); for bf16 z's top half after the core's increment for a normal or subnormal result
+// (bf16's are binary32's truncated), with a carry out of the largest finite magnitude giving the
+// infinity, the core's overflow result under policy ieee. Either way the core's rounding of z, so
+// of x. The lanes that OpLanes would leave to the core (the range checks, bf16 only: binary32 lanes
+// meet the ranges the top of this file asks on all of fp16) stop it. Nor does DAZ reach z: fp16's
+// sums are multiples of 2^-24 and its products, quotients and roots at least 2^-48, so no nonzero z
+// is a binary32 subnormal; bf16 z below 2^-126 are exact sums, which FTZ and DAZ would change, but
+// the kernel, like OpLanes, runs only without them (op_lanes). NaN results take the core's NaN
+// code, signed as in OpLanes.
+// Like HalfRun it raises no flags: a vector that would raise one not in `seen` stops it: overflow
+// for a finite lane above kBig, inexact, underflow for an inexact lane below the smallest normal
+// (maybe tiny), invalid as OpLanes raises it (a NaN result from no NaN operand or from 0 x inf in
+// fma, or a signaling NaN operand), divide-by-zero for x / 0. The rounding's flags take compares on
+// every vector, which a short way keeps to two where no lane is tiny, huge or special (HalfRun's);
+// once `seen` holds those the op can raise (kSettled: RoundingFlags), they are not looked for, and
+// no branch depends on the kinds of lanes but the one for NaN results, on every vector once
+// frequent (on wide-range data, where the ways alternate, the branches mispredicted: settled AVX2
+// fp16 div ran at 0.76 G elements/s, a third of its time in their wake). Stops at the first other
+// vector, which the caller does by the two passes, or at `end`; returns where it stopped.
+template <class Codes, lane_op Op, round_mode Mode, bool kSettled>
+HWY_NOINLINE std::size_t OnePassRun(const lane_checks& checks, const encode_params<float>& p, std::uint8_t seen,
+                                    const std::uint16_t* a, const std::uint16_t* b, const std::uint16_t* c,
+                                    std::size_t i, std::size_t end, std::uint16_t* out) {
   const hn::ScalableTag<float> d;
   const hn::RebindToUnsigned<decltype(d)> du;
   const hn::Rebind<std::uint16_t, decltype(d)> d16;
   const hn::Rebind<std::int16_t, decltype(d)> di16;
-  const hn::Rebind<hwy::float16_t, decltype(d)> dh;
   using V = hn::Vec<decltype(d)>;
   using VU = hn::Vec<decltype(du)>;
   using V16 = hn::Vec<decltype(d16)>;
   const std::size_t L = hn::Lanes(d);
-  lane_checks checks;
-  checks.negative_zero_sum = Mode == round_mode::toward_negative;
-  const LaneArithmetic<Op, decltype(d)> arithmetic(checks);
+  // checks_for's checks, with what is known here made constants the compiler folds (with them
+  // read from `checks`, fp16 ran 0.83-0.96x as fast on AVX3): no sums exact in 24 bits, range
+  // checks for bf16 alone (lanes_in_range).
+  lane_checks k = checks;
+  k.negative_zero_sum = Mode == round_mode::toward_negative;
+  k.exact_sums = false;
+  k.range = Codes::kRange;
+  const LaneArithmetic<Op, decltype(d)> arithmetic(k);
   const VU sign_bit = hn::Set(du, 0x80000000u), infinity = hn::Set(du, kInfinityBits);
-  const VU big = hn::Set(du, kHalfBig<Mode>), zero = hn::Zero(du);
-  const V16 magnitude16 = hn::Set(d16, 0x7fff), infinity16 = hn::Set(d16, 0x7c00), quiet16 = hn::Set(d16, 0x0200);
+  const VU big = hn::Set(du, Codes::template kBig<Mode>), zero = hn::Zero(du);
+  const V16 magnitude16 = hn::Set(d16, 0x7fff), infinity16 = hn::Set(d16, Codes::kInfinity);
+  const V16 quiet16 = hn::Set(d16, Codes::kQuiet);
   const V16 nan_code_pos = hn::Set(d16, static_cast<std::uint16_t>(p.nan_code[0]));
   const V16 nan_code_neg = hn::Set(d16, static_cast<std::uint16_t>(p.nan_code[1]));
   const bool inexact_seen = seen & flag::inexact, underflow_seen = seen & flag::underflow;
   frequent_step nan_step;  // (wide-range data: inf - inf, 0 x inf, 0 / 0)
   const std::size_t start = i;
-  auto operand = [&](const std::uint16_t* p) FPEMU_KERNEL_LAMBDA {
-    return hn::PromoteTo(d, hn::BitCast(dh, hn::LoadU(d16, p + i)));
-  };
-  // The NaN codes among binary16 codes (their magnitudes, as signed lanes, above the infinity's).
+  auto operand = [&](const std::uint16_t* p) FPEMU_KERNEL_LAMBDA { return Codes::Values(d, hn::LoadU(d16, p + i)); };
+  // The NaN codes among the codes (their magnitudes, as signed lanes, above the infinity's).
   auto nan_codes = [&](V16 code) FPEMU_KERNEL_LAMBDA {
     return hn::RebindMask(d16, hn::Gt(hn::BitCast(di16, hn::And(code, magnitude16)), hn::BitCast(di16, infinity16)));
   };
@@ -688,12 +774,13 @@ HWY_NOINLINE std::size_t HalfOpRun(const encode_params<float>& p, std::uint8_t s
     const V x = operand(a);
     const V y = Op != lane_op::sqrt ? operand(b) : hn::Zero(d), w = Op == lane_op::fma ? operand(c) : hn::Zero(d);
     const auto lanes = arithmetic(x, y, w);
-    auto half = HalfCodes<Mode>(d, lanes.z);
+    if (Codes::kRange && !hn::AllFalse(d, lanes.out_of_range)) break;
+    auto half = Codes::template Codes<Mode>(d, lanes.z);
     if constexpr (!kSettled) {
       const VU bits = hn::BitCast(du, lanes.z), mag = hn::AndNot(sign_bit, bits);
-      const auto low = Between(du, mag, 0, kHalfNormal);
+      const auto low = Between(du, mag, 0, Codes::kNormal);
       if (HWY_LIKELY(hn::AllFalse(du, hn::Or(low, SignedGt(mag, big))))) {  // the short way, as HalfRun's
-        if (HWY_UNLIKELY(!inexact_seen) && !hn::AllTrue(du, hn::Eq(HalfValueBits(du, half), bits))) break;
+        if (HWY_UNLIKELY(!inexact_seen) && !hn::AllFalse(du, Codes::Inexact(du, bits, half))) break;
         hn::StoreU(half, d16, out + i);
         continue;
       }
@@ -701,7 +788,7 @@ HWY_NOINLINE std::size_t HalfOpRun(const encode_params<float>& p, std::uint8_t s
       auto stop = hn::Not(hn::Eq(zero, zero));
       if (!(seen & flag::overflow)) stop = hn::And(finite, SignedGt(mag, big));
       if (!inexact_seen || !underflow_seen) {
-        const auto inexact = hn::And(finite, hn::Ne(HalfValueBits(du, half), bits));
+        const auto inexact = hn::And(finite, Codes::Inexact(du, bits, half));
         stop = hn::Or(stop, inexact_seen ? hn::And(low, inexact) : inexact);
       }
       if (!hn::AllFalse(du, stop)) break;
@@ -709,8 +796,8 @@ HWY_NOINLINE std::size_t HalfOpRun(const encode_params<float>& p, std::uint8_t s
     if constexpr (Op == lane_op::div) {
       if (!(seen & flag::divide_by_zero) && !hn::AllFalse(d, lanes.by_zero)) break;
     }
-    // NaN results: found on z (on the codes it cost sqrt a tenth), put in on binary16 codes (on
-    // binary32 lanes, AVX2's add, div and fma of wide-range fp16 data took 1.1-1.15x as long).
+    // NaN results: found on z (on the codes it cost fp16 sqrt a tenth), put in on the codes (on
+    // binary32 lanes, AVX2's fp16 add, div and fma of wide-range data took 1.1-1.15x as long).
     if (nan_step(!hn::AllFalse(d, hn::IsNaN(lanes.z)), (i - start) / L)) {
       const auto nan = nan_codes(half);
       const V16 ca = codes(a), cb = Op != lane_op::sqrt ? codes(b) : hn::Zero(d16);
@@ -740,63 +827,68 @@ HWY_NOINLINE std::size_t HalfOpRun(const encode_params<float>& p, std::uint8_t s
   return i;
 }
 
-template <lane_op Op, round_mode Mode>
-std::size_t HalfOpMode(const encode_params<float>& p, std::uint8_t seen, const std::uint16_t* a,
-                       const std::uint16_t* b, const std::uint16_t* c, std::size_t i, std::size_t end,
-                       std::uint16_t* out) {
-  if ((seen & HalfRoundingFlags(Op)) == HalfRoundingFlags(Op))
-    return HalfOpRun<Op, Mode, true>(p, seen, a, b, c, i, end, out);
-  return HalfOpRun<Op, Mode, false>(p, seen, a, b, c, i, end, out);
+template <class Codes, lane_op Op, round_mode Mode>
+std::size_t OnePassMode(const lane_checks& k, const encode_params<float>& p, std::uint8_t seen,
+                        const std::uint16_t* a, const std::uint16_t* b, const std::uint16_t* c, std::size_t i,
+                        std::size_t end, std::uint16_t* out) {
+  constexpr std::uint8_t kFlags = Codes::RoundingFlags(Op);
+  if ((seen & kFlags) == kFlags) return OnePassRun<Codes, Op, Mode, true>(k, p, seen, a, b, c, i, end, out);
+  return OnePassRun<Codes, Op, Mode, false>(k, p, seen, a, b, c, i, end, out);
 }
 
-template <lane_op Op>
-std::size_t HalfOpOf(const encode_params<float>& p, round_mode mode, std::uint8_t seen, const std::uint16_t* a,
-                     const std::uint16_t* b, const std::uint16_t* c, std::size_t i, std::size_t end,
-                     std::uint16_t* out) {
-  switch (mode) {
-    case round_mode::nearest_even: return HalfOpMode<Op, round_mode::nearest_even>(p, seen, a, b, c, i, end, out);
-    case round_mode::toward_zero: return HalfOpMode<Op, round_mode::toward_zero>(p, seen, a, b, c, i, end, out);
-    case round_mode::toward_positive:
-      return HalfOpMode<Op, round_mode::toward_positive>(p, seen, a, b, c, i, end, out);
-    case round_mode::toward_negative:
-      return HalfOpMode<Op, round_mode::toward_negative>(p, seen, a, b, c, i, end, out);
-    default: return i;
+// Calls fn(codes, Mode) where the one pass serves f and r's mode on this target (the caller has
+// checked the rest); returns false elsewhere.
+template <class Fn>
+bool WithCodes(const format& f, const rounding& r, Fn fn) {
+  auto in_mode = [&](auto codes) {
+    auto call = [&](auto mode) {
+      fn(codes, mode);
+      return true;
+    };
+    using m = round_mode;
+    switch (r.mode) {
+      case m::nearest_even: return call(std::integral_constant<m, m::nearest_even>());
+      case m::toward_zero: return call(std::integral_constant<m, m::toward_zero>());
+      case m::toward_positive: return call(std::integral_constant<m, m::toward_positive>());
+      case m::toward_negative: return call(std::integral_constant<m, m::toward_negative>());
+      default: return false;
+    }
+  };
+  if constexpr (fp16_codes::kServes) {
+    if (f == formats::fp16) return in_mode(fp16_codes());
   }
-}
-#endif
-
-bool HalfOps(const format& f, const rounding& r) {
-#if HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX2
-  if (!(f == formats::fp16)) return false;
-  const encode_params<float>& p = params_for<float>(f, r);
-  switch (r.mode) {
-    case round_mode::nearest_even: return HalfAgrees<round_mode::nearest_even>(p);
-    case round_mode::toward_zero: return HalfAgrees<round_mode::toward_zero>(p);
-    case round_mode::toward_positive: return HalfAgrees<round_mode::toward_positive>(p);
-    case round_mode::toward_negative: return HalfAgrees<round_mode::toward_negative>(p);
-    default: return false;
+  if constexpr (bf16_codes::kServes) {
+    if (f == formats::bf16) return in_mode(bf16_codes());
   }
-#else
-  (void)f, (void)r;
   return false;
-#endif
 }
 
-std::size_t HalfOp(lane_op op, const format& f, const rounding& r, const std::uint16_t* a, const std::uint16_t* b,
-                   const std::uint16_t* c, std::size_t i, std::size_t end, std::uint16_t* out, std::uint8_t seen) {
-#if HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX2
+bool OnePassOps(const format& f, const rounding& r) {
+  bool agrees = false;
+  const bool served = WithCodes(f, r, [&](auto codes, auto mode) {
+    agrees = RoundingAgrees(params_for<float>(f, r), [](auto d, auto z) HWY_ATTR {
+      return decltype(codes)::template Codes<decltype(mode)::value>(d, z);
+    });
+  });
+  return served && agrees;
+}
+
+std::size_t OnePassOp(lane_op op, const format& f, const rounding& r, const lane_checks& k, const std::uint16_t* a,
+                      const std::uint16_t* b, const std::uint16_t* c, std::size_t i, std::size_t end,
+                      std::uint16_t* out, std::uint8_t seen) {
   const encode_params<float>& p = params_for<float>(f, r);
-  switch (op) {
-    case lane_op::add: return HalfOpOf<lane_op::add>(p, r.mode, seen, a, b, c, i, end, out);
-    case lane_op::sub: return HalfOpOf<lane_op::sub>(p, r.mode, seen, a, b, c, i, end, out);
-    case lane_op::mul: return HalfOpOf<lane_op::mul>(p, r.mode, seen, a, b, c, i, end, out);
-    case lane_op::div: return HalfOpOf<lane_op::div>(p, r.mode, seen, a, b, c, i, end, out);
-    case lane_op::fma: return HalfOpOf<lane_op::fma>(p, r.mode, seen, a, b, c, i, end, out);
-    case lane_op::sqrt: return HalfOpOf<lane_op::sqrt>(p, r.mode, seen, a, b, c, i, end, out);
-  }
-#else
-  (void)op, (void)f, (void)r, (void)a, (void)b, (void)c, (void)end, (void)out, (void)seen;
-#endif
+  WithCodes(f, r, [&](auto codes, auto mode) {
+    using C = decltype(codes);
+    constexpr round_mode M = decltype(mode)::value;
+    switch (op) {
+      case lane_op::add: i = OnePassMode<C, lane_op::add, M>(k, p, seen, a, b, c, i, end, out); break;
+      case lane_op::sub: i = OnePassMode<C, lane_op::sub, M>(k, p, seen, a, b, c, i, end, out); break;
+      case lane_op::mul: i = OnePassMode<C, lane_op::mul, M>(k, p, seen, a, b, c, i, end, out); break;
+      case lane_op::div: i = OnePassMode<C, lane_op::div, M>(k, p, seen, a, b, c, i, end, out); break;
+      case lane_op::fma: i = OnePassMode<C, lane_op::fma, M>(k, p, seen, a, b, c, i, end, out); break;
+      case lane_op::sqrt: i = OnePassMode<C, lane_op::sqrt, M>(k, p, seen, a, b, c, i, end, out); break;
+    }
+  });
   return i;
 }
 
@@ -906,8 +998,8 @@ namespace fpemu::simd {
 HWY_EXPORT(OpFloats);
 HWY_EXPORT(OpDoubles);
 HWY_EXPORT(LookUp);
-HWY_EXPORT(HalfOps);
-HWY_EXPORT(HalfOp);
+HWY_EXPORT(OnePassOps);
+HWY_EXPORT(OnePassOp);
 
 namespace {
 
@@ -979,13 +1071,14 @@ std::size_t op_doubles(lane_op op, const format& f, code_source a, code_source b
                                          raised);
 }
 
-bool half_ops(lane_op op, const format& f, const rounding& r) {
-  return op_lanes(op, f, r) == op_path::binary32 && HWY_DYNAMIC_DISPATCH(HalfOps)(f, r);
+bool one_pass_ops(lane_op op, const format& f, const rounding& r) {
+  return op_lanes(op, f, r) == op_path::binary32 && HWY_DYNAMIC_DISPATCH(OnePassOps)(f, r);
 }
 
-std::size_t half_op(lane_op op, const format& f, const rounding& r, const std::uint16_t* a, const std::uint16_t* b,
-                    const std::uint16_t* c, std::size_t i, std::size_t end, std::uint16_t* out, std::uint8_t seen) {
-  return HWY_DYNAMIC_DISPATCH(HalfOp)(op, f, r, a, b, c, i, end, out, seen);
+std::size_t one_pass_op(lane_op op, const format& f, const rounding& r, const std::uint16_t* a,
+                        const std::uint16_t* b, const std::uint16_t* c, std::size_t i, std::size_t end,
+                        std::uint16_t* out, std::uint8_t seen) {
+  return HWY_DYNAMIC_DISPATCH(OnePassOp)(op, f, r, checks_for(op, f, r, true), a, b, c, i, end, out, seen);
 }
 
 std::uint8_t look_up(const result_table_view& table, code_source a, code_source b, code_source c, std::size_t n,

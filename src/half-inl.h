@@ -30,6 +30,32 @@ inline constexpr bool kHalfRounds =
     kHalfConversion && (Mode == round_mode::nearest_even || Mode == round_mode::toward_zero ||
                         Mode == round_mode::toward_positive || Mode == round_mode::toward_negative);
 
+// Binary32 bits: 2^-14, binary16's smallest normal; its infinity and quiet NaN.
+inline constexpr std::uint32_t kHalfNormal = 0x38800000u, kInfinityBits = 0x7f800000u, kQuietNaNBits = 0x7fc00000u;
+// The largest binary32 magnitude (bits) that rounds into binary16's finite range in Mode with
+// either sign: below 65520 (65504 and half its ulp) to nearest, 2^16 toward zero, and 65504 in the
+// directed modes, which round one sign away from zero.
+template <round_mode Mode>
+inline constexpr std::uint32_t kHalfBig = Mode == round_mode::nearest_even  ? 0x477fefffu
+                                          : Mode == round_mode::toward_zero ? 0x477fffffu
+                                                                            : 0x477fe000u;
+
+// Whether round(d, lanes), binary32 lanes to two-byte codes, gives the core's results (p) for
+// the largest finite binary32 and for infinity, either sign, and an infinity raises no flag:
+// policy ieee, where the codes' own overflow is the core's.
+template <class Round>
+bool RoundingAgrees(const encode_params<float>& p, Round round) {
+  const hn::ScalableTag<float> d;
+  if (p.infinite_flags != 0) return false;
+  for (const bool negative : {false, true}) {
+    const float sign = negative ? -1.0f : 1.0f;
+    const auto code = [&](float x) HWY_ATTR { return hn::GetLane(round(d, hn::Set(d, sign * x))); };
+    if (code(std::numeric_limits<float>::max()) != p.overflow_code[negative]) return false;
+    if (code(std::numeric_limits<float>::infinity()) != p.infinite_code[negative]) return false;
+  }
+  return true;
+}
+
 #if HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX2
 // Binary32 lanes to binary16 codes by the conversion instruction (F16C's VCVTPS2PH, and
 // AVX-512's for 16 lanes), rounded in the direction of Mode (kHalfRounds).
@@ -53,29 +79,11 @@ HWY_INLINE hn::Vec<DU> HalfValueBits(DU du, hn::Vec<hn::Rebind<std::uint16_t, DU
   return hn::BitCast(du, hn::PromoteTo(hn::Rebind<float, DU>(), hn::BitCast(hn::Rebind<hwy::float16_t, DU>(), half)));
 }
 
-// Binary32 bits: 2^-14, binary16's smallest normal; its infinity and quiet NaN.
-inline constexpr std::uint32_t kHalfNormal = 0x38800000u, kInfinityBits = 0x7f800000u, kQuietNaNBits = 0x7fc00000u;
-// The largest binary32 magnitude (bits) that rounds into binary16's finite range in Mode with
-// either sign: below 65520 (65504 and half its ulp) to nearest, 2^16 toward zero, and 65504 in the
-// directed modes, which round one sign away from zero.
-template <round_mode Mode>
-inline constexpr std::uint32_t kHalfBig = Mode == round_mode::nearest_even  ? 0x477fefffu
-                                          : Mode == round_mode::toward_zero ? 0x477fffffu
-                                                                            : 0x477fe000u;
-
-// Whether the core's results for overflowing and infinite inputs (p: binary32 into fp16) are the
-// instruction's, and an infinity raises no flag (policy ieee).
+// Whether HalfCodes' results for overflowing and infinite inputs are the core's (p: binary32 into
+// fp16), and an infinity raises no flag (policy ieee).
 template <round_mode Mode>
 bool HalfAgrees(const encode_params<float>& p) {
-  const hn::ScalableTag<float> df;
-  if (p.infinite_flags != 0) return false;
-  for (const bool negative : {false, true}) {
-    const float sign = negative ? -1.0f : 1.0f;
-    const auto code = [&](float x) HWY_ATTR { return hn::GetLane(HalfCodes<Mode>(df, hn::Set(df, x))); };
-    if (code(sign * 0x1p20f) != p.overflow_code[negative]) return false;
-    if (code(sign * std::numeric_limits<float>::infinity()) != p.infinite_code[negative]) return false;
-  }
-  return true;
+  return RoundingAgrees(p, [](auto d, auto x) HWY_ATTR { return HalfCodes<Mode>(d, x); });
 }
 #endif
 

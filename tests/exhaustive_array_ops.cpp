@@ -2,7 +2,7 @@
 // kernels of src/array_ops.cpp on this CPU's best SIMD target, the core for the lanes they leave)
 // against the core's add, sub, mul, div, fma and sqrt with the same random bits, bit for bit:
 // codes, per-element flags and the union of the flags (bf16 and fp16 also on two-byte codes
-// without per-element flags, which fp16 takes in one pass, simd::half_op).
+// without per-element flags, which take one pass, simd::one_pass_op).
 //  - bf16 and fp16: 10^8 operand pairs each (addends for fma drawn beside them), a quarter of them
 //    near-cancelling (b within 3 codes of a or -a), every pair through all six ops, in one of
 //    rne, rna, rz, ru, rd, rto, sr16 and sr-exact by turns (the mode of chunk k and op j is
@@ -55,7 +55,7 @@ expected<std::uint8_t> call(const format& f, int j, const rounding& r, const sr_
 
 // Op j (kOps) on elements [0, n) of a, b, c through the array functions and the core; returns
 // the cases checked. The 16-bit formats also on two-byte codes without per-element flags (fp16
-// then takes its one-pass kernel, simd::half_op): codes and flag union.
+// and bf16 then take the one-pass kernel, simd::one_pass_op): codes and flag union.
 std::uint64_t check(const format& f, int j, const rounding& r, std::uint64_t first_index,
                     const std::vector<std::uint32_t>& a, const std::vector<std::uint32_t>& b,
                     const std::vector<std::uint32_t>& c, tally& ty) {

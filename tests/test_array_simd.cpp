@@ -1298,7 +1298,7 @@ rounded core_op(simd::lane_op op, const format& f, const rounding& r, const sr_s
 }
 
 // The storage-width apply / apply_fma / apply_sqrt (codes of type Code, where f's fit), with
-// per-element flags and without (fp16 into fp16 codes then takes simd::half_op), against `want`:
+// per-element flags and without (fp16 and bf16 then take simd::one_pass_op), against `want`:
 // codes, flags and the union, on all but the last 5 elements (so that the arrays end inside a
 // vector). Returns the elements checked (once per call and element).
 template <class Code>
@@ -1699,102 +1699,124 @@ TEST_CASE("apply, apply_fma and apply_sqrt == the core's ops on random bf16 and 
   MESSAGE(checked << " elements checked");
 }
 
-// simd::half_op stops at a vector that may raise a flag its chunk has not raised yet, so each
+// simd::one_pass_op stops at a vector that may raise a flag its chunk has not raised yet, so each
 // probe runs in an array of its own: first lanes that raise one set of the op's flags (none, all,
 // or all but one), then exact results, then the probe alone at a lane among exact results, then
 // more of them. The probes: every pair of the operands below (every triple, over a few addends, for
 // fma): both signs of zero, the extreme subnormals and normals, 1 and its neighbours, pairs whose
-// sum, product or quotient lies at the overflow threshold of each direction (65504 + 16 = 65520,
-// 65504 + 15.99, 255.875 x 256 = 65504, 256 x 256), infinities, quiet NaNs with and without a
-// payload, and signaling ones with the payload bit below the quiet bit set and clear.
-TEST_CASE("apply, apply_fma and apply_sqrt on fp16 codes without per-element flags (one pass: simd::half_op) == "
-          "the core: every pair of special and threshold operands alone among exact results, after lanes raising "
-          "none, all or all but one of the op's flags, every direction, every target that takes them") {
+// sum, product or quotient lies at the overflow threshold of each direction (fp16: 65504 + 16 =
+// 65520, 65504 + 15.99, 255.875 x 256 = 65504, 256 x 256; bf16: its largest finite plus half its
+// ulp and just less, (2 - 2^-7) 2^63 x 2^64 and 2^64 x 2^64), products below bf16's normal range
+// (which the core takes), infinities, quiet NaNs with and without a payload, and signaling ones
+// with the payload bit below the quiet bit set and clear.
+TEST_CASE("apply, apply_fma and apply_sqrt on fp16 and bf16 codes without per-element flags (one pass: "
+          "simd::one_pass_op) == the core: every pair of special and threshold operands alone among exact results, "
+          "after lanes raising none, all or all but one of the op's flags, every direction, every target") {
   set_array_threads(1);
-  const format f = fmt("fp16");
-  std::vector<std::uint32_t> operands;
-  for (const std::uint32_t sign : {0x0000u, 0x8000u})
-    for (const std::uint32_t m : {0x0000u, 0x0001u, 0x03ffu, 0x0400u, 0x0401u, 0x1400u, 0x3bffu, 0x3c00u, 0x3c01u,
-                                  0x4bffu, 0x4c00u, 0x5bffu, 0x5c00u, 0x7bffu, 0x7c00u, 0x7e00u, 0x7e01u, 0x7c01u,
-                                  0x7d00u})
-      operands.push_back(sign | m);
-  const std::vector<std::uint32_t> addends = {0x0000u, 0x8000u, 0x0001u, 0x3c00u, 0xfbffu, 0x7c00u, 0x7e00u, 0x7c01u};
-  const std::uint32_t one = 0x3c00u;  // filler: 1 op 1 (fma: 1 x 1 + 1) is exact
+  struct format_operands {
+    const char* name;
+    std::vector<std::uint32_t> magnitudes, addends;
+    std::uint32_t one;  // filler: 1 op 1 (fma: 1 x 1 + 1) is exact
+  };
+  const format_operands formats_checked[] = {
+      {"fp16",
+       {0x0000u, 0x0001u, 0x03ffu, 0x0400u, 0x0401u, 0x1400u, 0x3bffu, 0x3c00u, 0x3c01u, 0x4bffu, 0x4c00u, 0x5bffu,
+        0x5c00u, 0x7bffu, 0x7c00u, 0x7e00u, 0x7e01u, 0x7c01u, 0x7d00u},
+       {0x0000u, 0x8000u, 0x0001u, 0x3c00u, 0xfbffu, 0x7c00u, 0x7e00u, 0x7c01u},
+       0x3c00u},
+      {"bf16",
+       {0x0000u, 0x0001u, 0x007fu, 0x0080u, 0x0081u, 0x3f00u, 0x3f7fu, 0x3f80u, 0x3f81u, 0x7affu, 0x7b00u, 0x5f7fu,
+        0x5f80u, 0x7f7fu, 0x7f80u, 0x7fc0u, 0x7fc1u, 0x7f81u, 0x7fa0u},
+       {0x0000u, 0x8000u, 0x0001u, 0x3f80u, 0xff7fu, 0x7f80u, 0x7fc0u, 0x7f81u},
+       0x3f80u},
+  };
   const sr_stream sr{};
   std::uint64_t probes = 0, elements = 0;
   int mismatches = 0;
-  std::map<std::string, int> half_calls;
-  for (const simd::lane_op op : kLaneOps) {
-    CAPTURE(std::string(kLaneOpNames[static_cast<int>(op)]));
-    std::vector<std::array<std::uint32_t, 3>> cases;
-    for (const std::uint32_t x : operands)
-      for (const std::uint32_t y : op == simd::lane_op::sqrt ? std::vector<std::uint32_t>{0} : operands)
-        for (const std::uint32_t z : op == simd::lane_op::fma ? addends : std::vector<std::uint32_t>{0})
-          cases.push_back({x, y, z});
-    for (const rounding& r : roundings_for(f)) {
-      if (is_stochastic(r.mode) || r.mode == round_mode::nearest_away || r.mode == round_mode::to_odd) continue;
-      CAPTURE(describe(f, r));
-      auto core = [&](const std::array<std::uint32_t, 3>& t) { return core_op(op, f, r, sr, 0, t[0], t[1], t[2]); };
-      REQUIRE(core({one, one, one}).flags == 0);
-      // A case raising each flag the op raises here (with inexact, for overflow and underflow).
-      std::vector<std::array<std::uint32_t, 3>> raisers;
-      for (const std::uint8_t fl :
-           {flag::invalid, flag::divide_by_zero, flag::overflow, flag::underflow, flag::inexact}) {
-        const auto it = std::find_if(cases.begin(), cases.end(), [&](const auto& t) {
-          const std::uint8_t got = core(t).flags;
-          return got == fl || got == (fl | flag::inexact);
-        });
-        if (it != cases.end()) raisers.push_back(*it);
-      }
-      std::vector<std::vector<std::array<std::uint32_t, 3>>> prefixes = {{}, raisers};
-      for (std::size_t k = 0; k < raisers.size(); ++k) {
-        prefixes.push_back(raisers);
-        prefixes.back().erase(prefixes.back().begin() + static_cast<std::ptrdiff_t>(k));
-      }
-      for_each_target([&](const std::string& target) {
-        CAPTURE(target);
-        if (!simd::half_ops(op, f, r)) return (void)half_calls[target];  // two passes: the cases above
-        ++half_calls[target];
-        for (const auto& prefix : prefixes) {
-          for (const auto& probe : cases) {
-            for (const std::size_t lane : {std::size_t{0}, std::size_t{11}}) {
-              std::vector<std::uint16_t> a(64, one), b(64, one), c(64, one), out(64);
-              std::uint8_t want_all = 0;
-              std::vector<rounded> want(64, core({one, one, one}));
-              auto put = [&](std::size_t i, const std::array<std::uint32_t, 3>& t) {
-                a[i] = static_cast<std::uint16_t>(t[0]), b[i] = static_cast<std::uint16_t>(t[1]);
-                c[i] = static_cast<std::uint16_t>(t[2]);
-                want[i] = core(t);
-              };
-              for (std::size_t i = 0; i < prefix.size(); ++i) put(i, prefix[i]);
-              put(32 + lane, probe);
-              for (const rounded& w : want) want_all |= w.flags;
-              const std::span<const std::uint16_t> x(a);
-              const auto all = op == simd::lane_op::fma    ? apply_fma(f, x, b, c, out, r)
-                               : op == simd::lane_op::sqrt ? apply_sqrt(f, x, out, r)
-                                                           : apply(static_cast<array_op>(op), f, x, b, out, r);
-              REQUIRE(all.has_value());
-              ++probes, elements += 64;
-              bool same = *all == want_all;
-              for (std::size_t i = 0; i < 64; ++i) same = same && out[i] == want[i].code;
-              if (same || ++mismatches > 5) continue;
-              FAIL_CHECK("probe (" << hex(probe[0]) << ", " << hex(probe[1]) << ", " << hex(probe[2]) << ") at lane "
-                                   << lane << " after " << prefix.size() << " raisers: code " << hex(out[32 + lane])
-                                   << " union " << int(*all) << ", core " << hex(want[32 + lane].code) << " union "
-                                   << int(want_all));
+  std::map<std::string, int> one_pass_calls;
+  for (const format_operands& fo : formats_checked) {
+    const format f = fmt(fo.name);
+    CAPTURE(fo.name);
+    std::vector<std::uint32_t> operands;
+    for (const std::uint32_t sign : {0x0000u, 0x8000u})
+      for (const std::uint32_t m : fo.magnitudes) operands.push_back(sign | m);
+    const std::vector<std::uint32_t>& addends = fo.addends;
+    const std::uint32_t one = fo.one;
+    for (const simd::lane_op op : kLaneOps) {
+      CAPTURE(std::string(kLaneOpNames[static_cast<int>(op)]));
+      std::vector<std::array<std::uint32_t, 3>> cases;
+      for (const std::uint32_t x : operands)
+        for (const std::uint32_t y : op == simd::lane_op::sqrt ? std::vector<std::uint32_t>{0} : operands)
+          for (const std::uint32_t z : op == simd::lane_op::fma ? addends : std::vector<std::uint32_t>{0})
+            cases.push_back({x, y, z});
+      for (const rounding& r : roundings_for(f)) {
+        if (is_stochastic(r.mode) || r.mode == round_mode::nearest_away || r.mode == round_mode::to_odd) continue;
+        CAPTURE(describe(f, r));
+        auto core = [&](const std::array<std::uint32_t, 3>& t) { return core_op(op, f, r, sr, 0, t[0], t[1], t[2]); };
+        REQUIRE(core({one, one, one}).flags == 0);
+        // A case raising each flag the op raises here (with inexact, for overflow and underflow).
+        std::vector<std::array<std::uint32_t, 3>> raisers;
+        for (const std::uint8_t fl :
+             {flag::invalid, flag::divide_by_zero, flag::overflow, flag::underflow, flag::inexact}) {
+          const auto it = std::find_if(cases.begin(), cases.end(), [&](const auto& t) {
+            const std::uint8_t got = core(t).flags;
+            return got == fl || got == (fl | flag::inexact);
+          });
+          if (it != cases.end()) raisers.push_back(*it);
+        }
+        std::vector<std::vector<std::array<std::uint32_t, 3>>> prefixes = {{}, raisers};
+        for (std::size_t k = 0; k < raisers.size(); ++k) {
+          prefixes.push_back(raisers);
+          prefixes.back().erase(prefixes.back().begin() + static_cast<std::ptrdiff_t>(k));
+        }
+        for_each_target([&](const std::string& target) {
+          CAPTURE(target);
+          if (!simd::one_pass_ops(op, f, r)) return (void)one_pass_calls[target + " " + fo.name];  // two passes
+          ++one_pass_calls[target + " " + fo.name];
+          for (const auto& prefix : prefixes) {
+            for (const auto& probe : cases) {
+              for (const std::size_t lane : {std::size_t{0}, std::size_t{11}}) {
+                std::vector<std::uint16_t> a(64, one), b(64, one), c(64, one), out(64);
+                std::uint8_t want_all = 0;
+                std::vector<rounded> want(64, core({one, one, one}));
+                auto put = [&](std::size_t i, const std::array<std::uint32_t, 3>& t) {
+                  a[i] = static_cast<std::uint16_t>(t[0]), b[i] = static_cast<std::uint16_t>(t[1]);
+                  c[i] = static_cast<std::uint16_t>(t[2]);
+                  want[i] = core(t);
+                };
+                for (std::size_t i = 0; i < prefix.size(); ++i) put(i, prefix[i]);
+                put(32 + lane, probe);
+                for (const rounded& w : want) want_all |= w.flags;
+                const std::span<const std::uint16_t> x(a);
+                const auto all = op == simd::lane_op::fma    ? apply_fma(f, x, b, c, out, r)
+                                 : op == simd::lane_op::sqrt ? apply_sqrt(f, x, out, r)
+                                                             : apply(static_cast<array_op>(op), f, x, b, out, r);
+                REQUIRE(all.has_value());
+                ++probes, elements += 64;
+                bool same = *all == want_all;
+                for (std::size_t i = 0; i < 64; ++i) same = same && out[i] == want[i].code;
+                if (same || ++mismatches > 5) continue;
+                FAIL_CHECK("probe (" << hex(probe[0]) << ", " << hex(probe[1]) << ", " << hex(probe[2]) << ") at lane "
+                                     << lane << " after " << prefix.size() << " raisers: code " << hex(out[32 + lane])
+                                     << " union " << int(*all) << ", core " << hex(want[32 + lane].code) << " union "
+                                     << int(want_all));
+              }
             }
           }
-        }
-      });
+        });
+      }
     }
   }
-  for (const auto& [target, calls] : half_calls)
+  for (const auto& [target, calls] : one_pass_calls)
     MESSAGE(target << ": " << calls << " (op, rounding) pairs in one pass");
   MESSAGE(probes << " probes, " << elements << " elements checked, " << mismatches << " mismatches");
   CHECK(mismatches == 0);
-  // Every target with the conversion instruction takes the one pass: the four directions under
-  // policy ieee, for each of the six ops.
-  for (const auto& [target, calls] : half_calls) CHECK(calls == (target.starts_with("AVX") ? 6 * 4 : 0));
+  // The one pass serves the four directions under policy ieee, each of the six ops: bf16 on every
+  // target but the scalar one, fp16 on those with the conversion instructions.
+  for (const auto& [key, calls] : one_pass_calls) {
+    const bool bf16 = key.ends_with("bf16"), scalar = key.starts_with("SCALAR") || key.starts_with("EMU128");
+    CHECK(calls == ((bf16 ? !scalar : key.starts_with("AVX")) ? 6 * 4 : 0));
+  }
   set_array_threads(0);
 }
 
