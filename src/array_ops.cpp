@@ -775,20 +775,20 @@ HWY_NOINLINE std::size_t OnePassRun(const lane_checks& checks, const encode_para
     const V y = Op != lane_op::sqrt ? operand(b) : hn::Zero(d), w = Op == lane_op::fma ? operand(c) : hn::Zero(d);
     const auto lanes = arithmetic(x, y, w);
     if (Codes::kRange && !hn::AllFalse(d, lanes.out_of_range)) break;
-    auto half = Codes::template Codes<Mode>(d, lanes.z);
+    auto result = Codes::template Codes<Mode>(d, lanes.z);
     if constexpr (!kSettled) {
       const VU bits = hn::BitCast(du, lanes.z), mag = hn::AndNot(sign_bit, bits);
       const auto low = Between(du, mag, 0, Codes::kNormal);
       if (HWY_LIKELY(hn::AllFalse(du, hn::Or(low, SignedGt(mag, big))))) {  // the short way, as HalfRun's
-        if (HWY_UNLIKELY(!inexact_seen) && !hn::AllFalse(du, Codes::Inexact(du, bits, half))) break;
-        hn::StoreU(half, d16, out + i);
+        if (HWY_UNLIKELY(!inexact_seen) && !hn::AllFalse(du, Codes::Inexact(du, bits, result))) break;
+        hn::StoreU(result, d16, out + i);
         continue;
       }
       const auto finite = SignedGt(infinity, mag);
       auto stop = hn::Not(hn::Eq(zero, zero));
       if (!(seen & flag::overflow)) stop = hn::And(finite, SignedGt(mag, big));
       if (!inexact_seen || !underflow_seen) {
-        const auto inexact = hn::And(finite, Codes::Inexact(du, bits, half));
+        const auto inexact = hn::And(finite, Codes::Inexact(du, bits, result));
         stop = hn::Or(stop, inexact_seen ? hn::And(low, inexact) : inexact);
       }
       if (!hn::AllFalse(du, stop)) break;
@@ -799,7 +799,7 @@ HWY_NOINLINE std::size_t OnePassRun(const lane_checks& checks, const encode_para
     // NaN results: found on z (on the codes it cost fp16 sqrt a tenth), put in on the codes (on
     // binary32 lanes, AVX2's fp16 add, div and fma of wide-range data took 1.1-1.15x as long).
     if (nan_step(!hn::AllFalse(d, hn::IsNaN(lanes.z)), (i - start) / L)) {
-      const auto nan = nan_codes(half);
+      const auto nan = nan_codes(result);
       const V16 ca = codes(a), cb = Op != lane_op::sqrt ? codes(b) : hn::Zero(d16);
       const V16 cc = Op == lane_op::fma ? codes(c) : hn::Zero(d16);
       const auto na = nan_codes(ca), nb = nan_codes(cb), nc = nan_codes(cc);
@@ -820,9 +820,9 @@ HWY_NOINLINE std::size_t OnePassRun(const lane_checks& checks, const encode_para
       // The core's NaN code, signed as the first NaN operand (+ without one).
       const V16 first = hn::IfThenElse(na, ca, hn::IfThenElse(nb, cb, hn::IfThenElseZero(nc, cc)));
       const auto negative = hn::RebindMask(d16, hn::Lt(hn::BitCast(di16, first), hn::Zero(di16)));
-      half = hn::IfThenElse(nan, hn::IfThenElse(negative, nan_code_neg, nan_code_pos), half);
+      result = hn::IfThenElse(nan, hn::IfThenElse(negative, nan_code_neg, nan_code_pos), result);
     }
-    hn::StoreU(half, d16, out + i);
+    hn::StoreU(result, d16, out + i);
   }
   return i;
 }

@@ -1,8 +1,9 @@
 // Binary32 lanes to IEEE binary16 codes by the CPU's conversion instruction, for the kernels that
-// round into fp16 with it: HalfRun (array_simd.cpp, the encode kernels) and HalfOpRun
-// (array_ops.cpp, element-wise arithmetic). HalfRun's comment gives the argument that its result
-// is the core's. Include it after hwy/highway.h in a file that hwy/foreach_target.h re-includes:
-// the guard toggles with each target, as in decode-inl.h.
+// round into fp16 with it: HalfRun (array_simd.cpp, the encode kernels) and OnePassRun
+// (array_ops.cpp, element-wise arithmetic); HalfRun's comment gives the argument that its result
+// is the core's. And RoundingAgrees, which both kernels' callers ask. Include it after
+// hwy/highway.h in a file that hwy/foreach_target.h re-includes: the guard toggles with each
+// target, as in decode-inl.h.
 #if defined(FPEMU_SRC_HALF_INL_H_) == defined(HWY_TARGET_TOGGLE)
 #ifdef FPEMU_SRC_HALF_INL_H_
 #undef FPEMU_SRC_HALF_INL_H_
