@@ -234,9 +234,12 @@ V SqrtRounded(V a);
 
 // One vector's arithmetic (the top of this file): the exact result x, or x rounded to odd at the
 // lane type's precision where it is inexact, and what the lanes' checks find. Made once before a
-// loop, like Decoder; OpLanes and OpRun share it.
-template <lane_op Op, class D>
+// loop, like Decoder; OpLanes and OpRun share it. kNearest (add, sub, div, sqrt): z is x rounded
+// to nearest-even instead, and `inexact` is not set, for OnePassRun's rounding to nearest-even
+// without flags (its comment says where that is x's).
+template <lane_op Op, class D, bool kNearest = false>
 class LaneArithmetic {
+  static_assert(!kNearest || Op != lane_op::fma);
   using V = hn::Vec<D>;
   using M = hn::Mask<D>;
   using DU = hn::RebindToUnsigned<D>;
@@ -270,7 +273,8 @@ class LaneArithmetic {
     lanes r{zero, zero, none, none, none};
     if constexpr (Op == lane_op::add || Op == lane_op::sub) {
       const V addend = Op == lane_op::sub ? hn::Neg(y) : y;
-      r.z = ZeroSign(exact_sums_ ? hn::Add(x, addend) : SumToOdd(x, addend, r.inexact), x, addend);
+      r.z = kNearest ? hn::Add(x, addend)
+                     : ZeroSign(exact_sums_ ? hn::Add(x, addend) : SumToOdd(x, addend, r.inexact), x, addend);
       if (range_) r.out_of_range = BeyondRange(r.z);
     } else if constexpr (Op == lane_op::mul) {
       r.z = hn::Mul(x, y);
@@ -281,7 +285,9 @@ class LaneArithmetic {
       if (range_) r.out_of_range = hn::Or(InexactProduct(r.product, x, y), BeyondRange(r.z));
     } else if constexpr (Op == lane_op::div) {
       r.by_zero = hn::And(hn::Eq(y, zero), hn::AndNot(hn::Eq(x, zero), hn::IsFinite(x)));
-      if constexpr (kEmbeddedRounding) {
+      if constexpr (kNearest) {
+        r.z = hn::Div(x, y);
+      } else if constexpr (kEmbeddedRounding) {
         r.z = DivRounded<kTowardZero>(x, y);
         r.inexact = Nonzero(hn::NegMulAdd(r.z, y, x));
         r.z = OrSticky(r.z, r.inexact);
@@ -296,7 +302,9 @@ class LaneArithmetic {
         r.out_of_range = hn::Or(BeyondRange(r.z), hn::AndNot(hn::Eq(x, zero), tiny));
       }
     } else {
-      if constexpr (kEmbeddedRounding) {
+      if constexpr (kNearest) {
+        r.z = hn::Sqrt(x);
+      } else if constexpr (kEmbeddedRounding) {
         r.z = SqrtRounded<kTowardZero>(x);
         r.inexact = Nonzero(hn::NegMulAdd(r.z, r.z, x));
         r.z = OrSticky(r.z, r.inexact);
@@ -620,8 +628,9 @@ std::size_t OpLanes(const format& f, code_source a, code_source b, code_source c
 // rounds: the operands' values (exact), the codes of z in Mode, and which finite lanes are
 // inexact; and for the checks, whether binary32 lanes need the range checks (kRange), binary32
 // bits of its smallest normal and of the largest magnitude that rounds into its finite range in
-// Mode with either sign (kBig), its codes' infinity and quiet bit, and the flags its rounding can
-// raise on the op's results (RoundingFlags).
+// Mode with either sign (kBig), its codes' infinity and quiet bit, the flags its rounding can
+// raise on the op's results (RoundingFlags), and the ops whose result rounded to nearest-even in
+// binary32 rounds to the format's nearest-even as the exact one does (Innocuous: OnePassRun).
 struct fp16_codes {
   static constexpr bool kServes = kHalfConversion, kRange = false;
   static constexpr std::uint16_t kInfinity = 0x7c00, kQuiet = 0x0200;
@@ -638,6 +647,7 @@ struct fp16_codes {
       default: return flag::overflow | flag::underflow | flag::inexact;
     }
   }
+  static constexpr bool Innocuous(lane_op op) { return op != lane_op::fma; }
 #if HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX2
   template <class D>
   static HWY_INLINE hn::Vec<D> Values(D d, hn::Vec<hn::Rebind<std::uint16_t, D>> codes) {
@@ -675,6 +685,7 @@ struct bf16_codes {
       default: return flag::overflow | flag::inexact;
     }
   }
+  static constexpr bool Innocuous(lane_op op) { return op != lane_op::fma && op != lane_op::div; }
   template <class D>
   static HWY_INLINE hn::Vec<D> Values(D d, hn::Vec<hn::Rebind<std::uint16_t, D>> codes) {
     const hn::RebindToUnsigned<D> du;
@@ -730,7 +741,21 @@ struct bf16_codes {
 // frequent (on wide-range data, where the ways alternate, the branches mispredicted: settled AVX2
 // fp16 div ran at 0.76 G elements/s, a third of its time in their wake). Stops at the first other
 // vector, which the caller does by the two passes, or at `end`; returns where it stopped.
-template <class Codes, lane_op Op, round_mode Mode, bool kSettled>
+// kNearest, in nearest-even once inexact (and underflow, where the op can raise it) has been seen,
+// so that no lane's inexactness is wanted, the lanes skip rounding to odd for the ops Innocuous
+// names (overflow is still told: x at or above the threshold, kBig's successor and a binary32
+// value, has RN(x) above kBig): z is x rounded to nearest-even in binary32 (the environment's,
+// op_lanes), and a second rounding to nearest-even at p bits gives x's own wherever 24 >= 2p + 2,
+// for +, -, x, / and sqrt of p-bit operands (Figueroa, "When is double rounding innocuous?", 1995;
+// Roux, "Innocuous double rounding of basic arithmetic operations", 2014, a formal proof): fp16
+// (p = 11) and bf16 (p = 8). That argument is for results in the normal range, and the unbounded
+// exponent covers the overflow threshold, a midpoint like any other. Below it: sums of fp16 or bf16
+// values there are exact (multiples of the smallest subnormal), roots never land there, products
+// are exact in binary32, bf16's tiny products and quotients go to the core; fp16 quotients can, and
+// `exhaustive_array_ops` checks every fp16 pair through div this way (and every fp16 and bf16 pair
+// through add) against the two passes. Division of bf16 keeps rounding to odd: its tiny quotients,
+// rounded to nearest first, could pass the range check's 2^-126 from below.
+template <class Codes, lane_op Op, round_mode Mode, bool kSettled, bool kNearest>
 HWY_NOINLINE std::size_t OnePassRun(const lane_checks& checks, const encode_params<float>& p, std::uint8_t seen,
                                     const std::uint16_t* a, const std::uint16_t* b, const std::uint16_t* c,
                                     std::size_t i, std::size_t end, std::uint16_t* out) {
@@ -749,7 +774,7 @@ HWY_NOINLINE std::size_t OnePassRun(const lane_checks& checks, const encode_para
   k.negative_zero_sum = Mode == round_mode::toward_negative;
   k.exact_sums = false;
   k.range = Codes::kRange;
-  const LaneArithmetic<Op, decltype(d)> arithmetic(k);
+  const LaneArithmetic<Op, decltype(d), kNearest> arithmetic(k);
   const VU sign_bit = hn::Set(du, 0x80000000u), infinity = hn::Set(du, kInfinityBits);
   const VU big = hn::Set(du, Codes::template kBig<Mode>), zero = hn::Zero(du);
   const V16 magnitude16 = hn::Set(d16, 0x7fff), infinity16 = hn::Set(d16, Codes::kInfinity);
@@ -832,8 +857,16 @@ std::size_t OnePassMode(const lane_checks& k, const encode_params<float>& p, std
                         const std::uint16_t* a, const std::uint16_t* b, const std::uint16_t* c, std::size_t i,
                         std::size_t end, std::uint16_t* out) {
   constexpr std::uint8_t kFlags = Codes::RoundingFlags(Op);
-  if ((seen & kFlags) == kFlags) return OnePassRun<Codes, Op, Mode, true>(k, p, seen, a, b, c, i, end, out);
-  return OnePassRun<Codes, Op, Mode, false>(k, p, seen, a, b, c, i, end, out);
+  constexpr bool kNearest = Mode == round_mode::nearest_even && Codes::Innocuous(Op);
+  const bool settled = (seen & kFlags) == kFlags;
+  if (settled) return OnePassRun<Codes, Op, Mode, true, kNearest>(k, p, seen, a, b, c, i, end, out);
+  // Rounding to nearest-even first needs no more than inexact (and underflow, where the op can
+  // raise it) seen: overflow is still told, the threshold being a binary32 value.
+  constexpr std::uint8_t kNeeds = flag::inexact | (kFlags & flag::underflow);
+  if constexpr (kNearest) {
+    if ((seen & kNeeds) == kNeeds) return OnePassRun<Codes, Op, Mode, false, true>(k, p, seen, a, b, c, i, end, out);
+  }
+  return OnePassRun<Codes, Op, Mode, false, false>(k, p, seen, a, b, c, i, end, out);
 }
 
 // Calls fn(codes, Mode) where the one pass serves f and r's mode on this target (the caller has
