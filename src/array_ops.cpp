@@ -685,7 +685,7 @@ struct bf16_codes {
       default: return flag::overflow | flag::inexact;
     }
   }
-  static constexpr bool Innocuous(lane_op op) { return op != lane_op::fma && op != lane_op::div; }
+  static constexpr bool Innocuous(lane_op op) { return op != lane_op::fma; }
   template <class D>
   static HWY_INLINE hn::Vec<D> Values(D d, hn::Vec<hn::Rebind<std::uint16_t, D>> codes) {
     const hn::RebindToUnsigned<D> du;
@@ -751,10 +751,10 @@ struct bf16_codes {
 // (p = 11) and bf16 (p = 8). That argument is for results in the normal range, and the unbounded
 // exponent covers the overflow threshold, a midpoint like any other. Below it: sums of fp16 or bf16
 // values there are exact (multiples of the smallest subnormal), roots never land there, products
-// are exact in binary32, bf16's tiny products and quotients go to the core; fp16 quotients can, and
-// `exhaustive_array_ops` checks every fp16 pair through div this way (and every fp16 and bf16 pair
-// through add) against the two passes. Division of bf16 keeps rounding to odd: its tiny quotients,
-// rounded to nearest first, could pass the range check's 2^-126 from below.
+// are exact in binary32, bf16's tiny products and quotients go to the core (but for one rounded up
+// to 2^-126 in binary32, at most 2^-150 below it, which rounds to 2^-126 in bf16 too: its
+// neighbour below is 2^-133 away); fp16 quotients can, and `exhaustive_array_ops` checks every fp16
+// and bf16 pair through add and div this way against the two passes.
 template <class Codes, lane_op Op, round_mode Mode, bool kSettled, bool kNearest>
 HWY_NOINLINE std::size_t OnePassRun(const lane_checks& checks, const encode_params<float>& p, std::uint8_t seen,
                                     const std::uint16_t* a, const std::uint16_t* b, const std::uint16_t* c,
