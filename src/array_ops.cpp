@@ -628,9 +628,8 @@ std::size_t OpLanes(const format& f, code_source a, code_source b, code_source c
 // rounds: the operands' values (exact), the codes of z in Mode, and which finite lanes are
 // inexact; and for the checks, whether binary32 lanes need the range checks (kRange), binary32
 // bits of its smallest normal and of the largest magnitude that rounds into its finite range in
-// Mode with either sign (kBig), its codes' infinity and quiet bit, the flags its rounding can
-// raise on the op's results (RoundingFlags), and the ops whose result rounded to nearest-even in
-// binary32 rounds to the format's nearest-even as the exact one does (Innocuous: OnePassRun).
+// Mode with either sign (kBig), its codes' infinity and quiet bit, and the flags its rounding can
+// raise on the op's results (RoundingFlags).
 struct fp16_codes {
   static constexpr bool kServes = kHalfConversion, kRange = false;
   static constexpr std::uint16_t kInfinity = 0x7c00, kQuiet = 0x0200;
@@ -647,7 +646,6 @@ struct fp16_codes {
       default: return flag::overflow | flag::underflow | flag::inexact;
     }
   }
-  static constexpr bool Innocuous(lane_op op) { return op != lane_op::fma; }
 #if HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX2
   template <class D>
   static HWY_INLINE hn::Vec<D> Values(D d, hn::Vec<hn::Rebind<std::uint16_t, D>> codes) {
@@ -685,7 +683,6 @@ struct bf16_codes {
       default: return flag::overflow | flag::inexact;
     }
   }
-  static constexpr bool Innocuous(lane_op op) { return op != lane_op::fma; }
   template <class D>
   static HWY_INLINE hn::Vec<D> Values(D d, hn::Vec<hn::Rebind<std::uint16_t, D>> codes) {
     const hn::RebindToUnsigned<D> du;
@@ -742,19 +739,19 @@ struct bf16_codes {
 // fp16 div ran at 0.76 G elements/s, a third of its time in their wake). Stops at the first other
 // vector, which the caller does by the two passes, or at `end`; returns where it stopped.
 // kNearest, in nearest-even once inexact (and underflow, where the op can raise it) has been seen,
-// so that no lane's inexactness is wanted, the lanes skip rounding to odd for the ops Innocuous
-// names (overflow is still told: x at or above the threshold, kBig's successor and a binary32
-// value, has RN(x) above kBig): z is x rounded to nearest-even in binary32 (the environment's,
-// op_lanes), and a second rounding to nearest-even at p bits gives x's own wherever 24 >= 2p + 2,
-// for +, -, x, / and sqrt of p-bit operands (Figueroa, "When is double rounding innocuous?", 1995;
-// Roux, "Innocuous double rounding of basic arithmetic operations", 2014, a formal proof): fp16
-// (p = 11) and bf16 (p = 8). That argument is for results in the normal range, and the unbounded
-// exponent covers the overflow threshold, a midpoint like any other. Below it: sums of fp16 or bf16
-// values there are exact (multiples of the smallest subnormal), roots never land there, products
-// are exact in binary32, bf16's tiny products and quotients go to the core (but for one rounded up
-// to 2^-126 in binary32, at most 2^-150 below it, which rounds to 2^-126 in bf16 too: its
-// neighbour below is 2^-133 away); fp16 quotients can, and `exhaustive_array_ops` checks every fp16
-// and bf16 pair through add and div this way against the two passes.
+// so that no lane's inexactness is wanted, the lanes skip rounding to odd but in fma (overflow is
+// still told: x at or above the threshold, kBig's successor and a binary32 value, has RN(x) above
+// kBig): z is x rounded to nearest-even in binary32 (the environment's, op_lanes), and a second
+// rounding to nearest-even at p bits gives x's own wherever 24 >= 2p + 2, for +, -, x, / and sqrt
+// of p-bit operands (Figueroa, "When is double rounding innocuous?", 1995; Roux, "Innocuous double
+// rounding of basic arithmetic operations", 2014, a formal proof): fp16 (p = 11) and bf16 (p = 8).
+// That argument is for results in the normal range, and the unbounded exponent covers the overflow
+// threshold, a midpoint like any other. Below it: sums of fp16 or bf16 values there are exact
+// (multiples of the smallest subnormal), roots never land there, products are exact in binary32,
+// bf16's tiny products and quotients go to the core (but for one rounded up to 2^-126 in binary32,
+// at most 2^-150 below it, which rounds to 2^-126 in bf16 too: its neighbour below is 2^-133 away);
+// fp16 quotients can, and `exhaustive_array_ops` checks every fp16 and bf16 pair through add and
+// div this way against the two passes.
 template <class Codes, lane_op Op, round_mode Mode, bool kSettled, bool kNearest>
 HWY_NOINLINE std::size_t OnePassRun(const lane_checks& checks, const encode_params<float>& p, std::uint8_t seen,
                                     const std::uint16_t* a, const std::uint16_t* b, const std::uint16_t* c,
@@ -857,7 +854,7 @@ std::size_t OnePassMode(const lane_checks& k, const encode_params<float>& p, std
                         const std::uint16_t* a, const std::uint16_t* b, const std::uint16_t* c, std::size_t i,
                         std::size_t end, std::uint16_t* out) {
   constexpr std::uint8_t kFlags = Codes::RoundingFlags(Op);
-  constexpr bool kNearest = Mode == round_mode::nearest_even && Codes::Innocuous(Op);
+  constexpr bool kNearest = Mode == round_mode::nearest_even && Op != lane_op::fma;
   const bool settled = (seen & kFlags) == kFlags;
   if (settled) return OnePassRun<Codes, Op, Mode, true, kNearest>(k, p, seen, a, b, c, i, end, out);
   // Rounding to nearest-even first needs no more than inexact (and underflow, where the op can
