@@ -649,7 +649,7 @@ struct fp16_codes {
 #if HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX2
   template <class D>
   static HWY_INLINE hn::Vec<D> Values(D d, hn::Vec<hn::Rebind<std::uint16_t, D>> codes) {
-    return hn::PromoteTo(d, hn::BitCast(hn::Rebind<hwy::float16_t, D>(), codes));
+    return hn::BitCast(d, HalfValueBits(hn::RebindToUnsigned<D>(), codes));
   }
   template <round_mode Mode, class D>
   static HWY_INLINE hn::Vec<hn::Rebind<std::uint16_t, D>> Codes(D d, hn::Vec<D> z) {
@@ -781,7 +781,8 @@ HWY_NOINLINE std::size_t OnePassRun(const lane_checks& checks, const encode_para
   const bool inexact_seen = seen & flag::inexact, underflow_seen = seen & flag::underflow;
   frequent_step nan_step;  // (wide-range data: inf - inf, 0 x inf, 0 / 0)
   const std::size_t start = i;
-  auto operand = [&](const std::uint16_t* p) FPEMU_KERNEL_LAMBDA { return Codes::Values(d, hn::LoadU(d16, p + i)); };
+  auto codes = [&](const std::uint16_t* p) FPEMU_KERNEL_LAMBDA { return hn::LoadU(d16, p + i); };
+  auto operand = [&](const std::uint16_t* p) FPEMU_KERNEL_LAMBDA { return Codes::Values(d, codes(p)); };
   // The NaN codes among the codes (their magnitudes, as signed lanes, above the infinity's).
   auto nan_codes = [&](V16 code) FPEMU_KERNEL_LAMBDA {
     return hn::RebindMask(d16, hn::Gt(hn::BitCast(di16, hn::And(code, magnitude16)), hn::BitCast(di16, infinity16)));
@@ -791,8 +792,6 @@ HWY_NOINLINE std::size_t OnePassRun(const lane_checks& checks, const encode_para
     if constexpr (Op != lane_op::sqrt) hwy::Prefetch(b + i + kOperandsAhead);
     if constexpr (Op == lane_op::fma) hwy::Prefetch(c + i + kOperandsAhead);
     __builtin_prefetch(out + i, 1);
-    // The operands' codes, for NaN results.
-    auto codes = [&](const std::uint16_t* p) FPEMU_KERNEL_LAMBDA { return hn::LoadU(d16, p + i); };
     const V x = operand(a);
     const V y = Op != lane_op::sqrt ? operand(b) : hn::Zero(d), w = Op == lane_op::fma ? operand(c) : hn::Zero(d);
     const auto lanes = arithmetic(x, y, w);
