@@ -62,8 +62,10 @@
 // way. Stochastic rounding with k random bits reads the k bits below the quantum, which z keeps
 // when P + k <= t - 1, or P + k <= t where z is x in every lane the kernel rounds (mul, whose
 // inexact products go to the core; add and sub where every sum is exact): sr16 into bf16 in
-// binary32 lanes for mul. sr-exact reads 64 bits below the quantum, so only exact lanes (z = x) are
-// rounded here; inexact ones go to the core.
+// binary32 lanes for mul (bf16's one pass, OnePassRun, takes x rounded toward zero and whether it
+// is inexact instead, which serve where P + k <= t: sr16 into bf16 in binary32 lanes for every
+// op). sr-exact reads 64 bits below the quantum, so only exact lanes (z = x) are rounded here;
+// inexact ones go to the core.
 //
 // A lane with an infinite operand is exact (an infinity, or a zero as in x / inf) unless the
 // hardware's result is NaN; its error term or remainder is NaN, which the lanes read as exact
@@ -232,13 +234,19 @@ template <int R, class V>
 V SqrtRounded(V a);
 #endif
 
-// One vector's arithmetic (the top of this file): the exact result x, or x rounded to odd at the
-// lane type's precision where it is inexact, and what the lanes' checks find. Made once before a
-// loop, like Decoder; OpLanes and OpRun share it. kNearest (add, sub, div, sqrt): z is x rounded
-// to nearest-even instead, and `inexact` is not set, for OnePassRun's rounding to nearest-even
-// without flags (its comment says where that is x's).
-template <lane_op Op, class D, bool kNearest = false>
+// What a lane holds of an inexact x (the exact result): x rounded to odd at the lane type's
+// precision (the top of this file); rounded to nearest-even, without telling whether it is inexact
+// (add, sub, div, sqrt), for OnePassRun's rounding to nearest-even (its comment says where that is
+// x's); or rounded toward zero, for OnePassRun's stochastic rounding, which reads the bits below
+// the quantum as they are and whether anything lies beyond them.
+enum class lane_z { odd, nearest, toward_zero };
+
+// One vector's arithmetic (the top of this file): the exact result x, or x rounded as kZ says where
+// it is inexact, and what the lanes' checks find. Made once before a loop, like Decoder; OpLanes
+// and OpRun share it.
+template <lane_op Op, class D, lane_z kZ = lane_z::odd>
 class LaneArithmetic {
+  static constexpr bool kNearest = kZ == lane_z::nearest;
   static_assert(!kNearest || Op != lane_op::fma);
   using V = hn::Vec<D>;
   using M = hn::Mask<D>;
@@ -249,7 +257,7 @@ class LaneArithmetic {
 
  public:
   struct lanes {
-    V z;             // x rounded to odd (x where exact)
+    V z;             // x rounded as kZ says (x where exact)
     V product;       // fma: the rounded product, whose NaN tells 0 x inf
     M inexact;       // z != x
     M out_of_range;  // lanes the checks of binary32 lanes leave to the core (none unless checks.range)
@@ -274,14 +282,14 @@ class LaneArithmetic {
     if constexpr (Op == lane_op::add || Op == lane_op::sub) {
       const V addend = Op == lane_op::sub ? hn::Neg(y) : y;
       r.z = kNearest ? hn::Add(x, addend)
-                     : ZeroSign(exact_sums_ ? hn::Add(x, addend) : SumToOdd(x, addend, r.inexact), x, addend);
+                     : ZeroSign(exact_sums_ ? hn::Add(x, addend) : RoundedSum(x, addend, r.inexact), x, addend);
       if (range_) r.out_of_range = BeyondRange(r.z);
     } else if constexpr (Op == lane_op::mul) {
       r.z = hn::Mul(x, y);
       if (range_) r.out_of_range = InexactProduct(r.z, x, y);
     } else if constexpr (Op == lane_op::fma) {
       r.product = hn::Mul(x, y);
-      r.z = ZeroSign(SumToOdd(r.product, w, r.inexact), r.product, w);
+      r.z = ZeroSign(RoundedSum(r.product, w, r.inexact), r.product, w);
       if (range_) r.out_of_range = hn::Or(InexactProduct(r.product, x, y), BeyondRange(r.z));
     } else if constexpr (Op == lane_op::div) {
       r.by_zero = hn::And(hn::Eq(y, zero), hn::AndNot(hn::Eq(x, zero), hn::IsFinite(x)));
@@ -290,12 +298,12 @@ class LaneArithmetic {
       } else if constexpr (kEmbeddedRounding) {
         r.z = DivRounded<kTowardZero>(x, y);
         r.inexact = Nonzero(hn::NegMulAdd(r.z, y, x));
-        r.z = OrSticky(r.z, r.inexact);
+        r.z = FromTowardZero(r.z, r.inexact);
       } else {
         r.z = hn::Div(x, y);
         const V rem = Remainder(x, r.z, y);
         r.inexact = Nonzero(rem);
-        r.z = NearestToOdd(r.z, r.inexact, hn::Xor(rem, hn::And(y, hn::BitCast(d, sign_bit_))));  // sign of rem / y
+        r.z = FromNearest(r.z, r.inexact, hn::Xor(rem, hn::And(y, hn::BitCast(d, sign_bit_))));  // sign of rem / y
       }
       if (range_) {
         const auto tiny = hn::Or(hn::Lt(hn::Abs(r.z), min_normal_), hn::Lt(hn::Abs(x), min_operand_));
@@ -307,12 +315,12 @@ class LaneArithmetic {
       } else if constexpr (kEmbeddedRounding) {
         r.z = SqrtRounded<kTowardZero>(x);
         r.inexact = Nonzero(hn::NegMulAdd(r.z, r.z, x));
-        r.z = OrSticky(r.z, r.inexact);
+        r.z = FromTowardZero(r.z, r.inexact);
       } else {
         r.z = hn::Sqrt(x);
         const V rem = Remainder(x, r.z, r.z);
         r.inexact = Nonzero(rem);
-        r.z = NearestToOdd(r.z, r.inexact, rem);
+        r.z = FromNearest(r.z, r.inexact, rem);
       }
       if (range_) r.out_of_range = hn::AndNot(hn::Eq(x, zero), hn::Lt(x, min_operand_));
     }
@@ -323,34 +331,39 @@ class LaneArithmetic {
   // Whether an error term or remainder is nonzero; false for a NaN one, which arises only with
   // an infinite operand (or result), where the result is exact (the top of this file).
   HWY_INLINE M Nonzero(V e) const { return hn::Lt(hn::Zero(D()), hn::Abs(e)); }
-  // z, rounded toward zero, to odd: its last bit set where it is inexact.
-  HWY_INLINE V OrSticky(V z, M inexact) const {
+  // z, x rounded toward zero, as kZ asks: as it is, or to odd (its last bit set where inexact).
+  HWY_INLINE V FromTowardZero(V z, M inexact) const {
+    if constexpr (kZ == lane_z::toward_zero) return z;
     const DU du;
     return hn::BitCast(D(), hn::Or(hn::BitCast(du, z), hn::IfThenElseZero(hn::RebindMask(du, inexact), one_)));
   }
-  // z, rounded to nearest, to odd given whether it is inexact and the sign of x - z (the sign
-  // bit of `err`): if its last bit is even, its neighbour towards x.
-  HWY_INLINE V NearestToOdd(V z, M inexact, V err) const {
+  // z, x rounded to nearest, as kZ asks given whether it is inexact and the sign of x - z (the
+  // sign bit of `err`): its neighbour towards x, to odd if its last bit is even, toward zero if x
+  // lies below it in magnitude.
+  HWY_INLINE V FromNearest(V z, M inexact, V err) const {
     const DU du;
     const VU zero = hn::Zero(du), bits = hn::BitCast(du, z);
-    const auto even = hn::Eq(hn::And(bits, one_), zero);
     const auto away = hn::Eq(hn::And(hn::Xor(bits, hn::BitCast(du, err)), sign_bit_), zero);  // x beyond z
+    if constexpr (kZ == lane_z::toward_zero) {  // -1 on the magnitude
+      return hn::BitCast(D(), hn::Sub(bits, hn::IfThenElseZero(hn::AndNot(away, hn::RebindMask(du, inexact)), one_)));
+    }
+    const auto even = hn::Eq(hn::And(bits, one_), zero);
     const VU step = hn::IfThenElse(away, one_, hn::Not(zero));  // +1 or -1 on the magnitude
     return hn::BitCast(D(), hn::Add(bits, hn::IfThenElseZero(hn::And(hn::RebindMask(du, inexact), even), step)));
   }
-  // x + y rounded to odd, and whether it is inexact. Exact zero sums come out +0, or -0 when
-  // both operands are.
-  HWY_INLINE V SumToOdd(V x, V y, M& inexact) const {
+  // x + y rounded as kZ says (odd or toward zero), and whether it is inexact. Exact zero sums come
+  // out +0, or -0 when both operands are.
+  HWY_INLINE V RoundedSum(V x, V y, M& inexact) const {
     if constexpr (kEmbeddedRounding) {
       // x + y is exact where rounding it down and up agree.
       inexact = hn::Ne(AddRounded<kDown>(x, y), AddRounded<kUp>(x, y));
-      return OrSticky(AddRounded<kTowardZero>(x, y), inexact);
+      return FromTowardZero(AddRounded<kTowardZero>(x, y), inexact);
     } else {  // TwoSum (Knuth 1969): s + e = x + y exactly where x, y and s are finite
       const V s = hn::Add(x, y);
       const V yv = hn::Sub(s, x);
       const V e = hn::Add(hn::Sub(x, hn::Sub(s, yv)), hn::Sub(y, yv));
       inexact = Nonzero(e);
-      return NearestToOdd(s, inexact, e);
+      return FromNearest(s, inexact, e);
     }
   }
   // a - z b, exact, or (without a fused multiply-add) a value with its sign and zero where it is:
@@ -629,9 +642,11 @@ std::size_t OpLanes(const format& f, code_source a, code_source b, code_source c
 // inexact; and for the checks, whether binary32 lanes need the range checks (kRange), binary32
 // bits of its smallest normal and of the largest magnitude that rounds into its finite range in
 // Mode with either sign (kBig), its codes' infinity and quiet bit, and the flags its rounding can
-// raise on the op's results (RoundingFlags).
+// raise on the op's results (RoundingFlags). kStochastic: whether it rounds stochastically with up
+// to 16 random bits, which read P + 16 bits of x, so binary32's 24 for bf16 alone (P = 8; fp16's
+// P = 11 would need 27).
 struct fp16_codes {
-  static constexpr bool kServes = kHalfConversion, kRange = false;
+  static constexpr bool kServes = kHalfConversion, kRange = false, kStochastic = false;
   static constexpr std::uint16_t kInfinity = 0x7c00, kQuiet = 0x0200;
   static constexpr std::uint32_t kNormal = kHalfNormal;
   template <round_mode Mode>
@@ -652,7 +667,7 @@ struct fp16_codes {
     return hn::BitCast(d, HalfValueBits(hn::RebindToUnsigned<D>(), codes));
   }
   template <round_mode Mode, class D>
-  static HWY_INLINE hn::Vec<hn::Rebind<std::uint16_t, D>> Codes(D d, hn::Vec<D> z) {
+  static HWY_INLINE hn::Vec<hn::Rebind<std::uint16_t, D>> Codes(D d, hn::Vec<D> z, hn::Vec<hn::RebindToUnsigned<D>>) {
     return HalfCodes<Mode>(d, z);
   }
   // A code's value, converted back exactly, differs from z.
@@ -664,7 +679,7 @@ struct fp16_codes {
 };
 
 struct bf16_codes {
-  static constexpr bool kServes = HWY_TARGET != HWY_SCALAR, kRange = true;
+  static constexpr bool kServes = HWY_TARGET != HWY_SCALAR, kRange = true, kStochastic = true;
   static constexpr std::uint16_t kInfinity = 0x7f80, kQuiet = 0x0040;
   static constexpr std::uint32_t kNormal = 0x00800000u;  // 2^-126
   // Below 0x7f7f8000 (bf16's largest finite and half its ulp) to nearest, 2^128 toward zero, the
@@ -689,16 +704,20 @@ struct bf16_codes {
     return hn::BitCast(d, hn::ShiftLeft<16>(hn::PromoteTo(du, codes)));
   }
   // The top half of z's bits after the increment of Mode below it (round_float.hpp: 2^15 - 1 plus
-  // the kept last bit to nearest-even, 2^16 - 1 away from zero); a carry into the exponent field
-  // makes the infinity, as IEEE rounding does, and no NaN's low half is nonzero (a quiet NaN from
-  // a bf16 operand or the default one), so NaNs stay NaNs.
+  // the kept last bit to nearest-even, 2^16 - 1 away from zero; stochastically, `random`, the k
+  // random bits set under the 16 below the quantum, whose carry is round_core.hpp's); a carry into
+  // the exponent field makes the infinity, as IEEE rounding does, and no NaN's low half is nonzero
+  // (a quiet NaN from a bf16 operand or the default one), so NaNs stay NaNs.
   template <round_mode Mode, class D>
-  static HWY_INLINE hn::Vec<hn::Rebind<std::uint16_t, D>> Codes(D d, hn::Vec<D> z) {
+  static HWY_INLINE hn::Vec<hn::Rebind<std::uint16_t, D>> Codes(D d, hn::Vec<D> z,
+                                                                hn::Vec<hn::RebindToUnsigned<D>> random) {
     const hn::RebindToUnsigned<D> du;
     const hn::RebindToSigned<D> di;
     const auto bits = hn::BitCast(du, z);
     auto increment = hn::Zero(du);
-    if constexpr (Mode == round_mode::nearest_even) {
+    if constexpr (Mode == round_mode::stochastic) {
+      increment = random;
+    } else if constexpr (Mode == round_mode::nearest_even) {
       increment = hn::Add(hn::Set(du, 0x7fffu), hn::And(hn::ShiftRight<16>(bits), hn::Set(du, 1u)));
     } else if constexpr (Mode == round_mode::toward_positive || Mode == round_mode::toward_negative) {
       const auto negative = hn::RebindMask(du, hn::Lt(hn::BitCast(di, bits), hn::Zero(di)));
@@ -752,10 +771,21 @@ struct bf16_codes {
 // at most 2^-150 below it, which rounds to 2^-126 in bf16 too: its neighbour below is 2^-133 away);
 // fp16 quotients can, and `exhaustive_array_ops` checks every fp16 and bf16 pair through add and
 // div this way against the two passes.
-template <class Codes, lane_op Op, round_mode Mode, bool kSettled, bool kNearest>
+// Stochastic rounding into bf16 with k <= 16 random bits (kStochastic) reads the k bits of x below
+// the quantum and whether any bit lies beyond the quantum (round_core.hpp), so the lanes give x
+// rounded toward zero at 24 bits, which holds all the bits P + 16 = 24 asks, and whether it is
+// inexact, instead of x rounded to odd (whose last bit, jammed, is one of those bits): normal
+// results and subnormal ones alike, as binary32's subnormals end at 2^-149, 16 bits below bf16's
+// quantum there (the lanes reach only sums and fma sums below 2^-126, the others going to the
+// core). Codes adds element i's random bits to the 16 below the quantum, as the core does;
+// overflow, inexact (the lane's or a bit below the quantum) and underflow stop it as above, the
+// last for any inexact lane below 2^-126 (tininess after rounding with the same random bits read
+// one bit lower, which the core works out, is left to the two passes).
+template <class Codes, lane_op Op, round_mode Mode, bool kSettled, lane_z kZ>
 HWY_NOINLINE std::size_t OnePassRun(const lane_checks& checks, const encode_params<float>& p, std::uint8_t seen,
-                                    const std::uint16_t* a, const std::uint16_t* b, const std::uint16_t* c,
-                                    std::size_t i, std::size_t end, std::uint16_t* out) {
+                                    const keystream& ks, const std::uint16_t* a, const std::uint16_t* b,
+                                    const std::uint16_t* c, std::size_t i, std::size_t end, std::uint16_t* out) {
+  constexpr bool kStochastic = Mode == round_mode::stochastic;
   const hn::ScalableTag<float> d;
   const hn::RebindToUnsigned<decltype(d)> du;
   const hn::Rebind<std::uint16_t, decltype(d)> d16;
@@ -771,7 +801,7 @@ HWY_NOINLINE std::size_t OnePassRun(const lane_checks& checks, const encode_para
   k.negative_zero_sum = Mode == round_mode::toward_negative;
   k.exact_sums = false;
   k.range = Codes::kRange;
-  const LaneArithmetic<Op, decltype(d), kNearest> arithmetic(k);
+  const LaneArithmetic<Op, decltype(d), kZ> arithmetic(k);
   const VU sign_bit = hn::Set(du, 0x80000000u), infinity = hn::Set(du, kInfinityBits);
   const VU big = hn::Set(du, Codes::template kBig<Mode>), zero = hn::Zero(du);
   const V16 magnitude16 = hn::Set(d16, 0x7fff), infinity16 = hn::Set(d16, Codes::kInfinity);
@@ -781,6 +811,13 @@ HWY_NOINLINE std::size_t OnePassRun(const lane_checks& checks, const encode_para
   const bool inexact_seen = seen & flag::inexact, underflow_seen = seen & flag::underflow;
   frequent_step nan_step;  // (wide-range data: inf - inf, 0 x inf, 0 / 0)
   const std::size_t start = i;
+  // The random bits, made a chunk at a time as in the encode kernels (the caller's given words read
+  // in place), each element's k set under the 16 bits below the quantum.
+  constexpr std::size_t kRandomChunk = kStochastic ? 1024 : 1;
+  HWY_ALIGN std::uint32_t random[kRandomChunk];
+  std::size_t chunk_begin = i, chunk_end = i;
+  const VU k_mask = hn::Set(du, p.k_mask);
+  const int random_shift = 16 - static_cast<int>(p.k);
   auto codes = [&](const std::uint16_t* p) FPEMU_KERNEL_LAMBDA { return hn::LoadU(d16, p + i); };
   auto operand = [&](const std::uint16_t* p) FPEMU_KERNEL_LAMBDA { return Codes::Values(d, codes(p)); };
   // The NaN codes among the codes (their magnitudes, as signed lanes, above the infinity's).
@@ -796,12 +833,28 @@ HWY_NOINLINE std::size_t OnePassRun(const lane_checks& checks, const encode_para
     const V y = Op != lane_op::sqrt ? operand(b) : hn::Zero(d), w = Op == lane_op::fma ? operand(c) : hn::Zero(d);
     const auto lanes = arithmetic(x, y, w);
     if (Codes::kRange && !hn::AllFalse(d, lanes.out_of_range)) break;
-    auto result = Codes::template Codes<Mode>(d, lanes.z);
+    VU random_bits = zero;
+    if constexpr (kStochastic) {
+      if (i == chunk_end) {
+        chunk_begin = i;
+        chunk_end = i + std::min(kRandomChunk, (end - i) / L * L);
+        if (!ks.given) fill_keystream(ks.seed, ks.stream, ks.first_index + i, chunk_end - i, 16, random);
+      }
+      const std::uint32_t* words = ks.given ? ks.given + i : random + (i - chunk_begin);
+      random_bits = hn::ShiftLeftSame(hn::And(hn::LoadU(du, words), k_mask), random_shift);
+    }
+    auto result = Codes::template Codes<Mode>(d, lanes.z, random_bits);
+    // The lanes whose result is inexact, of those given.
+    auto inexact_of = [&](VU bits, auto given) FPEMU_KERNEL_LAMBDA {
+      const auto below = hn::And(given, Codes::Inexact(du, bits, result));
+      if constexpr (kZ != lane_z::toward_zero) return below;
+      return hn::Or(below, hn::And(given, hn::RebindMask(du, lanes.inexact)));
+    };
     if constexpr (!kSettled) {
       const VU bits = hn::BitCast(du, lanes.z), mag = hn::AndNot(sign_bit, bits);
       const auto low = Between(du, mag, 0, Codes::kNormal);
       if (HWY_LIKELY(hn::AllFalse(du, hn::Or(low, SignedGt(mag, big))))) {  // the short way, as HalfRun's
-        if (HWY_UNLIKELY(!inexact_seen) && !hn::AllFalse(du, Codes::Inexact(du, bits, result))) break;
+        if (HWY_UNLIKELY(!inexact_seen) && !hn::AllFalse(du, inexact_of(bits, hn::Eq(zero, zero)))) break;
         hn::StoreU(result, d16, out + i);
         continue;
       }
@@ -809,7 +862,7 @@ HWY_NOINLINE std::size_t OnePassRun(const lane_checks& checks, const encode_para
       auto stop = hn::Not(hn::Eq(zero, zero));
       if (!(seen & flag::overflow)) stop = hn::And(finite, SignedGt(mag, big));
       if (!inexact_seen || !underflow_seen) {
-        const auto inexact = hn::And(finite, Codes::Inexact(du, bits, result));
+        const auto inexact = inexact_of(bits, finite);
         stop = hn::Or(stop, inexact_seen ? hn::And(low, inexact) : inexact);
       }
       if (!hn::AllFalse(du, stop)) break;
@@ -849,20 +902,23 @@ HWY_NOINLINE std::size_t OnePassRun(const lane_checks& checks, const encode_para
 }
 
 template <class Codes, lane_op Op, round_mode Mode>
-std::size_t OnePassMode(const lane_checks& k, const encode_params<float>& p, std::uint8_t seen,
+std::size_t OnePassMode(const lane_checks& k, const encode_params<float>& p, std::uint8_t seen, const keystream& ks,
                         const std::uint16_t* a, const std::uint16_t* b, const std::uint16_t* c, std::size_t i,
                         std::size_t end, std::uint16_t* out) {
   constexpr std::uint8_t kFlags = Codes::RoundingFlags(Op);
   constexpr bool kNearest = Mode == round_mode::nearest_even && Op != lane_op::fma;
+  constexpr lane_z kZ = Mode == round_mode::stochastic ? lane_z::toward_zero : lane_z::odd;
   const bool settled = (seen & kFlags) == kFlags;
-  if (settled) return OnePassRun<Codes, Op, Mode, true, kNearest>(k, p, seen, a, b, c, i, end, out);
+  constexpr lane_z kSettledZ = kNearest ? lane_z::nearest : kZ;
+  if (settled) return OnePassRun<Codes, Op, Mode, true, kSettledZ>(k, p, seen, ks, a, b, c, i, end, out);
   // Rounding to nearest-even first needs no more than inexact (and underflow, where the op can
   // raise it) seen: overflow is still told, the threshold being a binary32 value.
   constexpr std::uint8_t kNeeds = flag::inexact | (kFlags & flag::underflow);
   if constexpr (kNearest) {
-    if ((seen & kNeeds) == kNeeds) return OnePassRun<Codes, Op, Mode, false, true>(k, p, seen, a, b, c, i, end, out);
+    if ((seen & kNeeds) == kNeeds)
+      return OnePassRun<Codes, Op, Mode, false, lane_z::nearest>(k, p, seen, ks, a, b, c, i, end, out);
   }
-  return OnePassRun<Codes, Op, Mode, false, false>(k, p, seen, a, b, c, i, end, out);
+  return OnePassRun<Codes, Op, Mode, false, kZ>(k, p, seen, ks, a, b, c, i, end, out);
 }
 
 // Calls fn(codes, Mode) where the one pass serves f and r's mode on this target (the caller has
@@ -880,6 +936,11 @@ bool WithCodes(const format& f, const rounding& r, Fn fn) {
       case m::toward_zero: return call(std::integral_constant<m, m::toward_zero>());
       case m::toward_positive: return call(std::integral_constant<m, m::toward_positive>());
       case m::toward_negative: return call(std::integral_constant<m, m::toward_negative>());
+      case m::stochastic:
+        if constexpr (decltype(codes)::kStochastic) {
+          if (r.sr_bits <= 16) return call(std::integral_constant<m, m::stochastic>());
+        }
+        return false;
       default: return false;
     }
   };
@@ -895,27 +956,29 @@ bool WithCodes(const format& f, const rounding& r, Fn fn) {
 bool OnePassOps(const format& f, const rounding& r) {
   bool agrees = false;
   const bool served = WithCodes(f, r, [&](auto codes, auto mode) {
+    // (Stochastically, with every random bit set: the largest finite binary32 value overflows.)
     agrees = RoundingAgrees(params_for<float>(f, r), [](auto d, auto z) HWY_ATTR {
-      return decltype(codes)::template Codes<decltype(mode)::value>(d, z);
+      return decltype(codes)::template Codes<decltype(mode)::value>(d, z, hn::Set(hn::RebindToUnsigned<decltype(d)>(),
+                                                                                  0xffffu));
     });
   });
   return served && agrees;
 }
 
-std::size_t OnePassOp(lane_op op, const format& f, const rounding& r, const lane_checks& k, const std::uint16_t* a,
-                      const std::uint16_t* b, const std::uint16_t* c, std::size_t i, std::size_t end,
-                      std::uint16_t* out, std::uint8_t seen) {
+std::size_t OnePassOp(lane_op op, const format& f, const rounding& r, const lane_checks& k, const keystream& ks,
+                      const std::uint16_t* a, const std::uint16_t* b, const std::uint16_t* c, std::size_t i,
+                      std::size_t end, std::uint16_t* out, std::uint8_t seen) {
   const encode_params<float>& p = params_for<float>(f, r);
   WithCodes(f, r, [&](auto codes, auto mode) {
     using C = decltype(codes);
     constexpr round_mode M = decltype(mode)::value;
     switch (op) {
-      case lane_op::add: i = OnePassMode<C, lane_op::add, M>(k, p, seen, a, b, c, i, end, out); break;
-      case lane_op::sub: i = OnePassMode<C, lane_op::sub, M>(k, p, seen, a, b, c, i, end, out); break;
-      case lane_op::mul: i = OnePassMode<C, lane_op::mul, M>(k, p, seen, a, b, c, i, end, out); break;
-      case lane_op::div: i = OnePassMode<C, lane_op::div, M>(k, p, seen, a, b, c, i, end, out); break;
-      case lane_op::fma: i = OnePassMode<C, lane_op::fma, M>(k, p, seen, a, b, c, i, end, out); break;
-      case lane_op::sqrt: i = OnePassMode<C, lane_op::sqrt, M>(k, p, seen, a, b, c, i, end, out); break;
+      case lane_op::add: i = OnePassMode<C, lane_op::add, M>(k, p, seen, ks, a, b, c, i, end, out); break;
+      case lane_op::sub: i = OnePassMode<C, lane_op::sub, M>(k, p, seen, ks, a, b, c, i, end, out); break;
+      case lane_op::mul: i = OnePassMode<C, lane_op::mul, M>(k, p, seen, ks, a, b, c, i, end, out); break;
+      case lane_op::div: i = OnePassMode<C, lane_op::div, M>(k, p, seen, ks, a, b, c, i, end, out); break;
+      case lane_op::fma: i = OnePassMode<C, lane_op::fma, M>(k, p, seen, ks, a, b, c, i, end, out); break;
+      case lane_op::sqrt: i = OnePassMode<C, lane_op::sqrt, M>(k, p, seen, ks, a, b, c, i, end, out); break;
     }
   });
   return i;
@@ -1101,13 +1164,13 @@ std::size_t op_doubles(lane_op op, const format& f, code_source a, code_source b
 }
 
 bool one_pass_ops(lane_op op, const format& f, const rounding& r) {
-  return op_lanes(op, f, r) == op_path::binary32 && HWY_DYNAMIC_DISPATCH(OnePassOps)(f, r);
+  return op_lanes(op, f, r) != op_path::core && HWY_DYNAMIC_DISPATCH(OnePassOps)(f, r);
 }
 
-std::size_t one_pass_op(lane_op op, const format& f, const rounding& r, const std::uint16_t* a,
+std::size_t one_pass_op(lane_op op, const format& f, const rounding& r, const keystream& ks, const std::uint16_t* a,
                         const std::uint16_t* b, const std::uint16_t* c, std::size_t i, std::size_t end,
                         std::uint16_t* out, std::uint8_t seen) {
-  return HWY_DYNAMIC_DISPATCH(OnePassOp)(op, f, r, checks_for(op, f, r, true), a, b, c, i, end, out, seen);
+  return HWY_DYNAMIC_DISPATCH(OnePassOp)(op, f, r, checks_for(op, f, r, true), ks, a, b, c, i, end, out, seen);
 }
 
 std::uint8_t look_up(const result_table_view& table, code_source a, code_source b, code_source c, std::size_t n,

@@ -136,16 +136,18 @@ std::size_t op_doubles(lane_op op, const format& f, code_source a, code_source b
                        std::uint8_t* raised = nullptr);
 
 // The same for fp16 or bf16 codes into two-byte codes of the same format in one pass
-// (array_ops.cpp: OnePassRun), where one_pass_ops(op, f, r): binary32 lanes serve the op, f is
-// fp16 (on targets with the CPU's binary16 conversions) or bf16, r rounds to nearest-even, toward
-// zero, up or down under policy ieee. From element i on, out[j] = op(a[j], b[j], c[j]) for the
-// vectors whose elements raise no flag outside `seen` (a union of flags) and need not go to the
-// core; returns where it stopped: at the first other vector, which the caller does by op_floats
-// and the encode kernels, or at end's last whole vector. Raises no flag itself.
+// (array_ops.cpp: OnePassRun), where one_pass_ops(op, f, r): lanes serve the op, f is fp16 (on
+// targets with the CPU's binary16 conversions) or bf16, r rounds to nearest-even, toward zero, up
+// or down (bf16 also stochastically with up to 16 random bits) under policy ieee. From element i
+// on, out[j] = op(a[j], b[j], c[j]) (element j's random bits from `random`, which starts at element
+// 0) for the vectors whose elements raise no flag outside `seen` (a union of flags) and need not go
+// to the core; returns where it stopped: at the first other vector, which the caller does by
+// op_floats or op_doubles and the encode kernels, or at end's last whole vector. Raises no flag
+// itself.
 bool one_pass_ops(lane_op op, const format& f, const rounding& r);
-std::size_t one_pass_op(lane_op op, const format& f, const rounding& r, const std::uint16_t* a,
-                        const std::uint16_t* b, const std::uint16_t* c, std::size_t i, std::size_t end,
-                        std::uint16_t* out, std::uint8_t seen);
+std::size_t one_pass_op(lane_op op, const format& f, const rounding& r, const keystream& random,
+                        const std::uint16_t* a, const std::uint16_t* b, const std::uint16_t* c, std::size_t i,
+                        std::size_t end, std::uint16_t* out, std::uint8_t seen);
 
 // A table of an op's results on codes of at most 8 bits (array.cpp makes them): entries
 // code | flags << 8, at x for one operand, x << 8 | y for two, and rows[x << 8 | y] << 8 | z for
