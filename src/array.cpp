@@ -414,8 +414,7 @@ std::uint8_t apply_lanes(simd::lane_op op, const format& f, const Code* a, const
     if constexpr (std::is_same_v<Code, std::uint16_t>) {
       if (one_pass) {
         for (std::size_t i = begin; i < end;) {
-          i = simd::one_pass_op(op, f, r, keystream_at(sr, 0), a, b ? b : a, c ? c : a, i, end, out.data(),
-                                seen | all);
+          i = simd::one_pass_op(op, f, r, sr, a, b ? b : a, c ? c : a, i, end, out.data(), seen | all);
           if (i == end) break;
           const std::size_t m = std::min(kOnePassStop, end - i);
           two_passes(i, m);

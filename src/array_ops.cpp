@@ -783,7 +783,7 @@ struct bf16_codes {
 // one bit lower, which the core works out, is left to the two passes).
 template <class Codes, lane_op Op, round_mode Mode, bool kSettled, lane_z kZ>
 HWY_NOINLINE std::size_t OnePassRun(const lane_checks& checks, const encode_params<float>& p, std::uint8_t seen,
-                                    const keystream& ks, const std::uint16_t* a, const std::uint16_t* b,
+                                    const sr_stream& sr, const std::uint16_t* a, const std::uint16_t* b,
                                     const std::uint16_t* c, std::size_t i, std::size_t end, std::uint16_t* out) {
   constexpr bool kStochastic = Mode == round_mode::stochastic;
   const hn::ScalableTag<float> d;
@@ -811,8 +811,8 @@ HWY_NOINLINE std::size_t OnePassRun(const lane_checks& checks, const encode_para
   const bool inexact_seen = seen & flag::inexact, underflow_seen = seen & flag::underflow;
   frequent_step nan_step;  // (wide-range data: inf - inf, 0 x inf, 0 / 0)
   const std::size_t start = i;
-  // The random bits, made a chunk at a time as in the encode kernels (the caller's given words read
-  // in place), each element's k set under the 16 bits below the quantum.
+  // The random bits, made a chunk at a time as in the encode kernels, each element's k set under
+  // the 16 bits below the quantum.
   constexpr std::size_t kRandomChunk = kStochastic ? 1024 : 1;
   HWY_ALIGN std::uint32_t random[kRandomChunk];
   std::size_t chunk_begin = i, chunk_end = i;
@@ -838,10 +838,9 @@ HWY_NOINLINE std::size_t OnePassRun(const lane_checks& checks, const encode_para
       if (i == chunk_end) {
         chunk_begin = i;
         chunk_end = i + std::min(kRandomChunk, (end - i) / L * L);
-        if (!ks.given) fill_keystream(ks.seed, ks.stream, ks.first_index + i, chunk_end - i, 16, random);
+        fill_keystream(sr.seed, sr.stream, sr.first_index + i, chunk_end - i, 16, random);
       }
-      const std::uint32_t* words = ks.given ? ks.given + i : random + (i - chunk_begin);
-      random_bits = hn::ShiftLeftSame(hn::And(hn::LoadU(du, words), k_mask), random_shift);
+      random_bits = hn::ShiftLeftSame(hn::And(hn::LoadU(du, random + (i - chunk_begin)), k_mask), random_shift);
     }
     auto result = Codes::template Codes<Mode>(d, lanes.z, random_bits);
     // The lanes whose result is inexact, of those given.
@@ -902,7 +901,7 @@ HWY_NOINLINE std::size_t OnePassRun(const lane_checks& checks, const encode_para
 }
 
 template <class Codes, lane_op Op, round_mode Mode>
-std::size_t OnePassMode(const lane_checks& k, const encode_params<float>& p, std::uint8_t seen, const keystream& ks,
+std::size_t OnePassMode(const lane_checks& k, const encode_params<float>& p, std::uint8_t seen, const sr_stream& sr,
                         const std::uint16_t* a, const std::uint16_t* b, const std::uint16_t* c, std::size_t i,
                         std::size_t end, std::uint16_t* out) {
   constexpr std::uint8_t kFlags = Codes::RoundingFlags(Op);
@@ -910,15 +909,15 @@ std::size_t OnePassMode(const lane_checks& k, const encode_params<float>& p, std
   constexpr lane_z kZ = Mode == round_mode::stochastic ? lane_z::toward_zero : lane_z::odd;
   const bool settled = (seen & kFlags) == kFlags;
   constexpr lane_z kSettledZ = kNearest ? lane_z::nearest : kZ;
-  if (settled) return OnePassRun<Codes, Op, Mode, true, kSettledZ>(k, p, seen, ks, a, b, c, i, end, out);
+  if (settled) return OnePassRun<Codes, Op, Mode, true, kSettledZ>(k, p, seen, sr, a, b, c, i, end, out);
   // Rounding to nearest-even first needs no more than inexact (and underflow, where the op can
   // raise it) seen: overflow is still told, the threshold being a binary32 value.
   constexpr std::uint8_t kNeeds = flag::inexact | (kFlags & flag::underflow);
   if constexpr (kNearest) {
     if ((seen & kNeeds) == kNeeds)
-      return OnePassRun<Codes, Op, Mode, false, lane_z::nearest>(k, p, seen, ks, a, b, c, i, end, out);
+      return OnePassRun<Codes, Op, Mode, false, lane_z::nearest>(k, p, seen, sr, a, b, c, i, end, out);
   }
-  return OnePassRun<Codes, Op, Mode, false, kZ>(k, p, seen, ks, a, b, c, i, end, out);
+  return OnePassRun<Codes, Op, Mode, false, kZ>(k, p, seen, sr, a, b, c, i, end, out);
 }
 
 // Calls fn(codes, Mode) where the one pass serves f and r's mode on this target (the caller has
@@ -965,7 +964,7 @@ bool OnePassOps(const format& f, const rounding& r) {
   return served && agrees;
 }
 
-std::size_t OnePassOp(lane_op op, const format& f, const rounding& r, const lane_checks& k, const keystream& ks,
+std::size_t OnePassOp(lane_op op, const format& f, const rounding& r, const lane_checks& k, const sr_stream& sr,
                       const std::uint16_t* a, const std::uint16_t* b, const std::uint16_t* c, std::size_t i,
                       std::size_t end, std::uint16_t* out, std::uint8_t seen) {
   const encode_params<float>& p = params_for<float>(f, r);
@@ -973,12 +972,12 @@ std::size_t OnePassOp(lane_op op, const format& f, const rounding& r, const lane
     using C = decltype(codes);
     constexpr round_mode M = decltype(mode)::value;
     switch (op) {
-      case lane_op::add: i = OnePassMode<C, lane_op::add, M>(k, p, seen, ks, a, b, c, i, end, out); break;
-      case lane_op::sub: i = OnePassMode<C, lane_op::sub, M>(k, p, seen, ks, a, b, c, i, end, out); break;
-      case lane_op::mul: i = OnePassMode<C, lane_op::mul, M>(k, p, seen, ks, a, b, c, i, end, out); break;
-      case lane_op::div: i = OnePassMode<C, lane_op::div, M>(k, p, seen, ks, a, b, c, i, end, out); break;
-      case lane_op::fma: i = OnePassMode<C, lane_op::fma, M>(k, p, seen, ks, a, b, c, i, end, out); break;
-      case lane_op::sqrt: i = OnePassMode<C, lane_op::sqrt, M>(k, p, seen, ks, a, b, c, i, end, out); break;
+      case lane_op::add: i = OnePassMode<C, lane_op::add, M>(k, p, seen, sr, a, b, c, i, end, out); break;
+      case lane_op::sub: i = OnePassMode<C, lane_op::sub, M>(k, p, seen, sr, a, b, c, i, end, out); break;
+      case lane_op::mul: i = OnePassMode<C, lane_op::mul, M>(k, p, seen, sr, a, b, c, i, end, out); break;
+      case lane_op::div: i = OnePassMode<C, lane_op::div, M>(k, p, seen, sr, a, b, c, i, end, out); break;
+      case lane_op::fma: i = OnePassMode<C, lane_op::fma, M>(k, p, seen, sr, a, b, c, i, end, out); break;
+      case lane_op::sqrt: i = OnePassMode<C, lane_op::sqrt, M>(k, p, seen, sr, a, b, c, i, end, out); break;
     }
   });
   return i;
@@ -1167,10 +1166,10 @@ bool one_pass_ops(lane_op op, const format& f, const rounding& r) {
   return op_lanes(op, f, r) != op_path::core && HWY_DYNAMIC_DISPATCH(OnePassOps)(f, r);
 }
 
-std::size_t one_pass_op(lane_op op, const format& f, const rounding& r, const keystream& ks, const std::uint16_t* a,
+std::size_t one_pass_op(lane_op op, const format& f, const rounding& r, const sr_stream& sr, const std::uint16_t* a,
                         const std::uint16_t* b, const std::uint16_t* c, std::size_t i, std::size_t end,
                         std::uint16_t* out, std::uint8_t seen) {
-  return HWY_DYNAMIC_DISPATCH(OnePassOp)(op, f, r, checks_for(op, f, r, true), ks, a, b, c, i, end, out, seen);
+  return HWY_DYNAMIC_DISPATCH(OnePassOp)(op, f, r, checks_for(op, f, r, true), sr, a, b, c, i, end, out, seen);
 }
 
 std::uint8_t look_up(const result_table_view& table, code_source a, code_source b, code_source c, std::size_t n,

@@ -17,6 +17,7 @@
 #include <type_traits>
 
 #include "fpemu/format.hpp"
+#include "fpemu/random.hpp"
 #include "fpemu/rounding.hpp"
 
 namespace fpemu::simd {
@@ -139,13 +140,13 @@ std::size_t op_doubles(lane_op op, const format& f, code_source a, code_source b
 // (array_ops.cpp: OnePassRun), where one_pass_ops(op, f, r): lanes serve the op, f is fp16 (on
 // targets with the CPU's binary16 conversions) or bf16, r rounds to nearest-even, toward zero, up
 // or down (bf16 also stochastically with up to 16 random bits) under policy ieee. From element i
-// on, out[j] = op(a[j], b[j], c[j]) (element j's random bits from `random`, which starts at element
-// 0) for the vectors whose elements raise no flag outside `seen` (a union of flags) and need not go
+// on, out[j] = op(a[j], b[j], c[j]) (element j's random bits those of element j of `random`) for
+// the vectors whose elements raise no flag outside `seen` (a union of flags) and need not go
 // to the core; returns where it stopped: at the first other vector, which the caller does by
 // op_floats or op_doubles and the encode kernels, or at end's last whole vector. Raises no flag
 // itself.
 bool one_pass_ops(lane_op op, const format& f, const rounding& r);
-std::size_t one_pass_op(lane_op op, const format& f, const rounding& r, const keystream& random,
+std::size_t one_pass_op(lane_op op, const format& f, const rounding& r, const sr_stream& random,
                         const std::uint16_t* a, const std::uint16_t* b, const std::uint16_t* c, std::size_t i,
                         std::size_t end, std::uint16_t* out, std::uint8_t seen);
 
