@@ -637,16 +637,18 @@ std::size_t OpLanes(const format& f, code_source a, code_source b, code_source c
 
 // How the one-pass kernel below (OnePassRun) reads and writes the two-byte codes of a format: fp16
 // by the CPU's conversion instructions (targets with F16C), bf16, the top half of binary32, by
-// shifts and the increment of round_float.hpp (every target). Each gives, for the lanes a vector
-// rounds: the operands' values (exact), the codes of z in Mode, and which finite lanes are
-// inexact; and for the checks, whether binary32 lanes need the range checks (kRange), binary32
-// bits of its smallest normal and of the largest magnitude that rounds into its finite range in
-// Mode with either sign (kBig), its codes' infinity and quiet bit, and the flags its rounding can
-// raise on the op's results (RoundingFlags). kStochastic: whether it rounds stochastically with up
-// to 16 random bits, which read P + 16 bits of x, so binary32's 24 for bf16 alone (P = 8; fp16's
-// P = 11 would need 27).
+// shifts and the increment of round_float.hpp (every target). Each gives the modes it rounds in
+// (kRounds); for the lanes a vector rounds: the operands' values (exact), the codes of z in Mode,
+// which finite lanes are inexact and (stochastic rounding) which lanes' codes the 24 bits of z do
+// not decide (Undecided); and for the checks, whether binary32 lanes need the range checks
+// (kRange), binary32 bits of its smallest normal and of the largest magnitude that rounds into its
+// finite range in Mode with either sign (kBig), its codes' infinity and quiet bit, and the flags
+// its rounding can raise on the op's results (RoundingFlags). Stochastic rounding with up to 16
+// random bits reads P + 16 bits of x: binary32's 24 for bf16 (P = 8), 27 for fp16 (P = 11).
 struct fp16_codes {
-  static constexpr bool kServes = kHalfConversion, kRange = false, kStochastic = false;
+  static constexpr bool kServes = kHalfConversion, kRange = false;
+  template <round_mode Mode>
+  static constexpr bool kRounds = kHalfConversion && (kHalfRounds<Mode> || Mode == round_mode::stochastic);
   static constexpr std::uint16_t kInfinity = 0x7c00, kQuiet = 0x0200;
   static constexpr std::uint32_t kNormal = kHalfNormal;
   template <round_mode Mode>
@@ -666,9 +668,47 @@ struct fp16_codes {
   static HWY_INLINE hn::Vec<D> Values(D d, hn::Vec<hn::Rebind<std::uint16_t, D>> codes) {
     return hn::BitCast(d, HalfValueBits(hn::RebindToUnsigned<D>(), codes));
   }
+  // The conversion instruction's codes in the four directions. Stochastically, `random` (the k
+  // random bits set under the 16 below the quantum) added to z as RandomSum says, shifted down to
+  // the quantum: the core's carry where z decides it (Undecided); a carry out of 65504, and
+  // anything beyond it, gives the infinity (policy ieee, RoundingAgrees), a NaN the quiet NaN code.
   template <round_mode Mode, class D>
-  static HWY_INLINE hn::Vec<hn::Rebind<std::uint16_t, D>> Codes(D d, hn::Vec<D> z, hn::Vec<hn::RebindToUnsigned<D>>) {
-    return HalfCodes<Mode>(d, z);
+  static HWY_INLINE hn::Vec<hn::Rebind<std::uint16_t, D>> Codes(D d, hn::Vec<D> z,
+                                                                hn::Vec<hn::RebindToUnsigned<D>> random) {
+    if constexpr (Mode != round_mode::stochastic) {
+      return HalfCodes<Mode>(d, z);
+    } else {
+      const hn::RebindToUnsigned<D> du;
+      const auto bits = hn::BitCast(du, z), mag = hn::And(bits, hn::Set(du, 0x7fffffffu));
+      const auto nan = SignedGt(mag, hn::Set(du, kInfinityBits));
+      const auto limit = hn::IfThenElse(nan, hn::Set(du, 0x7e00u), hn::Set(du, std::uint32_t{kInfinity}));
+      const auto code = hn::Min(hn::ShiftRight<13>(RandomSum(du, bits, random)), limit);
+      const auto sign = hn::And(hn::ShiftRight<16>(bits), hn::Set(du, 0x8000u));
+      return hn::DemoteTo(hn::Rebind<std::uint16_t, D>(), hn::BitCast(hn::RebindToSigned<D>(), hn::Or(code, sign)));
+    }
+  }
+  // z's magnitude as a fixed-point number with the quantum of its binary16 code at bit 13 (for a
+  // normal result its binary32 bits, the exponent rebiased by 127 - 15; below 2^-14, where the
+  // quantum is 2^-24, |z| 2^37, cut to an integer: below 2^23, exact), plus the top 13 of the 16
+  // random bits. z holds 13 of the 16 bits below the quantum that stochastic rounding reads (24 - 11),
+  // or more below 2^-14; the carry into the quantum is x's unless those 13 bits and the random
+  // bits' top 13 sum to 2^13 - 1 and the low 3 random bits are not 0: x's next 3 bits then decide
+  // (Undecided: the vector goes to the two passes, about one lane in 2^13).
+  template <class DU>
+  static HWY_INLINE hn::Vec<DU> RandomSum(DU du, hn::Vec<DU> bits, hn::Vec<DU> random) {
+    const hn::Rebind<float, DU> df;
+    const auto mag = hn::And(bits, hn::Set(du, 0x7fffffffu));
+    const auto scaled = hn::BitCast(du, hn::ConvertTo(hn::RebindToSigned<DU>(), hn::Mul(hn::BitCast(df, mag),
+                                                                                      hn::Set(df, 0x1p37f))));
+    const auto fixed = hn::IfThenElse(SignedLt(mag, hn::Set(du, kHalfNormal)), scaled,
+                                      hn::Sub(mag, hn::Set(du, std::uint32_t{127 - 15} << 23)));
+    return hn::Add(fixed, hn::ShiftRight<3>(random));
+  }
+  template <class DU>
+  static HWY_INLINE auto Undecided(DU du, hn::Vec<DU> bits, hn::Vec<DU> random) {
+    const auto window = hn::Set(du, 0x1fffu);
+    const auto undecided = hn::Eq(hn::And(RandomSum(du, bits, random), window), window);
+    return hn::AndNot(hn::Eq(hn::And(random, hn::Set(du, 7u)), hn::Zero(du)), undecided);
   }
   // A code's value, converted back exactly, differs from z.
   template <class DU>
@@ -679,7 +719,11 @@ struct fp16_codes {
 };
 
 struct bf16_codes {
-  static constexpr bool kServes = HWY_TARGET != HWY_SCALAR, kRange = true, kStochastic = true;
+  static constexpr bool kServes = HWY_TARGET != HWY_SCALAR, kRange = true;
+  template <round_mode Mode>
+  static constexpr bool kRounds = Mode == round_mode::nearest_even || Mode == round_mode::toward_zero ||
+                                  Mode == round_mode::toward_positive || Mode == round_mode::toward_negative ||
+                                  Mode == round_mode::stochastic;
   static constexpr std::uint16_t kInfinity = 0x7f80, kQuiet = 0x0040;
   static constexpr std::uint32_t kNormal = 0x00800000u;  // 2^-126
   // Below 0x7f7f8000 (bf16's largest finite and half its ulp) to nearest, 2^128 toward zero, the
@@ -731,11 +775,16 @@ struct bf16_codes {
   static HWY_INLINE auto Inexact(DU du, hn::Vec<DU> bits, hn::Vec<hn::Rebind<std::uint16_t, DU>>) {
     return hn::Ne(hn::And(bits, hn::Set(du, 0xffffu)), hn::Zero(du));
   }
+  // z holds all 16 bits below the quantum: every lane decided.
+  template <class DU>
+  static HWY_INLINE auto Undecided(DU du, hn::Vec<DU>, hn::Vec<DU>) {
+    return hn::Ne(hn::Zero(du), hn::Zero(du));
+  }
 };
 
 // Element-wise arithmetic on two-byte codes into two-byte codes in one pass, for fp16 and bf16
-// under policy ieee in nearest-even and the directed modes, where the codes' rounding of the core's
-// overflow and infinite results is the core's (RoundingAgrees): the operands' values,
+// under policy ieee in nearest-even, the directed modes and stochastically (below), where the codes'
+// rounding of the core's overflow and infinite results is the core's (RoundingAgrees): the operands' values,
 // LaneArithmetic's z (the exact result x, rounded to odd at 24 bits where inexact: the top of this
 // file), and z rounded by Codes. For fp16 that is HalfRun's rounding, the core's (HalfRun's
 // comment); for bf16 z's top half after the core's increment for a normal or subnormal result
@@ -771,16 +820,18 @@ struct bf16_codes {
 // at most 2^-150 below it, which rounds to 2^-126 in bf16 too: its neighbour below is 2^-133 away);
 // fp16 quotients can, and `exhaustive_array_ops` checks every fp16 and bf16 pair through add and
 // div this way against the two passes.
-// Stochastic rounding into bf16 with k <= 16 random bits (kStochastic) reads the k bits of x below
-// the quantum and whether any bit lies beyond the quantum (round_core.hpp), so the lanes give x
-// rounded toward zero at 24 bits, which holds all the bits P + 16 = 24 asks, and whether it is
-// inexact, instead of x rounded to odd (whose last bit, jammed, is one of those bits): normal
-// results and subnormal ones alike, as binary32's subnormals end at 2^-149, 16 bits below bf16's
-// quantum there (the lanes reach only sums and fma sums below 2^-126, the others going to the
-// core). Codes adds element i's random bits to the 16 below the quantum, as the core does;
-// overflow, inexact (the lane's or a bit below the quantum) and underflow stop it as above, the
-// last for any inexact lane below 2^-126 (tininess after rounding with the same random bits read
-// one bit lower, which the core works out, is left to the two passes).
+// Stochastic rounding with k <= 16 random bits reads the k bits of x below the quantum and whether
+// any bit lies beyond the quantum (round_core.hpp), so the lanes give x rounded toward zero at 24
+// bits and whether it is inexact, instead of x rounded to odd (whose last bit, jammed, is one of
+// those bits). For bf16 that holds all the P + 16 = 24 bits it reads, for normal results and
+// subnormal ones alike, as binary32's subnormals end at 2^-149, 16 bits below bf16's quantum there
+// (the lanes reach only sums and fma sums below 2^-126, the others going to the core); for fp16 it
+// holds 13 of the 16 bits below the quantum (more below 2^-14; no fp16 result is a binary32
+// subnormal), which decide the carry of all but about one lane in 2^13, whose vector stops it
+// (fp16_codes::RandomSum). Codes adds element i's random bits to the bits below the quantum, as
+// the core does; overflow, inexact (the lane's or a bit below the quantum) and underflow stop it as
+// above, the last for any inexact lane below the smallest normal (tininess after rounding with the
+// same random bits read one bit lower, which the core works out, is left to the two passes).
 template <class Codes, lane_op Op, round_mode Mode, bool kSettled, lane_z kZ>
 HWY_NOINLINE std::size_t OnePassRun(const lane_checks& checks, const encode_params<float>& p, std::uint8_t seen,
                                     const sr_stream& sr, const std::uint16_t* a, const std::uint16_t* b,
@@ -843,6 +894,9 @@ HWY_NOINLINE std::size_t OnePassRun(const lane_checks& checks, const encode_para
       random_bits = hn::ShiftLeftSame(hn::And(hn::LoadU(du, random + (i - chunk_begin)), k_mask), random_shift);
     }
     auto result = Codes::template Codes<Mode>(d, lanes.z, random_bits);
+    if constexpr (kStochastic) {
+      if (!hn::AllFalse(du, Codes::Undecided(du, hn::BitCast(du, lanes.z), random_bits))) break;
+    }
     // The lanes whose result is inexact, of those given.
     auto inexact_of = [&](VU bits, auto given) FPEMU_KERNEL_LAMBDA {
       const auto below = hn::And(given, Codes::Inexact(du, bits, result));
@@ -925,9 +979,13 @@ std::size_t OnePassMode(const lane_checks& k, const encode_params<float>& p, std
 template <class Fn>
 bool WithCodes(const format& f, const rounding& r, Fn fn) {
   auto in_mode = [&](auto codes) {
+    using C = decltype(codes);
     auto call = [&](auto mode) {
-      fn(codes, mode);
-      return true;
+      if constexpr (C::template kRounds<decltype(mode)::value>) {
+        fn(codes, mode);
+        return true;
+      }
+      return false;
     };
     using m = round_mode;
     switch (r.mode) {
@@ -935,11 +993,7 @@ bool WithCodes(const format& f, const rounding& r, Fn fn) {
       case m::toward_zero: return call(std::integral_constant<m, m::toward_zero>());
       case m::toward_positive: return call(std::integral_constant<m, m::toward_positive>());
       case m::toward_negative: return call(std::integral_constant<m, m::toward_negative>());
-      case m::stochastic:
-        if constexpr (decltype(codes)::kStochastic) {
-          if (r.sr_bits <= 16) return call(std::integral_constant<m, m::stochastic>());
-        }
-        return false;
+      case m::stochastic: return r.sr_bits <= 16 && call(std::integral_constant<m, m::stochastic>());
       default: return false;
     }
   };
