@@ -636,8 +636,8 @@ std::size_t OpLanes(const format& f, code_source a, code_source b, code_source c
 }
 
 // How the one-pass kernel below (OnePassRun) reads and writes the two-byte codes of a format: fp16
-// by the CPU's conversion instructions (targets with F16C), bf16, the top half of binary32, by
-// shifts and the increment of round_float.hpp (every target). Each gives the modes it rounds in
+// by the CPU's conversion instructions (targets with F16C) or integer steps, bf16, the top half of
+// binary32, by shifts and the increment of round_float.hpp (every target but the scalar one). Each gives the modes it rounds in
 // (kRounds); for the lanes a vector rounds: the operands' values (exact), the codes of z in Mode,
 // which finite lanes are inexact and (stochastic rounding) which lanes' codes the 24 bits of z do
 // not decide (Undecided); and for the checks, whether binary32 lanes need the range checks
@@ -646,9 +646,11 @@ std::size_t OpLanes(const format& f, code_source a, code_source b, code_source c
 // its rounding can raise on the op's results (RoundingFlags). Stochastic rounding with up to 16
 // random bits reads P + 16 bits of x: binary32's 24 for bf16 (P = 8), 27 for fp16 (P = 11).
 struct fp16_codes {
-  static constexpr bool kServes = kHalfConversion, kRange = false;
+  static constexpr bool kServes = HWY_TARGET != HWY_SCALAR, kRange = false;
   template <round_mode Mode>
-  static constexpr bool kRounds = kHalfConversion && (kHalfRounds<Mode> || Mode == round_mode::stochastic);
+  static constexpr bool kRounds = Mode == round_mode::nearest_even || Mode == round_mode::toward_zero ||
+                                  Mode == round_mode::toward_positive || Mode == round_mode::toward_negative ||
+                                  Mode == round_mode::stochastic;
   static constexpr std::uint16_t kInfinity = 0x7c00, kQuiet = 0x0200;
   static constexpr std::uint32_t kNormal = kHalfNormal;
   template <round_mode Mode>
@@ -663,46 +665,89 @@ struct fp16_codes {
       default: return flag::overflow | flag::underflow | flag::inexact;
     }
   }
-#if HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX2
+  // The conversion instruction where the target has it; elsewhere a normal code's bits moved up to
+  // binary32's places, the exponent rebiased by 127 - 15 (all ones for infinities and NaNs), and a
+  // subnormal one's magnitude m as m 2^-24, converted from an integer (exact).
   template <class D>
   static HWY_INLINE hn::Vec<D> Values(D d, hn::Vec<hn::Rebind<std::uint16_t, D>> codes) {
-    return hn::BitCast(d, HalfValueBits(hn::RebindToUnsigned<D>(), codes));
+    const hn::RebindToUnsigned<D> du;
+    if constexpr (kHalfConversion) return hn::BitCast(d, HalfValueBits(du, codes));
+    const auto c = hn::PromoteTo(du, codes), m = hn::And(c, hn::Set(du, 0x7fffu)), up = hn::ShiftLeft<13>(m);
+    const auto beyond = SignedGt(m, hn::Set(du, 0x7bffu));
+    auto bits = hn::IfThenElse(beyond, hn::Or(up, hn::Set(du, kInfinityBits)),
+                               hn::Add(up, hn::Set(du, std::uint32_t{127 - 15} << 23)));
+    const auto subnormal = hn::Mul(hn::ConvertTo(d, hn::BitCast(hn::RebindToSigned<D>(), m)), hn::Set(d, 0x1p-24f));
+    bits = hn::IfThenElse(SignedLt(m, hn::Set(du, 0x400u)), hn::BitCast(du, subnormal), bits);
+    return hn::BitCast(d, hn::Or(bits, hn::ShiftLeft<16>(hn::And(c, hn::Set(du, 0x8000u)))));
   }
-  // The conversion instruction's codes in the four directions. Stochastically, `random` (the k
-  // random bits set under the 16 below the quantum) added to z as RandomSum says, shifted down to
-  // the quantum: the core's carry where z decides it (Undecided); a carry out of 65504, and
-  // anything beyond it, gives the infinity (policy ieee, RoundingAgrees), a NaN the quiet NaN code.
+  // The conversion instruction's codes in the four directions where the target has it
+  // (kHalfRounds). Elsewhere, and stochastically, z's fixed-point form (Fixed) plus the increment
+  // of Mode below the quantum (round_float.hpp: 2^12 - 1 plus the kept last bit to nearest-even,
+  // 2^13 - 1 away from zero; stochastically `random`, the k random bits set under the 16 below the
+  // quantum, whose top 13 are added: RandomSum), shifted down to the quantum: the core's carry
+  // (stochastically where z decides it: Undecided). Beyond 65504 the largest finite code where the
+  // lane rounds toward zero, else the infinity (policy ieee, RoundingAgrees); a NaN the quiet NaN.
   template <round_mode Mode, class D>
   static HWY_INLINE hn::Vec<hn::Rebind<std::uint16_t, D>> Codes(D d, hn::Vec<D> z,
                                                                 hn::Vec<hn::RebindToUnsigned<D>> random) {
-    if constexpr (Mode != round_mode::stochastic) {
-      return HalfCodes<Mode>(d, z);
+    if constexpr (kHalfRounds<Mode>) return HalfCodes<Mode>(d, z);
+    const hn::RebindToUnsigned<D> du;
+    const hn::RebindToSigned<D> di;
+    const auto bits = hn::BitCast(du, z), mag = hn::And(bits, hn::Set(du, 0x7fffffffu));
+    const auto infinity = hn::Set(du, kInfinityBits);
+    auto toward_zero = hn::Ne(mag, mag);  // the lanes that round toward zero
+    hn::Vec<decltype(du)> sum;
+    if constexpr (Mode == round_mode::stochastic) {
+      sum = RandomSum(du, bits, random);
     } else {
-      const hn::RebindToUnsigned<D> du;
-      const auto bits = hn::BitCast(du, z), mag = hn::And(bits, hn::Set(du, 0x7fffffffu));
-      const auto nan = SignedGt(mag, hn::Set(du, kInfinityBits));
-      const auto limit = hn::IfThenElse(nan, hn::Set(du, 0x7e00u), hn::Set(du, std::uint32_t{kInfinity}));
-      const auto code = hn::Min(hn::ShiftRight<13>(RandomSum(du, bits, random)), limit);
-      const auto sign = hn::And(hn::ShiftRight<16>(bits), hn::Set(du, 0x8000u));
-      return hn::DemoteTo(hn::Rebind<std::uint16_t, D>(), hn::BitCast(hn::RebindToSigned<D>(), hn::Or(code, sign)));
+      const auto fixed = Fixed<true>(du, bits);
+      auto increment = hn::Zero(du);
+      if constexpr (Mode == round_mode::nearest_even) {
+        increment = hn::Add(hn::Set(du, 0xfffu), hn::And(hn::ShiftRight<13>(fixed), hn::Set(du, 1u)));
+      } else if constexpr (Mode == round_mode::toward_zero) {
+        toward_zero = hn::Eq(mag, mag);
+      } else {
+        const auto negative = hn::RebindMask(du, hn::Lt(hn::BitCast(di, bits), hn::Zero(di)));
+        toward_zero = Mode == round_mode::toward_positive ? negative : hn::Not(negative);
+        increment = hn::IfThenZeroElse(toward_zero, hn::Set(du, 0x1fffu));
+      }
+      sum = hn::Add(fixed, increment);
     }
+    const auto largest = hn::IfThenElse(hn::And(toward_zero, SignedLt(mag, infinity)), hn::Set(du, 0x7bffu),
+                                        hn::Set(du, std::uint32_t{kInfinity}));
+    const auto limit = hn::IfThenElse(SignedGt(mag, infinity), hn::Set(du, 0x7e00u), largest);
+    const auto code = hn::Min(hn::ShiftRight<13>(sum), limit);
+    const auto sign = hn::And(hn::ShiftRight<16>(bits), hn::Set(du, 0x8000u));
+    return hn::DemoteTo(hn::Rebind<std::uint16_t, D>(), hn::BitCast(di, hn::Or(code, sign)));
   }
-  // z's magnitude as a fixed-point number with the quantum of its binary16 code at bit 13 (for a
-  // normal result its binary32 bits, the exponent rebiased by 127 - 15; below 2^-14, where the
-  // quantum is 2^-24, |z| 2^37, cut to an integer: below 2^23, exact), plus the top 13 of the 16
-  // random bits. z holds 13 of the 16 bits below the quantum that stochastic rounding reads (24 - 11),
-  // or more below 2^-14; the carry into the quantum is x's unless those 13 bits and the random
-  // bits' top 13 sum to 2^13 - 1 and the low 3 random bits are not 0: x's next 3 bits then decide
-  // (Undecided: the vector goes to the two passes, about one lane in 2^13).
+  // z's magnitude as a fixed-point number with the quantum of its code at bit 13: for a normal
+  // result its binary32 bits, the exponent rebiased by 127 - 15; below 2^-14, where the quantum is
+  // 2^-24, |z| 2^37 cut to an integer (below 2^23, exact), with (kSticky) its last bit set where the
+  // cut dropped anything. z, rounded to odd at 24 bits, keeps the 13 bits below the quantum with
+  // its last one sticky (P + 2 = 13 <= 24), as the increments ask.
+  template <bool kSticky, class DU>
+  static HWY_INLINE hn::Vec<DU> Fixed(DU du, hn::Vec<DU> bits) {
+    const hn::Rebind<float, DU> df;
+    const hn::RebindToSigned<DU> di;
+    const auto mag = hn::And(bits, hn::Set(du, 0x7fffffffu));
+    const auto scaled = hn::Mul(hn::BitCast(df, mag), hn::Set(df, 0x1p37f));
+    const auto whole = TruncInRange(di, scaled);  // (lanes of 2^-14 and above are not taken)
+    auto cut = hn::BitCast(du, whole);
+    if constexpr (kSticky) {
+      const auto dropped = hn::RebindMask(du, hn::Ne(hn::ConvertTo(df, whole), scaled));
+      cut = hn::Or(cut, hn::IfThenElseZero(dropped, hn::Set(du, 1u)));
+    }
+    return hn::IfThenElse(SignedLt(mag, hn::Set(du, kHalfNormal)), cut,
+                          hn::Sub(mag, hn::Set(du, std::uint32_t{127 - 15} << 23)));
+  }
+  // Stochastically: Fixed plus the top 13 of the 16 random bits. z holds 13 of the 16 bits below
+  // the quantum that stochastic rounding reads (24 - 11), or more below 2^-14; the carry into the
+  // quantum is x's unless those 13 bits and the random bits' top 13 sum to 2^13 - 1 and the low 3
+  // random bits are not 0: x's next 3 bits then decide (Undecided: the vector goes to the two
+  // passes, about one lane in 2^13).
   template <class DU>
   static HWY_INLINE hn::Vec<DU> RandomSum(DU du, hn::Vec<DU> bits, hn::Vec<DU> random) {
-    const hn::Rebind<float, DU> df;
-    const auto mag = hn::And(bits, hn::Set(du, 0x7fffffffu));
-    const auto scaled = hn::BitCast(du, hn::ConvertTo(hn::RebindToSigned<DU>(), hn::Mul(hn::BitCast(df, mag),
-                                                                                      hn::Set(df, 0x1p37f))));
-    const auto fixed = hn::IfThenElse(SignedLt(mag, hn::Set(du, kHalfNormal)), scaled,
-                                      hn::Sub(mag, hn::Set(du, std::uint32_t{127 - 15} << 23)));
-    return hn::Add(fixed, hn::ShiftRight<3>(random));
+    return hn::Add(Fixed<false>(du, bits), hn::ShiftRight<3>(random));
   }
   template <class DU>
   static HWY_INLINE auto Undecided(DU du, hn::Vec<DU> bits, hn::Vec<DU> random) {
@@ -713,9 +758,8 @@ struct fp16_codes {
   // A code's value, converted back exactly, differs from z.
   template <class DU>
   static HWY_INLINE auto Inexact(DU du, hn::Vec<DU> bits, hn::Vec<hn::Rebind<std::uint16_t, DU>> codes) {
-    return hn::Ne(HalfValueBits(du, codes), bits);
+    return hn::Ne(hn::BitCast(du, Values(hn::Rebind<float, DU>(), codes)), bits);
   }
-#endif
 };
 
 struct bf16_codes {

@@ -192,24 +192,6 @@ HWY_INLINE V RoundShift(D d, V v, S s, M negative, V random, S k, bool k_within_
   }
 }
 
-// v toward zero as integer lanes, where v lies within their range; other lanes get any value.
-// On x86 this is the conversion instruction alone: Highway's ConvertTo also fixes up lanes at
-// or above 2^31, four more instructions on AVX2 and SSE4, for lanes the scaled path selects
-// away. (Other targets, and double, take ConvertTo.)
-template <class DI, class VF>
-HWY_INLINE hn::Vec<DI> TruncInRange(DI di, VF v) {
-  if constexpr (sizeof(hn::TFromV<VF>) == 4 && hn::MaxLanes(DI()) * 4 == HWY_MAX_BYTES) {
-#if HWY_TARGET <= HWY_AVX3
-    return hn::Vec<DI>{_mm512_cvttps_epi32(v.raw)};
-#elif HWY_TARGET == HWY_AVX2
-    return hn::Vec<DI>{_mm256_cvttps_epi32(v.raw)};
-#elif HWY_TARGET == HWY_SSE4 || HWY_TARGET == HWY_SSSE3
-    return hn::Vec<DI>{_mm_cvttps_epi32(v.raw)};
-#endif
-  }
-  return hn::ConvertTo(di, v);
-}
-
 // The magnitude y (a float or double, >= 0, below 2^23) rounded to an integer by the mode, as
 // unsigned lanes: the scaled path's rule for lanes below the normal range, where y is the lane in
 // units of the subnormal quantum (exact: a power-of-two scaling), and signed_y the same with the

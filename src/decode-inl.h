@@ -63,6 +63,24 @@ HWY_INLINE auto SignedLt(V a, V b) {
 template <class V>
 HWY_INLINE auto SignedGt(V a, V b) { return SignedLt(b, a); }
 
+// v toward zero as integer lanes, where v lies within their range; other lanes get any value.
+// On x86 this is the conversion instruction alone: Highway's ConvertTo also fixes up lanes at
+// or above 2^31, four more instructions on AVX2 and SSE4, for lanes the callers select
+// away. (Other targets, and double, take ConvertTo.)
+template <class DI, class VF>
+HWY_INLINE hn::Vec<DI> TruncInRange(DI di, VF v) {
+  if constexpr (sizeof(hn::TFromV<VF>) == 4 && hn::MaxLanes(DI()) * 4 == HWY_MAX_BYTES) {
+#if HWY_TARGET <= HWY_AVX3
+    return hn::Vec<DI>{_mm512_cvttps_epi32(v.raw)};
+#elif HWY_TARGET == HWY_AVX2
+    return hn::Vec<DI>{_mm256_cvttps_epi32(v.raw)};
+#elif HWY_TARGET == HWY_SSE4 || HWY_TARGET == HWY_SSSE3
+    return hn::Vec<DI>{_mm_cvttps_epi32(v.raw)};
+#endif
+  }
+  return hn::ConvertTo(di, v);
+}
+
 // Lanes whose magnitude mag (top bit clear) lies strictly between lo and hi (lo < hi < 2^(w-1)):
 // mag + (2^(w-1) - 1 - lo) takes lo to the largest signed lane and the magnitudes above it to the
 // lowest ones, so one signed compare tells them (an unsigned one costs three instructions on AVX2).

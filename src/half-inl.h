@@ -86,6 +86,12 @@ template <round_mode Mode>
 bool HalfAgrees(const encode_params<float>& p) {
   return RoundingAgrees(p, [](auto d, auto x) HWY_ATTR { return HalfCodes<Mode>(d, x); });
 }
+#else
+// Declared only, for the branches `if constexpr (kHalfConversion)` discards.
+template <round_mode Mode, class DF>
+hn::Vec<hn::Rebind<std::uint16_t, DF>> HalfCodes(DF, hn::Vec<DF> x);
+template <class DU>
+hn::Vec<DU> HalfValueBits(DU du, hn::Vec<hn::Rebind<std::uint16_t, DU>> half);
 #endif
 
 }  // namespace fpemu::simd::HWY_NAMESPACE

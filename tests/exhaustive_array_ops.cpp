@@ -12,13 +12,17 @@
 //    table of results (array.cpp: once 2^24 elements have been asked), the second reads it (the
 //    quick suite has every pair of every op, test_array_simd).
 // Opt-in suite 'exhaustive'; two threads (exhaustive_sweep.hpp for sampled timing runs).
+// FPEMU_TARGET=name (a Highway target this CPU has and the build made: AVX3, AVX2, SSE4, ...) runs
+// the kernels on that target instead of the best one; the summary names the one that ran.
 #include <doctest/doctest.h>
+#include <hwy/targets.h>
 
 #include <array>
 #include <chrono>
 #include <cinttypes>
 #include <cstdint>
 #include <cstdio>
+#include <cstdlib>
 #include <limits>
 #include <random>
 #include <span>
@@ -105,11 +109,25 @@ std::uint64_t check(const format& f, int j, const rounding& r, std::uint64_t fir
 
 rounding rounding_of(round_mode m) { return {m, overflow_policy::ieee, 16}; }
 
+// The kernels on FPEMU_TARGET's target (the top of this file), or the best one.
+void dispatch_as_asked() {
+  hwy::SetSupportedTargetsForTest(0);
+  const char* asked = std::getenv("FPEMU_TARGET");
+  if (asked == nullptr) return;
+  std::string names;
+  for (const std::int64_t t : hwy::SupportedAndGeneratedTargets()) {
+    if (std::string(hwy::TargetName(t)) == asked) return hwy::SetSupportedTargetsForTest(t);
+    names += (names.empty() ? "" : ", ") + std::string(hwy::TargetName(t));
+  }
+  FAIL("FPEMU_TARGET=" << asked << " is not a target of this CPU and build (" << names << ")");
+}
+
 }  // namespace
 
 TEST_CASE("10^8 random bf16 and fp16 operand pairs through every op, eight modes by turns, and every e4m3fn and "
           "e5m2 fma triple in eight modes == the core's ops (codes, flags, flag unions)") {
   const exhaustive::sweep sweep = exhaustive::sweep::from_environment();
+  dispatch_as_asked();
   set_array_threads(1);  // the sweep's threads cover the cores
   const auto all_start = std::chrono::steady_clock::now();
   for (const char* name : {"bf16", "fp16"}) {
@@ -173,9 +191,9 @@ TEST_CASE("10^8 random bf16 and fp16 operand pairs through every op, eight modes
     }
     CHECK(ty.mismatches.load() == 0);
   }
-  std::printf("exhaustive_array_ops: %.1f s in all (sample 1/%" PRIu64 ", %u threads)\n",
+  std::printf("exhaustive_array_ops: %.1f s in all (sample 1/%" PRIu64 ", %u threads, %s)\n",
               std::chrono::duration<double>(std::chrono::steady_clock::now() - all_start).count(), sweep.stride,
-              sweep.threads);
+              sweep.threads, simd::target_name());
 }
 
 // The one pass in nearest-even, once its chunk has raised inexact (and underflow, where the op can
@@ -188,6 +206,7 @@ TEST_CASE("10^8 random bf16 and fp16 operand pairs through every op, eight modes
 TEST_CASE("every fp16 and bf16 pair through add and div and every code through sqrt, in "
           "nearest-even through the one pass == the two passes") {
   const exhaustive::sweep sweep = exhaustive::sweep::from_environment();
+  dispatch_as_asked();
   set_array_threads(1);
   const rounding r = rounding_of(round_mode::nearest_even);
   for (const char* name : {"fp16", "bf16"}) {
@@ -219,9 +238,10 @@ TEST_CASE("every fp16 and bf16 pair through add and div and every code through s
         ty.cases += end - begin;
       });
       std::printf("exhaustive_array_ops: %s %s, every %s in nearest-even: %" PRIu64 " cases, %" PRIu64
-                  " mismatches (%.1f s)\n",
+                  " mismatches (%.1f s, %s)\n",
                   name, kOps[j], j == 5 ? "code" : "pair", ty.cases.load(), ty.mismatches.load(),
-                  std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+                  std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(),
+                  simd::target_name());
       std::fflush(stdout);
       if (sweep.stride == 1) CHECK(ty.cases.load() == pairs);
       CHECK(ty.mismatches.load() == 0);
