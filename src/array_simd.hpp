@@ -137,9 +137,9 @@ std::size_t op_doubles(lane_op op, const format& f, code_source a, code_source b
                        std::uint8_t* raised = nullptr);
 
 // The same for fp16 or bf16 codes into two-byte codes of the same format in one pass
-// (array_ops.cpp: OnePassRun), where one_pass_ops(op, f, r): lanes serve the op, f is fp16 (on
-// targets with the CPU's binary16 conversions) or bf16, r rounds to nearest-even, toward zero, up
-// or down, or stochastically with up to 16 random bits, under policy ieee. From element i
+// (array_ops.cpp: OnePassRun), where one_pass_ops(op, f, r): lanes serve the op, f is fp16 or bf16
+// (on every SIMD target), r rounds to nearest-even, toward zero, up or down, or stochastically with
+// up to 16 random bits, under policy ieee. From element i
 // on, out[j] = op(a[j], b[j], c[j]) (element j's random bits those of element j of `random`) for
 // the vectors whose elements raise no flag outside `seen` (a union of flags) and need not go
 // to the core; returns where it stopped: at the first other vector, which the caller does by
