@@ -635,10 +635,10 @@ std::size_t OpLanes(const format& f, code_source a, code_source b, code_source c
   return count;
 }
 
-// How the one-pass kernel below (OnePassRun) reads and writes the two-byte codes of a format: fp16
-// by the CPU's conversion instructions (targets with F16C) or integer steps, bf16, the top half of
-// binary32, by shifts and the increment of round_float.hpp (every target but the scalar one). Each gives the modes it rounds in
-// (kRounds); for the lanes a vector rounds: the operands' values (exact), the codes of z in Mode,
+// How the one-pass kernel below (OnePassRun) reads and writes the two-byte codes of a format (on
+// every target but the scalar one): fp16 by the CPU's conversion instructions (F16C) or integer
+// steps, bf16, the top half of binary32, by shifts and the increment of round_float.hpp. Each
+// gives, for the lanes a vector rounds: the operands' values (exact), the codes of z in Mode,
 // which finite lanes are inexact and (stochastic rounding) which lanes' codes the 24 bits of z do
 // not decide (Undecided); and for the checks, whether binary32 lanes need the range checks
 // (kRange), binary32 bits of its smallest normal and of the largest magnitude that rounds into its
@@ -647,10 +647,6 @@ std::size_t OpLanes(const format& f, code_source a, code_source b, code_source c
 // random bits reads P + 16 bits of x: binary32's 24 for bf16 (P = 8), 27 for fp16 (P = 11).
 struct fp16_codes {
   static constexpr bool kServes = HWY_TARGET != HWY_SCALAR, kRange = false;
-  template <round_mode Mode>
-  static constexpr bool kRounds = Mode == round_mode::nearest_even || Mode == round_mode::toward_zero ||
-                                  Mode == round_mode::toward_positive || Mode == round_mode::toward_negative ||
-                                  Mode == round_mode::stochastic;
   static constexpr std::uint16_t kInfinity = 0x7c00, kQuiet = 0x0200;
   static constexpr std::uint32_t kNormal = kHalfNormal;
   template <round_mode Mode>
@@ -764,10 +760,6 @@ struct fp16_codes {
 
 struct bf16_codes {
   static constexpr bool kServes = HWY_TARGET != HWY_SCALAR, kRange = true;
-  template <round_mode Mode>
-  static constexpr bool kRounds = Mode == round_mode::nearest_even || Mode == round_mode::toward_zero ||
-                                  Mode == round_mode::toward_positive || Mode == round_mode::toward_negative ||
-                                  Mode == round_mode::stochastic;
   static constexpr std::uint16_t kInfinity = 0x7f80, kQuiet = 0x0040;
   static constexpr std::uint32_t kNormal = 0x00800000u;  // 2^-126
   // Below 0x7f7f8000 (bf16's largest finite and half its ulp) to nearest, 2^128 toward zero, the
@@ -827,15 +819,17 @@ struct bf16_codes {
 };
 
 // Element-wise arithmetic on two-byte codes into two-byte codes in one pass, for fp16 and bf16
-// under policy ieee in nearest-even, the directed modes and stochastically (below), where the codes'
-// rounding of the core's overflow and infinite results is the core's (RoundingAgrees): the operands' values,
-// LaneArithmetic's z (the exact result x, rounded to odd at 24 bits where inexact: the top of this
+// under policy ieee in nearest-even, the directed modes and stochastically (below), where the
+// codes' rounding of the core's overflow and infinite results is the core's (RoundingAgrees): the
+// operands' values, LaneArithmetic's z (the exact result x, rounded to odd at 24 bits where inexact: the top of this
 // file), and z rounded by Codes. For fp16 that is HalfRun's rounding, the core's (HalfRun's
-// comment); for bf16 z's top half after the core's increment for a normal or subnormal result
-// (bf16's are binary32's truncated), with a carry out of the largest finite magnitude giving the
-// infinity, the core's overflow result under policy ieee. Either way the core's rounding of z, so
-// of x. The lanes that OpLanes would leave to the core (the range checks, bf16 only: binary32 lanes
-// meet the ranges the top of this file asks on all of fp16) stop it. Nor does DAZ reach z: fp16's
+// comment), or without F16C the core's increment on z's fixed-point form (fp16_codes::Fixed), the
+// largest finite code or the infinity beyond 65504 as the core has them under policy ieee; for
+// bf16 z's top half after the core's increment for a normal or subnormal result (bf16's are
+// binary32's truncated), with a carry out of the largest finite magnitude giving the infinity, the
+// core's overflow result under policy ieee. Either way the core's rounding of z, so of x. The
+// lanes that OpLanes would leave to the core (the range checks, bf16 only: binary32 lanes meet the
+// ranges the top of this file asks on all of fp16) stop it. Nor does DAZ reach z: fp16's
 // sums are multiples of 2^-24 and its products, quotients and roots at least 2^-48, so no nonzero z
 // is a binary32 subnormal; bf16 z below 2^-126 are exact sums, which FTZ and DAZ would change, but
 // the kernel, like OpLanes, runs only without them (op_lanes). NaN results take the core's NaN
@@ -1023,13 +1017,9 @@ std::size_t OnePassMode(const lane_checks& k, const encode_params<float>& p, std
 template <class Fn>
 bool WithCodes(const format& f, const rounding& r, Fn fn) {
   auto in_mode = [&](auto codes) {
-    using C = decltype(codes);
     auto call = [&](auto mode) {
-      if constexpr (C::template kRounds<decltype(mode)::value>) {
-        fn(codes, mode);
-        return true;
-      }
-      return false;
+      fn(codes, mode);
+      return true;
     };
     using m = round_mode;
     switch (r.mode) {
