@@ -103,6 +103,7 @@
 
 #include "decode-inl.h"
 #include "half-inl.h"
+#include "round-inl.h"
 
 #ifndef FPEMU_ARRAY_OPS_SHARED
 #define FPEMU_ARRAY_OPS_SHARED
@@ -677,11 +678,10 @@ struct fp16_codes {
     return hn::BitCast(d, hn::Or(bits, hn::ShiftLeft<16>(hn::And(c, hn::Set(du, 0x8000u)))));
   }
   // The conversion instruction's codes in the four directions where the target has it
-  // (kHalfRounds). Elsewhere, and stochastically, z's fixed-point form (Fixed) plus the increment
-  // of Mode below the quantum (round_float.hpp: 2^12 - 1 plus the kept last bit to nearest-even,
-  // 2^13 - 1 away from zero; stochastically `random`, the k random bits set under the 16 below the
-  // quantum, whose top 13 are added: RandomSum), shifted down to the quantum: the core's carry
-  // (stochastically where z decides it: Undecided). Beyond 65504 the largest finite code where the
+  // (kHalfRounds). Elsewhere, and stochastically, z's fixed-point form (Fixed) rounded to the
+  // quantum at bit 13 by Mode (RoundShift: 2^12 - 1 plus the kept last bit to nearest-even, 2^13 - 1
+  // away from zero; stochastically the top 13 of `random`, the k random bits set under the 16 below
+  // the quantum: RandomSum): the core's carry (stochastically where z decides it: Undecided). Beyond 65504 the largest finite code where the
   // lane rounds toward zero, else the infinity (policy ieee, RoundingAgrees); a NaN the quiet NaN.
   template <round_mode Mode, class D>
   static HWY_INLINE hn::Vec<hn::Rebind<std::uint16_t, D>> Codes(D d, hn::Vec<D> z,
@@ -691,28 +691,22 @@ struct fp16_codes {
     const hn::RebindToSigned<D> di;
     const auto bits = hn::BitCast(du, z), mag = hn::And(bits, hn::Set(du, 0x7fffffffu));
     const auto infinity = hn::Set(du, kInfinityBits);
+    const auto negative = hn::RebindMask(du, hn::Lt(hn::BitCast(di, bits), hn::Zero(di)));
     auto toward_zero = hn::Ne(mag, mag);  // the lanes that round toward zero
-    hn::Vec<decltype(du)> sum;
+    if constexpr (Mode == round_mode::toward_zero) toward_zero = hn::Eq(mag, mag);
+    if constexpr (Mode == round_mode::toward_positive) toward_zero = negative;
+    if constexpr (Mode == round_mode::toward_negative) toward_zero = hn::Not(negative);
+    auto rounded = hn::Zero(du);
     if constexpr (Mode == round_mode::stochastic) {
-      sum = RandomSum(du, bits, random);
+      rounded = hn::ShiftRight<13>(RandomSum(du, bits, random));
     } else {
-      const auto fixed = Fixed<true>(du, bits);
-      auto increment = hn::Zero(du);
-      if constexpr (Mode == round_mode::nearest_even) {
-        increment = hn::Add(hn::Set(du, 0xfffu), hn::And(hn::ShiftRight<13>(fixed), hn::Set(du, 1u)));
-      } else if constexpr (Mode == round_mode::toward_zero) {
-        toward_zero = hn::Eq(mag, mag);
-      } else {
-        const auto negative = hn::RebindMask(du, hn::Lt(hn::BitCast(di, bits), hn::Zero(di)));
-        toward_zero = Mode == round_mode::toward_positive ? negative : hn::Not(negative);
-        increment = hn::IfThenZeroElse(toward_zero, hn::Set(du, 0x1fffu));
-      }
-      sum = hn::Add(fixed, increment);
+      constexpr std::integral_constant<int, 13> kQuantum;
+      rounded = RoundShift<Mode>(du, Fixed<true>(du, bits), kQuantum, negative, random, kQuantum, true);
     }
     const auto largest = hn::IfThenElse(hn::And(toward_zero, SignedLt(mag, infinity)), hn::Set(du, 0x7bffu),
                                         hn::Set(du, std::uint32_t{kInfinity}));
     const auto limit = hn::IfThenElse(SignedGt(mag, infinity), hn::Set(du, 0x7e00u), largest);
-    const auto code = hn::Min(hn::ShiftRight<13>(sum), limit);
+    const auto code = hn::Min(rounded, limit);
     const auto sign = hn::And(hn::ShiftRight<16>(bits), hn::Set(du, 0x8000u));
     return hn::DemoteTo(hn::Rebind<std::uint16_t, D>(), hn::BitCast(di, hn::Or(code, sign)));
   }
@@ -783,28 +777,20 @@ struct bf16_codes {
     const hn::RebindToUnsigned<D> du;
     return hn::BitCast(d, hn::ShiftLeft<16>(hn::PromoteTo(du, codes)));
   }
-  // The top half of z's bits after the increment of Mode below it (round_float.hpp: 2^15 - 1 plus
-  // the kept last bit to nearest-even, 2^16 - 1 away from zero; stochastically, `random`, the k
-  // random bits set under the 16 below the quantum, whose carry is round_core.hpp's); a carry into
-  // the exponent field makes the infinity, as IEEE rounding does, and no NaN's low half is nonzero
-  // (a quiet NaN from a bf16 operand or the default one), so NaNs stay NaNs.
+  // The top half of z's bits, sign included, rounded by Mode (RoundShift: 2^15 - 1 plus the kept
+  // last bit to nearest-even, 2^16 - 1 away from zero; stochastically `random`, the k random bits
+  // set under the 16 below the quantum, whose carry is round_core.hpp's); a carry into the exponent
+  // field makes the infinity, as IEEE rounding does, and no NaN's low half is nonzero (a quiet NaN
+  // from a bf16 operand or the default one), so NaNs stay NaNs and no lane wraps.
   template <round_mode Mode, class D>
   static HWY_INLINE hn::Vec<hn::Rebind<std::uint16_t, D>> Codes(D d, hn::Vec<D> z,
                                                                 hn::Vec<hn::RebindToUnsigned<D>> random) {
     const hn::RebindToUnsigned<D> du;
     const hn::RebindToSigned<D> di;
     const auto bits = hn::BitCast(du, z);
-    auto increment = hn::Zero(du);
-    if constexpr (Mode == round_mode::stochastic) {
-      increment = random;
-    } else if constexpr (Mode == round_mode::nearest_even) {
-      increment = hn::Add(hn::Set(du, 0x7fffu), hn::And(hn::ShiftRight<16>(bits), hn::Set(du, 1u)));
-    } else if constexpr (Mode == round_mode::toward_positive || Mode == round_mode::toward_negative) {
-      const auto negative = hn::RebindMask(du, hn::Lt(hn::BitCast(di, bits), hn::Zero(di)));
-      const auto away = Mode == round_mode::toward_positive ? hn::Not(negative) : negative;
-      increment = hn::IfThenElseZero(away, hn::Set(du, 0xffffu));
-    }
-    const auto top = hn::ShiftRight<16>(hn::Add(bits, increment));
+    const auto negative = hn::RebindMask(du, hn::Lt(hn::BitCast(di, bits), hn::Zero(di)));
+    constexpr std::integral_constant<int, 16> kQuantum;
+    const auto top = RoundShift<Mode>(du, bits, kQuantum, negative, random, kQuantum, true);
     return hn::DemoteTo(hn::Rebind<std::uint16_t, D>(), hn::BitCast(di, top));  // below 2^16
   }
   template <class DU>

@@ -23,6 +23,7 @@
 #include "fpemu/detail/philox-inl.h"
 #include "decode-inl.h"
 #include "half-inl.h"
+#include "round-inl.h"
 
 #ifndef FPEMU_ARRAY_SIMD_SHARED
 #define FPEMU_ARRAY_SIMD_SHARED
@@ -117,14 +118,6 @@ void FillKeystream(std::uint64_t seed, std::uint32_t stream, std::uint64_t first
   }
 }
 
-// A shift count less n, for a count per lane (a vector) or one for every lane (an int, which
-// LeftBy and RightBy in decode-inl.h take).
-template <class V>
-HWY_INLINE V CountLess(V s, int n) { return hn::Sub(s, hn::Set(hn::DFromV<V>(), static_cast<hn::TFromV<V>>(n))); }
-template <class V>
-HWY_INLINE V CountLess(V s, V n) { return hn::Sub(s, n); }
-HWY_INLINE int CountLess(int s, int n) { return s - n; }
-
 // Lanes whose sign bit is set: one signed compare (the kernels' formats are all signed, so
 // these are the lanes the format's sign bit is set in).
 template <class D, class V = hn::Vec<D>>
@@ -144,52 +137,6 @@ template <class D, class V, class S>
 HWY_INLINE auto Inexact(D d, V v, S s) {
   const V one = hn::Set(d, 1);
   return hn::Ne(hn::And(v, hn::Sub(LeftBy(one, s), one)), hn::Zero(d));
-}
-
-// Rounds v / 2^s to an integer by the mode's increment (round_float.hpp): s >= 1 and every
-// count below stays under the lane width, so no shift is out of range on any target. The
-// directed modes add 2^s - 1 before the shift where they round away from zero, so that the
-// carry out of the rest below the quantum is their increment; no mode calls Inexact(), which
-// is there where a flag is wanted.
-// The count s (and k, the same kind) is an int where it is the same in every lane.
-template <round_mode Mode, class D, class V, class M, class S>
-HWY_INLINE V RoundShift(D d, V v, S s, M negative, V random, S k, bool k_within_s) {
-  const V one = hn::Set(d, 1);
-  const V kept = RightBy(v, s);
-  if constexpr (Mode == round_mode::nearest_even) {
-    // v + 2^(s-1) - 1 + lsb, written as v + 2^(s-1) - (1 - lsb), with no -1: GCC makes that
-    // constant on every vector by vpternlogd $0xff on a register, which AMD's Zen cores do not
-    // take as a fresh value, so that each vector waited for the one before (AVX3 encode of e5m2
-    // in rne on wide data, Zen 5: 2.4 G elements/s, 0.43 of memcpy; 5.9 written so).
-    return RightBy(hn::Sub(hn::Add(v, LeftBy(one, CountLess(s, 1))), hn::AndNot(kept, one)), s);
-  } else if constexpr (Mode == round_mode::nearest_away) {
-    return RightBy(hn::Add(v, LeftBy(one, CountLess(s, 1))), s);
-  } else if constexpr (Mode == round_mode::toward_zero) {
-    return kept;
-  } else if constexpr (Mode == round_mode::toward_positive || Mode == round_mode::toward_negative) {
-    // Away from zero, (v + 2^s - 1) / 2^s, where the mode's direction is the lane's, else kept
-    // (no wrap: v's top bit is clear and 2^s - 1 below it).
-    const V low = hn::Sub(LeftBy(one, s), one);
-    const V away = Mode == round_mode::toward_positive ? hn::IfThenZeroElse(negative, low)
-                                                       : hn::IfThenElseZero(negative, low);
-    return RightBy(hn::Add(v, away), s);
-  } else if constexpr (Mode == round_mode::to_odd) {
-    // The sticky bit: (rest + 2^s - 1) / 2^s for the rest below the quantum, rest < 2^s.
-    const V low = hn::Sub(LeftBy(one, s), one);
-    return hn::Or(kept, RightBy(hn::Add(hn::And(v, low), low), s));
-  } else {
-    // The k random bits aligned with the top k bits of the fraction below the quantum
-    // (k_within_s: s >= k in every lane, the common case, with no lane to shift right).
-    if (k_within_s) return RightBy(hn::Add(v, LeftBy(random, CountLess(s, k))), s);
-    if constexpr (std::is_same_v<S, int>) {
-      return RightBy(hn::Add(v, RightBy(random, k - s)), s);
-    } else {
-      const auto narrow = hn::Lt(s, k);
-      const V left = hn::IfThenZeroElse(narrow, hn::Sub(s, k));
-      const V right = hn::IfThenElseZero(narrow, hn::Sub(k, s));
-      return hn::Add(v, (random << left) >> right) >> s;
-    }
-  }
 }
 
 // The magnitude y (a float or double, >= 0, below 2^23) rounded to an integer by the mode, as

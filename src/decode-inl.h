@@ -13,6 +13,7 @@
 
 #include <bit>
 #include <cstdint>
+#include <type_traits>
 
 #include <hwy/highway.h>
 
@@ -43,6 +44,11 @@ HWY_INLINE V LeftBy(V v, int s) { return hn::ShiftLeftSame(v, s); }
 template <class V>
 HWY_INLINE V RightBy(V v, int s) { return hn::ShiftRightSame(v, s); }
 #endif
+// A count known at compile time: the shift by an immediate.
+template <class V, int N>
+HWY_INLINE V LeftBy(V v, std::integral_constant<int, N>) { return hn::ShiftLeft<N>(v); }
+template <class V, int N>
+HWY_INLINE V RightBy(V v, std::integral_constant<int, N>) { return hn::ShiftRight<N>(v); }
 
 // Whether the target converts binary16 to binary32 in hardware (F16C, from AVX2 on), which the
 // decoder's short way for fp16 and the FP8 formats needs; Highway's emulation below does not keep
