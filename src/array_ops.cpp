@@ -679,10 +679,11 @@ struct fp16_codes {
   }
   // The conversion instruction's codes in the four directions where the target has it
   // (kHalfRounds). Elsewhere, and stochastically, z's fixed-point form (Fixed) rounded to the
-  // quantum at bit 13 by Mode (RoundShift: 2^12 - 1 plus the kept last bit to nearest-even, 2^13 - 1
-  // away from zero; stochastically the top 13 of `random`, the k random bits set under the 16 below
-  // the quantum: RandomSum): the core's carry (stochastically where z decides it: Undecided). Beyond 65504 the largest finite code where the
-  // lane rounds toward zero, else the infinity (policy ieee, RoundingAgrees); a NaN the quiet NaN.
+  // quantum at bit 13 by Mode (RoundShift: 2^12 - 1 plus the kept last bit to nearest-even,
+  // 2^13 - 1 away from zero; stochastically the top 13 of `random`, the k random bits set under the
+  // 16 below the quantum: RandomSum): the core's carry (stochastically where z decides it:
+  // Undecided). Beyond 65504 the largest finite code where the lane rounds toward zero, else the
+  // infinity (policy ieee, RoundingAgrees); a NaN the quiet NaN.
   template <round_mode Mode, class D>
   static HWY_INLINE hn::Vec<hn::Rebind<std::uint16_t, D>> Codes(D d, hn::Vec<D> z,
                                                                 hn::Vec<hn::RebindToUnsigned<D>> random) {
