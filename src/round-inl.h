@@ -20,8 +20,9 @@ HWY_BEFORE_NAMESPACE();
 namespace fpemu::simd::HWY_NAMESPACE {
 namespace hn = hwy::HWY_NAMESPACE;
 
-// A shift count less n, for a count per lane (a vector) or one for every lane (an int, which
-// LeftBy and RightBy in decode-inl.h take).
+// A shift count less n, for a count per lane (a vector), one for every lane (an int, which
+// LeftBy and RightBy in decode-inl.h take) or one known at compile time (a std::integral_constant;
+// two equal ones leave 0, all the one pass asks).
 template <class V>
 HWY_INLINE V CountLess(V s, int n) { return hn::Sub(s, hn::Set(hn::DFromV<V>(), static_cast<hn::TFromV<V>>(n))); }
 template <class V>
