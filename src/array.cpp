@@ -204,7 +204,10 @@ expected<std::uint8_t> round_given(const format& f, std::span<const float> in, s
 // core's results for all of them fit a table (code | flags << 8 at x << 8 | y, or at x for sqrt;
 // 128 KiB), indexed by the codes' low bytes whatever their storage width. An array then costs a
 // load per element, on any data, and each result is the core's by construction, bits beyond the
-// format's width included, in every mode that reads no random bits.
+// format's width included, in every mode that reads no random bits. Stochastic rounding with k <=
+// 16 random bits reads them through a step: four entries per pair (512 KiB), the results at both
+// ends of the random values and where each of code and flags steps (make_table), and element i
+// takes the side its random value lies on; not for fma (its rows would be 4 MiB for e4m3fn).
 // fma has 2^24 triples, but exact_fma reads x and y only through whether one of them is a NaN and
 // their exact product (exact_mul's value and flags: a NaN operand's sign and signaling flag, 0 x
 // inf, else the product, whose value normalise reads and not its representation). The pairs with
@@ -214,19 +217,20 @@ expected<std::uint8_t> round_given(const format& f, std::span<const float> in, s
 // are not tabulated.
 // A table is made once the elements asked of its op, format and rounding sum to kLanesPerCall
 // times the core calls that make it (2^8 for sqrt, 2^16 for pairs, about 2^19 for fma: 2^11
-// rows) where lanes cover the op (1 to 3 G elements/s on a Zen 5 core, the core 30 ns a call), or
-// to those calls where the core does every element, so that making it costs about what the
-// elements would; it is kept for the process: those of the last kTables (op, format, rounding)
-// asked about, at most 1 MiB + 128 KiB each.
+// rows; k + 2 times that in stochastic rounding) where lanes cover the op (1 to 3 G elements/s on
+// a Zen 5 core, the core 30 ns a call), or to those calls where the core does every element, so
+// that making it costs about what the elements would; it is kept for the process: those of the
+// last kTables (op, format, rounding) asked about, at most 1 MiB + 128 KiB each.
 constexpr std::size_t kLanesPerCall = 32;
 constexpr std::size_t kRows = std::size_t{1} << 11;
 constexpr std::size_t kTables = 16;
 
 struct result_table {
   int operands;
-  std::vector<std::uint16_t> entries;  // code | flags << 8
+  int random_bits = 0;                 // stochastic rounding's k, else 0
+  std::vector<std::uint16_t> entries;  // code | flags << 8 (four per index with random_bits)
   std::vector<std::uint16_t> rows;     // fma: the row of x << 8 | y
-  simd::result_table_view view() const { return {operands, entries.data(), rows.data()}; }
+  simd::result_table_view view() const { return {operands, random_bits, entries.data(), rows.data()}; }
 };
 
 struct tabulated {
@@ -267,16 +271,53 @@ std::uint64_t product_key(const format& f, std::uint32_t x, std::uint32_t y) {
          std::uint64_t{p.value.negative} << 60 | std::uint64_t{nan_operand} << 61;
 }
 
-// The table of op, f and r (above): entries[i] is core(operands of index i).
+// The table of op, f and r (above): entries[i] is core(operands of index i); in stochastic
+// rounding with k random bits, the four entries simd::result_table_view describes, found by the
+// core: its results for random values 0 and 2^k - 1, and by bisection between them the last value
+// whose result's code (flags) is the first one's. That is every result's where each of the two
+// is a step function of the random value r, as in round_core.hpp: round_to_quantum carries where
+// r plus the k bits below the quantum reach 2^k, at and above one r; the tininess of the result
+// at p bits is such a carry's negation, read at another quantum (underflow goes off at one r);
+// overflow comes with the carry; inexact does not depend on r. So the code changes at most once
+// as r grows, and so do the flags (underflow and overflow never both: no result is near both ends
+// of the range).
 template <class Core>
-std::shared_ptr<const result_table> make_table(simd::lane_op op, const format& f, const Core& core) {
+std::shared_ptr<const result_table> make_table(simd::lane_op op, const format& f, const rounding& r,
+                                               const Core& core) {
   auto table = std::make_shared<result_table>();
   auto entry = [](const rounded& res) { return static_cast<std::uint16_t>(res.code | res.flags << 8); };
   if (op != simd::lane_op::fma) {
     table->operands = op == simd::lane_op::sqrt ? 1 : 2;
-    table->entries.resize(table->operands == 1 ? 1u << 8 : 1u << 16);
-    for (std::uint32_t i = 0; i < table->entries.size(); ++i)
-      table->entries[i] = entry(table->operands == 1 ? core(i, 0, 0, 0) : core(i >> 8, i & 0xff, 0, 0));
+    const std::uint32_t indices = table->operands == 1 ? 1u << 8 : 1u << 16;
+    auto result = [&](std::uint32_t i, std::uint64_t random) {
+      return entry(table->operands == 1 ? core(i, 0, 0, random) : core(i >> 8, i & 0xff, 0, random));
+    };
+    if (r.mode != round_mode::stochastic) {
+      table->entries.resize(indices);
+      for (std::uint32_t i = 0; i < indices; ++i) table->entries[i] = result(i, 0);
+      return table;
+    }
+    table->random_bits = r.sr_bits;
+    const std::uint32_t top = (std::uint32_t{1} << r.sr_bits) - 1;
+    table->entries.resize(4 * std::size_t{indices});
+    for (std::uint32_t i = 0; i < indices; ++i) {
+      const std::uint16_t first = result(i, 0), last = result(i, top);
+      // The last random value whose result has first's bits under mask (0xffff where last's has them too).
+      auto last_as_first = [&](unsigned mask) -> std::uint16_t {
+        if ((first & mask) == (last & mask)) return 0xffff;
+        std::uint32_t as_first = 0, as_last = top;
+        while (as_last - as_first > 1) {
+          const std::uint32_t mid = as_first + (as_last - as_first) / 2;
+          ((result(i, mid) & mask) == (first & mask) ? as_first : as_last) = mid;
+        }
+        return static_cast<std::uint16_t>(as_first);
+      };
+      std::uint16_t* e = &table->entries[4 * std::size_t{i}];
+      e[0] = first;
+      e[1] = last;
+      e[2] = last_as_first(0xff);
+      e[3] = last_as_first(0xff00);
+    }
     return table;
   }
   table->operands = 3;
@@ -304,7 +345,9 @@ std::shared_ptr<const result_table> make_table(simd::lane_op op, const format& f
 template <class Core>
 std::shared_ptr<const result_table> table_for(simd::lane_op op, const format& f, const rounding& r, std::size_t n,
                                               bool lanes, const Core& core) {
-  if (width(f) > 8 || is_stochastic(r.mode)) return nullptr;
+  const bool random = is_stochastic(r.mode);
+  if (width(f) > 8 || (random && (r.mode != round_mode::stochastic || r.sr_bits > 16 || op == simd::lane_op::fma)))
+    return nullptr;
   table_cache& cache = tables();
   const std::lock_guard lock(cache.mutex);
   std::deque<tabulated>& made = cache.made;
@@ -314,11 +357,13 @@ std::shared_ptr<const result_table> table_for(simd::lane_op op, const format& f,
     if (made.size() == kTables) made.pop_front();
     it = made.insert(made.end(), tabulated{op, f, r, 0, false, nullptr});
   }
-  const std::size_t calls = op == simd::lane_op::sqrt  ? std::size_t{1} << 8
-                            : op == simd::lane_op::fma ? std::size_t{1} << 19
-                                                       : std::size_t{1} << 16;
+  // (stochastically at most k + 2 calls an index: the bisection of the code's or the flags' step)
+  const std::size_t calls = (op == simd::lane_op::sqrt  ? std::size_t{1} << 8
+                             : op == simd::lane_op::fma ? std::size_t{1} << 19
+                                                        : std::size_t{1} << 16) *
+                            (random ? r.sr_bits + 2 : 1);
   if (it->table || it->declined || (it->asked += n) < calls * (lanes ? kLanesPerCall : 1)) return it->table;
-  it->table = make_table(op, f, core);
+  it->table = make_table(op, f, r, core);
   it->declined = it->table == nullptr;
   return it->table;
 }
@@ -327,10 +372,12 @@ std::shared_ptr<const result_table> table_for(simd::lane_op op, const format& f,
 // width(f) <= 8 bits, which the table's index holds.
 template <class Code>
 std::uint8_t apply_table(const result_table& table, const Code* a, const Code* b, const Code* c, std::span<Code> out,
-                         std::span<std::uint8_t> flags) {
+                         const sr_stream& sr, std::span<std::uint8_t> flags) {
   return for_each_piece(out.size(), [&](std::size_t begin, std::size_t end) {
+    std::uint32_t random[kPiece];  // element i's random bits, as everywhere (array_random_width: 16)
+    if (table.random_bits) simd::fill_keystream(sr.seed, sr.stream, sr.first_index + begin, end - begin, 16, random);
     return simd::look_up(table.view(), a + begin, (b ? b : a) + begin, (c ? c : a) + begin, end - begin,
-                         out.data() + begin, flags.empty() ? nullptr : flags.data() + begin);
+                         out.data() + begin, flags.empty() ? nullptr : flags.data() + begin, random);
   });
 }
 
@@ -346,7 +393,7 @@ std::uint8_t apply_lanes(simd::lane_op op, const format& f, const Code* a, const
                          const Core& core) {
   const simd::op_path path = simd::op_lanes(op, f, r);
   if (const auto table = table_for(op, f, r, out.size(), path != simd::op_path::core, core))
-    return apply_table(*table, a, b, c, out, flags);
+    return apply_table(*table, a, b, c, out, sr, flags);
   // Element j through the core: its result stored, its flags returned.
   auto one = [&](std::size_t j, std::uint64_t random) {
     const rounded res = core(a[j], b ? b[j] : 0, c ? c[j] : 0, random);

@@ -1089,19 +1089,104 @@ HWY_INLINE unsigned EntryIndex(const result_table_view& t, Code x, Code y, Code 
 // rate, this 0.6), on every target: on a Zen 5 core AVX2's and AVX-512's gathers read about 0.7
 // elements a cycle, and these loads ran 0.98-1.15x as fast for pairs, 1.03-1.36x for fma's two
 // levels and 1.5-2.2x for one operand (lib_ab, bench/results/elementwise-2026-11-30b-zen5.md).
-template <int kOperands, class Code>
+// kRandom: the table's four entries an index (result_table_view), of which element i takes the
+// code and the flags its random value r (random[i]'s low k bits) picks.
+template <int kOperands, bool kRandom, class Code>
 std::uint8_t LookUpAs(const result_table_view& t, const Code* a, const Code* b, const Code* c, std::size_t n,
-                      Code* out, std::uint8_t* flags) {
+                      Code* out, std::uint8_t* flags, const std::uint32_t* random) {
+  const std::uint32_t k_mask = (std::uint32_t{1} << t.random_bits) - 1;
+  auto entry_of = [&](std::size_t j) -> unsigned {
+    const unsigned index = EntryIndex<kOperands>(t, a[j], b[j], c[j]);
+    if constexpr (!kRandom) {
+      return t.entries[index];
+    } else {
+      const std::uint16_t* e = t.entries + 4 * std::size_t{index};
+      const std::uint32_t r = random[j] & k_mask;
+      return ((r > e[2] ? e[1] : e[0]) & 0xffu) | ((r > e[3] ? e[1] : e[0]) & 0xff00u);
+    }
+  };
   std::size_t i = 0;
   unsigned all = 0;
+#if HWY_TARGET <= HWY_AVX2
+  // With random bits, a vector of entries by gathers, each lane's pick by a compare: AVX-512
+  // gathers the four entries of an index as one 64-bit word and splits results from last random
+  // values by shuffles, AVX2 gathers each half as a 32-bit word, where those shuffles cost more
+  // (e4m3fn add and sqrt on the Emerald Rapids Xeon, bench_round: AVX-512 1.1-1.3x as fast as by
+  // 32-bit gathers, AVX2 0.87x; AVX-512's 32-bit gathers 1.9x the loop below, eight loads a step).
+  if constexpr (kRandom) {
+    const hn::ScalableTag<std::uint32_t> d32;
+    const hn::RebindToSigned<decltype(d32)> di32;
+    const hn::Rebind<Code, decltype(d32)> dc;
+    const hn::Rebind<std::uint8_t, decltype(d32)> d8;
+    const std::size_t L = hn::Lanes(d32);
+    const hn::Repartition<std::int64_t, decltype(d32)> di64;
+    const hn::Half<decltype(di32)> dh;
+    const auto* quads = reinterpret_cast<const std::int64_t*>(t.entries);
+    const auto* words = reinterpret_cast<const std::int32_t*>(t.entries);
+    const auto byte = hn::Set(d32, 0xffu), low = hn::Set(d32, 0xffffu), mask = hn::Set(d32, k_mask);
+    auto index_of = [&](const Code* p) FPEMU_KERNEL_LAMBDA {
+      if constexpr (sizeof(Code) == 4) return hn::And(hn::LoadU(d32, p + i), byte);
+      else return hn::And(hn::PromoteTo(d32, hn::LoadU(dc, p + i)), byte);
+    };
+    auto seen = hn::Zero(d32);
+    for (; i + L <= n; i += L) {
+      auto index = index_of(a);
+      if constexpr (kOperands == 2) index = hn::Or(hn::ShiftLeft<8>(index), index_of(b));
+      const auto at = hn::BitCast(di32, index);
+      hn::Vec<decltype(d32)> results;
+      hn::Vec<decltype(di32)> last_of_first;
+      if constexpr (HWY_TARGET <= HWY_AVX3) {
+        const auto lower = hn::BitCast(d32, hn::GatherIndex(di64, quads, hn::PromoteTo(di64, hn::LowerHalf(dh, at))));
+        const auto upper = hn::BitCast(d32, hn::GatherIndex(di64, quads, hn::PromoteTo(di64, hn::UpperHalf(dh, at))));
+        results = hn::ConcatEven(d32, upper, lower);
+        last_of_first = hn::BitCast(di32, hn::ConcatOdd(d32, upper, lower));
+      } else {
+        const auto halves = hn::ShiftLeft<1>(at);
+        results = hn::BitCast(d32, hn::GatherIndex(di32, words, halves));
+        last_of_first = hn::GatherIndex(di32, words + 1, halves);
+      }
+      const auto r = hn::BitCast(di32, hn::And(hn::LoadU(d32, random + i), mask));  // (signed: all below 2^16)
+      const auto last = hn::ShiftRight<16>(results);
+      const auto code = hn::IfThenElse(hn::RebindMask(d32, hn::Gt(r, hn::And(last_of_first, hn::BitCast(di32, low)))),
+                                       last, results);
+      const auto flags_from = hn::BitCast(di32, hn::ShiftRight<16>(hn::BitCast(d32, last_of_first)));
+      const auto fl = hn::IfThenElse(hn::RebindMask(d32, hn::Gt(r, flags_from)), last, results);
+      const auto entry = hn::Or(hn::And(code, byte), hn::AndNot(byte, hn::And(fl, low)));
+      seen = hn::Or(seen, entry);
+      const auto codes = hn::BitCast(di32, hn::And(entry, byte));
+      if constexpr (sizeof(Code) == 4) hn::StoreU(hn::BitCast(d32, codes), d32, out + i);
+      else hn::StoreU(hn::DemoteTo(dc, codes), dc, out + i);
+      if (flags) hn::StoreU(hn::DemoteTo(d8, hn::BitCast(di32, hn::ShiftRight<8>(entry))), d8, flags + i);
+    }
+    HWY_ALIGN std::uint32_t seen_lanes[HWY_MAX_BYTES / 4];
+    hn::Store(seen, d32, seen_lanes);
+    for (std::size_t j = 0; j < L; ++j) all |= seen_lanes[j];
+  }
+#endif
 #if HWY_TARGET != HWY_SCALAR
   const hn::Full128<std::uint16_t> d16;
   const hn::Rebind<std::uint8_t, decltype(d16)> d8;
   auto union_bits = hn::Zero(d16);
   for (; i + 8 <= n; i += 8) {
     HWY_ALIGN std::uint16_t entry[8];
-    for (std::size_t j = i; j < i + 8; ++j) entry[j - i] = t.entries[EntryIndex<kOperands>(t, a[j], b[j], c[j])];
-    const auto entries = hn::Load(d16, entry);
+    hn::Vec<decltype(d16)> entries;
+    if constexpr (kRandom) {  // the picks in lanes (as branches they mispredicted half the time)
+      HWY_ALIGN std::uint16_t quads[32], r[8];
+      for (std::size_t j = i; j < i + 8; ++j) {
+        std::memcpy(quads + 4 * (j - i), t.entries + 4 * std::size_t{EntryIndex<kOperands>(t, a[j], b[j], c[j])}, 8);
+        r[j - i] = static_cast<std::uint16_t>(random[j] & k_mask);
+      }
+      hn::Vec<decltype(d16)> first, last, code_from, flags_from;
+      hn::LoadInterleaved4(d16, quads, first, last, code_from, flags_from);
+      const auto rv = hn::Load(d16, r);
+      const auto code = hn::IfThenElse(hn::Gt(rv, code_from), last, first);
+      const auto fl = hn::IfThenElse(hn::Gt(rv, flags_from), last, first);
+      entries = hn::Or(hn::And(code, hn::Set(d16, 0xff)), hn::And(fl, hn::Set(d16, 0xff00)));
+      if constexpr (sizeof(Code) == 4) hn::Store(entries, d16, entry);
+    } else {
+      for (std::size_t j = i; j < i + 8; ++j) entry[j - i] = static_cast<std::uint16_t>(entry_of(j));
+      entries = hn::Load(d16, entry);
+    }
     union_bits = hn::Or(union_bits, entries);
     if constexpr (sizeof(Code) == 1) {
       hn::StoreU(hn::TruncateTo(d8, entries), d8, out + i);
@@ -1117,7 +1202,7 @@ std::uint8_t LookUpAs(const result_table_view& t, const Code* a, const Code* b, 
   for (const unsigned lane : lanes) all |= lane;
 #endif
   for (; i < n; ++i) {
-    const unsigned entry = t.entries[EntryIndex<kOperands>(t, a[i], b[i], c[i])];
+    const unsigned entry = entry_of(i);
     out[i] = static_cast<Code>(entry & 0xffu);
     if (flags) flags[i] = static_cast<std::uint8_t>(entry >> 8);
     all |= entry;
@@ -1127,21 +1212,25 @@ std::uint8_t LookUpAs(const result_table_view& t, const Code* a, const Code* b, 
 
 template <class Code>
 std::uint8_t LookUpWidth(const result_table_view& t, code_source a, code_source b, code_source c, std::size_t n,
-                         code_sink out, std::uint8_t* flags) {
+                         code_sink out, std::uint8_t* flags, const std::uint32_t* random) {
   const auto* x = static_cast<const Code*>(a.data);
   const auto* y = static_cast<const Code*>(b.data);
   const auto* z = static_cast<const Code*>(c.data);
   auto* o = static_cast<Code*>(out.data);
-  if (t.operands == 1) return LookUpAs<1>(t, x, y, z, n, o, flags);
-  if (t.operands == 2) return LookUpAs<2>(t, x, y, z, n, o, flags);
-  return LookUpAs<3>(t, x, y, z, n, o, flags);
+  if (t.random_bits) {
+    if (t.operands == 1) return LookUpAs<1, true>(t, x, y, z, n, o, flags, random);
+    return LookUpAs<2, true>(t, x, y, z, n, o, flags, random);
+  }
+  if (t.operands == 1) return LookUpAs<1, false>(t, x, y, z, n, o, flags, random);
+  if (t.operands == 2) return LookUpAs<2, false>(t, x, y, z, n, o, flags, random);
+  return LookUpAs<3, false>(t, x, y, z, n, o, flags, random);
 }
 
 std::uint8_t LookUp(const result_table_view& t, code_source a, code_source b, code_source c, std::size_t n,
-                    code_sink out, std::uint8_t* flags) {
-  if (a.bytes == 1) return LookUpWidth<std::uint8_t>(t, a, b, c, n, out, flags);
-  if (a.bytes == 2) return LookUpWidth<std::uint16_t>(t, a, b, c, n, out, flags);
-  return LookUpWidth<std::uint32_t>(t, a, b, c, n, out, flags);
+                    code_sink out, std::uint8_t* flags, const std::uint32_t* random) {
+  if (a.bytes == 1) return LookUpWidth<std::uint8_t>(t, a, b, c, n, out, flags, random);
+  if (a.bytes == 2) return LookUpWidth<std::uint16_t>(t, a, b, c, n, out, flags, random);
+  return LookUpWidth<std::uint32_t>(t, a, b, c, n, out, flags, random);
 }
 
 std::size_t OpFloats(lane_op op, const format& f, code_source a, code_source b, code_source c, std::size_t n,
@@ -1248,8 +1337,8 @@ std::size_t one_pass_op(lane_op op, const format& f, const rounding& r, const sr
 }
 
 std::uint8_t look_up(const result_table_view& table, code_source a, code_source b, code_source c, std::size_t n,
-                     code_sink out, std::uint8_t* flags) {
-  return HWY_DYNAMIC_DISPATCH(LookUp)(table, a, b, c, n, out, flags);
+                     code_sink out, std::uint8_t* flags, const std::uint32_t* random) {
+  return HWY_DYNAMIC_DISPATCH(LookUp)(table, a, b, c, n, out, flags, random);
 }
 
 }  // namespace fpemu::simd

@@ -153,17 +153,23 @@ std::size_t one_pass_op(lane_op op, const format& f, const rounding& r, const sr
 // A table of an op's results on codes of at most 8 bits (array.cpp makes them): entries
 // code | flags << 8, at x for one operand, x << 8 | y for two, and rows[x << 8 | y] << 8 | z for
 // three (fma: `rows` names the row of results over z that the pair (x, y) reads), with x, y and z
-// the operands' low bytes.
+// the operands' low bytes. In stochastic rounding with k <= 16 random bits (one or two operands),
+// four entries at 4 x that index: the results for random bits 0 and 2^k - 1, and the last random
+// value whose result has the first one's code, and the last whose result has its flags (0xffff
+// where the two agree): element i's result is the second one's code where its random value r is
+// above the former, else the first one's, and likewise for the flags.
 struct result_table_view {
   int operands;                  // 1, 2 or 3
-  const std::uint16_t* entries;  // code | flags << 8
+  int random_bits;               // k, for stochastic rounding; else 0
+  const std::uint16_t* entries;  // code | flags << 8 (four per index with random_bits)
   const std::uint16_t* rows;     // three operands only
 };
 // out[i] = the entry of (a[i], b[i], c[i]) & 0xff for i in [0, n) (b and c read where the table
-// takes them); flags[i] (if not null) the entry's high byte; returns the union of the high bytes.
+// takes them; with random bits, the result of element i's random value, the low k bits of
+// random[i]); flags[i] (if not null) the entry's high byte; returns the union of the high bytes.
 // a, b, c and out hold codes of one width.
 std::uint8_t look_up(const result_table_view& table, code_source a, code_source b, code_source c, std::size_t n,
-                     code_sink out, std::uint8_t* flags);
+                     code_sink out, std::uint8_t* flags, const std::uint32_t* random = nullptr);
 
 // For tests: whether the array functions (array.cpp) hold a table of results of op, f and r.
 bool has_table(lane_op op, const format& f, const rounding& r);
