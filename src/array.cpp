@@ -293,7 +293,7 @@ std::shared_ptr<const result_table> make_table(simd::lane_op op, const format& f
       return entry(table->operands == 1 ? core(i, 0, 0, random) : core(i >> 8, i & 0xff, 0, random));
     };
     if (r.mode != round_mode::stochastic) {
-      table->entries.resize(indices);
+      table->entries.resize(indices + 1);  // (a spare entry: simd::look_up reads 32-bit words)
       for (std::uint32_t i = 0; i < indices; ++i) table->entries[i] = result(i, 0);
       return table;
     }
@@ -321,7 +321,7 @@ std::shared_ptr<const result_table> make_table(simd::lane_op op, const format& f
     return table;
   }
   table->operands = 3;
-  table->rows.resize(1u << 16);
+  table->rows.resize((1u << 16) + 1);  // (a spare row index and entry: simd::look_up reads 32-bit words)
   std::unordered_map<std::uint64_t, std::uint16_t> row_of;
   std::vector<std::uint32_t> pair_of_row;  // the pair x << 8 | y whose results fill the row
   for (std::uint32_t i = 0; i < 1u << 16; ++i) {
@@ -332,8 +332,8 @@ std::shared_ptr<const result_table> make_table(simd::lane_op op, const format& f
     }
     table->rows[i] = it->second;
   }
-  table->entries.resize(pair_of_row.size() << 8);
-  for (std::uint32_t i = 0; i < table->entries.size(); ++i) {
+  table->entries.resize((pair_of_row.size() << 8) + 1);
+  for (std::uint32_t i = 0; i + 1 < table->entries.size(); ++i) {
     const std::uint32_t pair = pair_of_row[i >> 8];
     table->entries[i] = entry(core(pair >> 8, pair & 0xff, i & 0xff, 0));
   }

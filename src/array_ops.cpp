@@ -1108,13 +1108,19 @@ std::uint8_t LookUpAs(const result_table_view& t, const Code* a, const Code* b, 
   std::size_t i = 0;
   unsigned all = 0;
 #if HWY_TARGET <= HWY_AVX2
-  // With random bits, a vector of entries by gathers, each lane's pick by a compare: AVX-512
-  // gathers the four entries of an index as one 64-bit word and splits results from last random
-  // values by shuffles, AVX2 gathers each half as a 32-bit word, where those shuffles cost more
-  // (e4m3fn add and sqrt on the Emerald Rapids Xeon, bench_round: AVX-512 1.1-1.3x as fast as by
-  // 32-bit gathers, AVX2 0.87x; AVX-512's 32-bit gathers 1.9x the loop below, eight loads a step).
-  if constexpr (kRandom) {
-    const hn::ScalableTag<std::uint32_t> d32;
+  // A vector of entries by gathers (fma: its rows first), each lane's pick with random bits by a
+  // compare: AVX-512 gathers the four entries of an index as one 64-bit word and splits results
+  // from last random values by shuffles, AVX2 gathers each half as a 32-bit word, where those
+  // shuffles cost more (e4m3fn add and sqrt in sr16 on the Emerald Rapids Xeon, bench_round:
+  // AVX-512 1.1-1.3x as fast as by 32-bit gathers, AVX2 0.87x; AVX-512's 32-bit gathers 1.9x the
+  // loop below, eight loads a step). A 16-bit entry or row comes with the next one in a 32-bit
+  // word (the tables end in a spare one), eight lanes a step on AVX-512 too: with sixteen, fma's
+  // two dependent gathers ran 0.65-0.95x as fast, and with eight the random picks 0.7-0.8x. One
+  // operand without random bits keeps the loads below: its 256 entries stay in the L1 cache, and
+  // AVX-512's gathers ran sqrt at 0.64-0.88x (lib_ab).
+  if constexpr (kRandom || kOperands >= 2) {
+    using D32 = std::conditional_t<kRandom, hn::ScalableTag<std::uint32_t>, hn::CappedTag<std::uint32_t, 8>>;
+    const D32 d32;
     const hn::RebindToSigned<decltype(d32)> di32;
     const hn::Rebind<Code, decltype(d32)> dc;
     const hn::Rebind<std::uint8_t, decltype(d32)> d8;
@@ -1123,35 +1129,46 @@ std::uint8_t LookUpAs(const result_table_view& t, const Code* a, const Code* b, 
     const hn::Half<decltype(di32)> dh;
     const auto* quads = reinterpret_cast<const std::int64_t*>(t.entries);
     const auto* words = reinterpret_cast<const std::int32_t*>(t.entries);
+    const auto* rows = reinterpret_cast<const std::int32_t*>(t.rows);
     const auto byte = hn::Set(d32, 0xffu), low = hn::Set(d32, 0xffffu), mask = hn::Set(d32, k_mask);
     auto index_of = [&](const Code* p) FPEMU_KERNEL_LAMBDA {
       if constexpr (sizeof(Code) == 4) return hn::And(hn::LoadU(d32, p + i), byte);
       else return hn::And(hn::PromoteTo(d32, hn::LoadU(dc, p + i)), byte);
     };
+    // The 16-bit element at `index` of the array at `base`.
+    auto gather16 = [&](const std::int32_t* base, hn::Vec<decltype(d32)> index) FPEMU_KERNEL_LAMBDA {
+      return hn::And(hn::BitCast(d32, hn::GatherOffset(di32, base, hn::BitCast(di32, hn::Add(index, index)))), low);
+    };
     auto seen = hn::Zero(d32);
     for (; i + L <= n; i += L) {
       auto index = index_of(a);
-      if constexpr (kOperands == 2) index = hn::Or(hn::ShiftLeft<8>(index), index_of(b));
-      const auto at = hn::BitCast(di32, index);
-      hn::Vec<decltype(d32)> results;
-      hn::Vec<decltype(di32)> last_of_first;
-      if constexpr (HWY_TARGET <= HWY_AVX3) {
-        const auto lower = hn::BitCast(d32, hn::GatherIndex(di64, quads, hn::PromoteTo(di64, hn::LowerHalf(dh, at))));
-        const auto upper = hn::BitCast(d32, hn::GatherIndex(di64, quads, hn::PromoteTo(di64, hn::UpperHalf(dh, at))));
-        results = hn::ConcatEven(d32, upper, lower);
-        last_of_first = hn::BitCast(di32, hn::ConcatOdd(d32, upper, lower));
+      if constexpr (kOperands >= 2) index = hn::Or(hn::ShiftLeft<8>(index), index_of(b));
+      if constexpr (kOperands == 3) index = hn::Or(hn::ShiftLeft<8>(gather16(rows, index)), index_of(c));
+      hn::Vec<decltype(d32)> entry;
+      if constexpr (kRandom) {
+        const auto at = hn::BitCast(di32, index);
+        hn::Vec<decltype(d32)> results;
+        hn::Vec<decltype(di32)> last_of_first;
+        if constexpr (HWY_TARGET <= HWY_AVX3) {
+          const auto lower = hn::BitCast(d32, hn::GatherIndex(di64, quads, hn::PromoteTo(di64, hn::LowerHalf(dh, at))));
+          const auto upper = hn::BitCast(d32, hn::GatherIndex(di64, quads, hn::PromoteTo(di64, hn::UpperHalf(dh, at))));
+          results = hn::ConcatEven(d32, upper, lower);
+          last_of_first = hn::BitCast(di32, hn::ConcatOdd(d32, upper, lower));
+        } else {
+          const auto halves = hn::ShiftLeft<1>(at);
+          results = hn::BitCast(d32, hn::GatherIndex(di32, words, halves));
+          last_of_first = hn::GatherIndex(di32, words + 1, halves);
+        }
+        const auto r = hn::BitCast(di32, hn::And(hn::LoadU(d32, random + i), mask));  // (signed: all below 2^16)
+        const auto last = hn::ShiftRight<16>(results);
+        const auto code_from = hn::And(last_of_first, hn::BitCast(di32, low));
+        const auto flags_from = hn::BitCast(di32, hn::ShiftRight<16>(hn::BitCast(d32, last_of_first)));
+        const auto code = hn::IfThenElse(hn::RebindMask(d32, hn::Gt(r, code_from)), last, results);
+        const auto fl = hn::IfThenElse(hn::RebindMask(d32, hn::Gt(r, flags_from)), last, results);
+        entry = hn::Or(hn::And(code, byte), hn::AndNot(byte, hn::And(fl, low)));
       } else {
-        const auto halves = hn::ShiftLeft<1>(at);
-        results = hn::BitCast(d32, hn::GatherIndex(di32, words, halves));
-        last_of_first = hn::GatherIndex(di32, words + 1, halves);
+        entry = gather16(words, index);
       }
-      const auto r = hn::BitCast(di32, hn::And(hn::LoadU(d32, random + i), mask));  // (signed: all below 2^16)
-      const auto last = hn::ShiftRight<16>(results);
-      const auto code = hn::IfThenElse(hn::RebindMask(d32, hn::Gt(r, hn::And(last_of_first, hn::BitCast(di32, low)))),
-                                       last, results);
-      const auto flags_from = hn::BitCast(di32, hn::ShiftRight<16>(hn::BitCast(d32, last_of_first)));
-      const auto fl = hn::IfThenElse(hn::RebindMask(d32, hn::Gt(r, flags_from)), last, results);
-      const auto entry = hn::Or(hn::And(code, byte), hn::AndNot(byte, hn::And(fl, low)));
       seen = hn::Or(seen, entry);
       const auto codes = hn::BitCast(di32, hn::And(entry, byte));
       if constexpr (sizeof(Code) == 4) hn::StoreU(hn::BitCast(d32, codes), d32, out + i);

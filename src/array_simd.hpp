@@ -157,7 +157,8 @@ std::size_t one_pass_op(lane_op op, const format& f, const rounding& r, const sr
 // four entries at 4 x that index: the results for random bits 0 and 2^k - 1, and the last random
 // value whose result has the first one's code, and the last whose result has its flags (0xffff
 // where the two agree): element i's result is the second one's code where its random value r is
-// above the former, else the first one's, and likewise for the flags.
+// above the former, else the first one's, and likewise for the flags. Without random bits, the
+// entries and the rows end in a spare element (a kernel reads 16-bit elements as 32-bit words).
 struct result_table_view {
   int operands;                  // 1, 2 or 3
   int random_bits;               // k, for stochastic rounding; else 0

@@ -1678,7 +1678,8 @@ TEST_CASE("simd::look_up == the table read element by element at the codes' low 
           "(the pair's row, then the entry), codes of 1, 2 and 4 bytes (high bits set), lengths 0 to 70 from four "
           "starts, the last entry and row included, with and without flags, every target") {
   std::mt19937_64 rng(31);
-  std::vector<std::uint16_t> entries(std::size_t{1} << 16), rows(std::size_t{1} << 16);
+  // (each with the spare element result_table_view asks for)
+  std::vector<std::uint16_t> entries((std::size_t{1} << 16) + 1), rows((std::size_t{1} << 16) + 1);
   for (std::uint16_t& t : entries) t = static_cast<std::uint16_t>(rng());
   for (std::uint16_t& t : rows) t = static_cast<std::uint16_t>(rng() & 0xff);  // 2^8 rows of 2^8 entries
   rows[0xffff] = 0xff;
