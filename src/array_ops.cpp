@@ -1084,11 +1084,14 @@ HWY_INLINE unsigned EntryIndex(const result_table_view& t, Code x, Code y, Code 
 
 // The entries of (a[i], b[i], c[i]) in t for i in [0, n), on the low byte of each code (Code wide
 // or a byte): the low bytes to out, the high ones to flags (if not null); returns the union of the
-// high bytes. Eight entries a step, read one by one and split into result and flag bytes in one
-// vector (a byte store per result and flag byte ran SSE4's e4m3fn add at 0.47 of memcpy's element
-// rate, this 0.6), on every target: on a Zen 5 core AVX2's and AVX-512's gathers read about 0.7
+// high bytes. Below AVX2, and for one operand without random bits, eight entries a step, read one
+// by one and split into result and flag bytes in one vector (a byte store per result and flag byte
+// ran SSE4's e4m3fn add at 0.47 of memcpy's element rate, this 0.6); AVX2 and AVX-512 gather the
+// others (below). Which is faster depends on the CPU: on a Zen 5 core the gathers read about 0.7
 // elements a cycle, and these loads ran 0.98-1.15x as fast for pairs, 1.03-1.36x for fma's two
-// levels and 1.5-2.2x for one operand (lib_ab, bench/results/elementwise-2026-11-30b-zen5.md).
+// levels and 1.5-2.2x for one operand (bench/results/elementwise-2026-11-30b-zen5.md); on the
+// Emerald Rapids Xeon the gathers ran pairs 1.1-2.1x and fma 1.1-1.5x as fast as these loads
+// (bench/results/elementwise-fp8-gather-2026-12-01-xeon.md), with random bits 1.9x.
 // kRandom: the table's four entries an index (result_table_view), of which element i takes the
 // code and the flags its random value r (random[i]'s low k bits) picks.
 template <int kOperands, bool kRandom, class Code>
@@ -1112,12 +1115,11 @@ std::uint8_t LookUpAs(const result_table_view& t, const Code* a, const Code* b, 
   // compare: AVX-512 gathers the four entries of an index as one 64-bit word and splits results
   // from last random values by shuffles, AVX2 gathers each half as a 32-bit word, where those
   // shuffles cost more (e4m3fn add and sqrt in sr16 on the Emerald Rapids Xeon, bench_round:
-  // AVX-512 1.1-1.3x as fast as by 32-bit gathers, AVX2 0.87x; AVX-512's 32-bit gathers 1.9x the
-  // loop below, eight loads a step). A 16-bit entry or row comes with the next one in a 32-bit
-  // word (the tables end in a spare one), eight lanes a step on AVX-512 too: with sixteen, fma's
-  // two dependent gathers ran 0.65-0.95x as fast, and with eight the random picks 0.7-0.8x. One
-  // operand without random bits keeps the loads below: its 256 entries stay in the L1 cache, and
-  // AVX-512's gathers ran sqrt at 0.64-0.88x (lib_ab).
+  // AVX-512 1.1-1.3x as fast as by 32-bit gathers, AVX2 0.87x). A 16-bit entry or row comes with
+  // the next one in a 32-bit word (the tables end in a spare one), eight lanes a step on AVX-512
+  // too: with sixteen, fma's two dependent gathers ran 0.65-0.95x as fast, and with eight the
+  // random picks 0.7-0.8x. One operand without random bits keeps the loads below: its 256 entries
+  // stay in the L1 cache, and AVX-512's gathers ran sqrt at 0.64-0.88x (lib_ab).
   if constexpr (kRandom || kOperands >= 2) {
     using D32 = std::conditional_t<kRandom, hn::ScalableTag<std::uint32_t>, hn::CappedTag<std::uint32_t, 8>>;
     const D32 d32;
