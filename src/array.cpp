@@ -219,11 +219,15 @@ expected<std::uint8_t> round_given(const format& f, std::span<const float> in, s
 // times the core calls that make it (2^8 for sqrt, 2^16 for pairs, about 2^19 for fma: 2^11
 // rows; k + 2 times that in stochastic rounding) where lanes cover the op (1 to 3 G elements/s on
 // a Zen 5 core, the core 30 ns a call), or to those calls where the core does every element, so
-// that making it costs about what the elements would; it is kept for the process: those of the
-// last kTables (op, format, rounding) asked about, at most 1 MiB + 128 KiB each.
+// that making it costs about what the elements would. It is kept for the process, within
+// kTableBytes for all of them (at most 1 MiB + 128 KiB each): making one drops the oldest made
+// ones until it fits (with 16 tables at most, an element-wise benchmark run over FP8 formats, ops
+// and modes in random order made some twice and more, their elements through lanes again); the
+// elements asked are counted for the last kRecords (op, format, rounding).
 constexpr std::size_t kLanesPerCall = 32;
 constexpr std::size_t kRows = std::size_t{1} << 11;
-constexpr std::size_t kTables = 16;
+constexpr std::size_t kTableBytes = std::size_t{32} << 20;
+constexpr std::size_t kRecords = 64;
 
 struct result_table {
   int operands;
@@ -231,6 +235,7 @@ struct result_table {
   std::vector<std::uint16_t> entries;  // code | flags << 8 (four per index with random_bits)
   std::vector<std::uint16_t> rows;     // fma: the row of x << 8 | y
   simd::result_table_view view() const { return {operands, random_bits, entries.data(), rows.data()}; }
+  std::size_t bytes() const { return (entries.size() + rows.size()) * sizeof(std::uint16_t); }
 };
 
 struct tabulated {
@@ -354,7 +359,7 @@ std::shared_ptr<const result_table> table_for(simd::lane_op op, const format& f,
   auto it =
       std::find_if(made.begin(), made.end(), [&](const tabulated& t) { return t.op == op && t.f == f && t.r == r; });
   if (it == made.end()) {
-    if (made.size() == kTables) made.pop_front();
+    if (made.size() == kRecords) made.pop_front();
     it = made.insert(made.end(), tabulated{op, f, r, 0, false, nullptr});
   }
   // (stochastically at most k + 2 calls an index: the bisection of the code's or the flags' step)
@@ -365,6 +370,15 @@ std::shared_ptr<const result_table> table_for(simd::lane_op op, const format& f,
   if (it->table || it->declined || (it->asked += n) < calls * (lanes ? kLanesPerCall : 1)) return it->table;
   it->table = make_table(op, f, r, core);
   it->declined = it->table == nullptr;
+  std::size_t kept = 0;
+  for (const tabulated& t : made) kept += t.table ? t.table->bytes() : 0;
+  for (tabulated& t : made) {  // the oldest first
+    if (kept <= kTableBytes) break;
+    if (!t.table || &t == &*it) continue;
+    kept -= t.table->bytes();
+    t.table = nullptr;
+    t.asked = 0;
+  }
   return it->table;
 }
 

@@ -1082,6 +1082,17 @@ HWY_INLINE unsigned EntryIndex(const result_table_view& t, Code x, Code y, Code 
   return index;
 }
 
+// With random bits, each lane's entry (code | flags << 8) out of its index's four
+// (result_table_view): the last one's code where the lane's random value r is above code_from,
+// else the first one's, and likewise its flags by flags_from (bits above 16 in `first` and `last`
+// are ignored).
+template <class D, class V = hn::Vec<D>>
+HWY_INLINE V Pick(D d, V r, V first, V last, V code_from, V flags_from) {
+  const V code = hn::IfThenElse(hn::Gt(r, code_from), last, first);
+  const V flags = hn::IfThenElse(hn::Gt(r, flags_from), last, first);
+  return hn::Or(hn::And(code, hn::Set(d, 0xff)), hn::And(flags, hn::Set(d, 0xff00)));
+}
+
 // The entries of (a[i], b[i], c[i]) in t for i in [0, n), on the low byte of each code (Code wide
 // or a byte): the low bytes to out, the high ones to flags (if not null); returns the union of the
 // high bytes. Below AVX2, and for one operand without random bits, eight entries a step, read one
@@ -1149,25 +1160,19 @@ std::uint8_t LookUpAs(const result_table_view& t, const Code* a, const Code* b, 
       hn::Vec<decltype(d32)> entry;
       if constexpr (kRandom) {
         const auto at = hn::BitCast(di32, index);
-        hn::Vec<decltype(d32)> results;
-        hn::Vec<decltype(di32)> last_of_first;
+        hn::Vec<decltype(d32)> results, last_of_first;  // (first | last << 16, code_from | flags_from << 16)
         if constexpr (HWY_TARGET <= HWY_AVX3) {
           const auto lower = hn::BitCast(d32, hn::GatherIndex(di64, quads, hn::PromoteTo(di64, hn::LowerHalf(dh, at))));
           const auto upper = hn::BitCast(d32, hn::GatherIndex(di64, quads, hn::PromoteTo(di64, hn::UpperHalf(dh, at))));
           results = hn::ConcatEven(d32, upper, lower);
-          last_of_first = hn::BitCast(di32, hn::ConcatOdd(d32, upper, lower));
+          last_of_first = hn::ConcatOdd(d32, upper, lower);
         } else {
           const auto halves = hn::ShiftLeft<1>(at);
           results = hn::BitCast(d32, hn::GatherIndex(di32, words, halves));
-          last_of_first = hn::GatherIndex(di32, words + 1, halves);
+          last_of_first = hn::BitCast(d32, hn::GatherIndex(di32, words + 1, halves));
         }
-        const auto r = hn::BitCast(di32, hn::And(hn::LoadU(d32, random + i), mask));  // (signed: all below 2^16)
-        const auto last = hn::ShiftRight<16>(results);
-        const auto code_from = hn::And(last_of_first, hn::BitCast(di32, low));
-        const auto flags_from = hn::BitCast(di32, hn::ShiftRight<16>(hn::BitCast(d32, last_of_first)));
-        const auto code = hn::IfThenElse(hn::RebindMask(d32, hn::Gt(r, code_from)), last, results);
-        const auto fl = hn::IfThenElse(hn::RebindMask(d32, hn::Gt(r, flags_from)), last, results);
-        entry = hn::Or(hn::And(code, byte), hn::AndNot(byte, hn::And(fl, low)));
+        entry = Pick(d32, hn::And(hn::LoadU(d32, random + i), mask), results, hn::ShiftRight<16>(results),
+                     hn::And(last_of_first, low), hn::ShiftRight<16>(last_of_first));
       } else {
         entry = gather16(words, index);
       }
@@ -1197,10 +1202,7 @@ std::uint8_t LookUpAs(const result_table_view& t, const Code* a, const Code* b, 
       }
       hn::Vec<decltype(d16)> first, last, code_from, flags_from;
       hn::LoadInterleaved4(d16, quads, first, last, code_from, flags_from);
-      const auto rv = hn::Load(d16, r);
-      const auto code = hn::IfThenElse(hn::Gt(rv, code_from), last, first);
-      const auto fl = hn::IfThenElse(hn::Gt(rv, flags_from), last, first);
-      entries = hn::Or(hn::And(code, hn::Set(d16, 0xff)), hn::And(fl, hn::Set(d16, 0xff00)));
+      entries = Pick(d16, hn::Load(d16, r), first, last, code_from, flags_from);
       if constexpr (sizeof(Code) == 4) hn::Store(entries, d16, entry);
     } else {
       for (std::size_t j = i; j < i + 8; ++j) entry[j - i] = static_cast<std::uint16_t>(entry_of(j));
