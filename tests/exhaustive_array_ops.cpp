@@ -10,7 +10,9 @@
 //  - e4m3fn and e5m2: every one of the 2^24 (a, b, c) triples through fma in each of the eight
 //    modes, twice in the six without random bits: the first pass through the lanes makes the
 //    table of results (array.cpp: once 2^24 elements have been asked), the second reads it (the
-//    quick suite has every pair of every op, test_array_simd).
+//    quick suite has every pair of every op, test_array_simd);
+//  - e4m3fn and e5m2 in sr16: every pair through add, sub, mul and div and every code through
+//    sqrt 2^10 times with its own random values, through the lanes and then the table of results.
 // Opt-in suite 'exhaustive'; two threads (exhaustive_sweep.hpp for sampled timing runs).
 // FPEMU_TARGET=name (a Highway target this CPU has and the build made: AVX3, AVX2, SSE4, ...) runs
 // the kernels on that target instead of the best one; the summary names the one that ran.
@@ -194,6 +196,44 @@ TEST_CASE("10^8 random bf16 and fp16 operand pairs through every op, eight modes
   std::printf("exhaustive_array_ops: %.1f s in all (sample 1/%" PRIu64 ", %u threads, %s)\n",
               std::chrono::duration<double>(std::chrono::steady_clock::now() - all_start).count(), sweep.stride,
               sweep.threads, simd::target_name());
+}
+
+// In sr with up to 16 random bits, add, sub, mul, div and sqrt on byte codes read a table of the
+// core's results at both ends of the random values and where code and flags step (array.cpp),
+// made once 2^21 x 18 elements have been asked of it: every pair 2^10 times with its own random
+// values, the first ones through the lanes, the rest through the table.
+TEST_CASE("every e4m3fn and e5m2 pair through add, sub, mul and div and every code through sqrt in sr16, 2^10 "
+          "random values each, through the lanes and the table of results == the core (codes, flags, flag unions)") {
+  const exhaustive::sweep sweep = exhaustive::sweep::from_environment();
+  dispatch_as_asked();
+  set_array_threads(1);
+  constexpr std::uint64_t kElements = std::uint64_t{1} << 26;
+  const rounding r = rounding_of(round_mode::stochastic);
+  for (const char* name : {"e4m3fn", "e5m2"}) {
+    const format f = *parse_format(name);
+    const auto start = std::chrono::steady_clock::now();
+    tally ty;
+    for (const int j : {0, 1, 2, 3, 5}) {
+      sweep.run(kElements, [&](std::uint64_t begin, std::uint64_t end) {
+        const std::size_t n = end - begin;
+        std::vector<std::uint32_t> a(n), b(n), c(n);
+        for (std::size_t i = 0; i < n; ++i) {
+          a[i] = static_cast<std::uint32_t>(begin + i) >> 8 & 0xff;
+          b[i] = static_cast<std::uint32_t>(begin + i) & 0xff;
+        }
+        ty.cases += check(f, j, r, begin, a, b, c, ty);
+      });
+      const simd::lane_op op = j == 5 ? simd::lane_op::sqrt : static_cast<simd::lane_op>(j);
+      if (sweep.stride == 1) CHECK(simd::has_table(op, f, r));
+    }
+    const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    std::printf("exhaustive_array_ops: %s sr16: every pair x 2^10 random values x 5 ops = %" PRIu64 " cases, %" PRIu64
+                " mismatches (%.1f s, %s)\n",
+                name, ty.cases.load(), ty.mismatches.load(), s, simd::target_name());
+    std::fflush(stdout);
+    if (sweep.stride == 1) CHECK(ty.cases.load() == kElements * 5);
+    CHECK(ty.mismatches.load() == 0);
+  }
 }
 
 // The one pass in nearest-even, once its chunk has raised inexact (and underflow, where the op can
