@@ -391,7 +391,8 @@ std::uint8_t apply_table(const result_table& table, const Code* a, const Code* b
     std::uint32_t random[kPiece];  // element i's random bits, as everywhere (array_random_width: 16)
     if (table.random_bits) simd::fill_keystream(sr.seed, sr.stream, sr.first_index + begin, end - begin, 16, random);
     return simd::look_up(table.view(), a + begin, (b ? b : a) + begin, (c ? c : a) + begin, end - begin,
-                         out.data() + begin, flags.empty() ? nullptr : flags.data() + begin, random);
+                         out.data() + begin, flags.empty() ? nullptr : flags.data() + begin,
+                         table.random_bits ? random : nullptr);
   });
 }
 
