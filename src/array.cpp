@@ -234,8 +234,13 @@ struct result_table {
   int random_bits = 0;                 // stochastic rounding's k, else 0
   std::vector<std::uint16_t> entries;  // code | flags << 8 (four per index with random_bits)
   std::vector<std::uint16_t> rows;     // fma: the row of x << 8 | y
-  simd::result_table_view view() const { return {operands, random_bits, entries.data(), rows.data()}; }
-  std::size_t bytes() const { return (entries.size() + rows.size()) * sizeof(std::uint16_t); }
+  std::vector<std::uint32_t> words;    // with random_bits: one per index
+  simd::result_table_view view() const {
+    return {operands, random_bits, entries.data(), rows.data(), words.data()};
+  }
+  std::size_t bytes() const {
+    return (entries.size() + rows.size()) * sizeof(std::uint16_t) + words.size() * sizeof(std::uint32_t);
+  }
 };
 
 struct tabulated {
@@ -305,6 +310,7 @@ std::shared_ptr<const result_table> make_table(simd::lane_op op, const format& f
     table->random_bits = r.sr_bits;
     const std::uint32_t top = (std::uint32_t{1} << r.sr_bits) - 1;
     table->entries.resize(4 * std::size_t{indices});
+    table->words.resize(indices);
     for (std::uint32_t i = 0; i < indices; ++i) {
       const std::uint16_t first = result(i, 0), last = result(i, top);
       // The last random value whose result has first's bits under mask (0xffff where last's has them too).
@@ -322,6 +328,10 @@ std::shared_ptr<const result_table> make_table(simd::lane_op op, const format& f
       e[1] = last;
       e[2] = last_as_first(0xff);
       e[3] = last_as_first(0xff00);
+      static_assert((flag::invalid | flag::divide_by_zero | flag::overflow | flag::underflow | flag::inexact) < 0x80,
+                    "an entry's bit 15 is free");
+      const bool by_one = e[3] == 0xffff && (e[2] == 0xffff || last == first + 1);
+      table->words[i] = first | (by_one ? 0u : 0x8000u) | std::uint32_t{e[2]} << 16;
     }
     return table;
   }

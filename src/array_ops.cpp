@@ -1103,8 +1103,12 @@ HWY_INLINE V Pick(D d, V r, V first, V last, V code_from, V flags_from) {
 // levels and 1.5-2.2x for one operand (bench/results/elementwise-2026-11-30b-zen5.md); on the
 // Emerald Rapids Xeon the gathers ran pairs 1.1-2.1x and fma 1.1-1.5x as fast as these loads
 // (bench/results/elementwise-fp8-gather-2026-12-01-xeon.md), with random bits 1.9x.
-// kRandom: the table's four entries an index (result_table_view), of which element i takes the
-// code and the flags its random value r (random[i]'s low k bits) picks.
+// kRandom: the table's word an index (result_table_view), from which element i's random value r
+// (random[i]'s low k bits) picks its entry, or, where a vector holds a word with bit 15 set, the
+// four entries, of which r picks the code and the flags. Reading one word instead of the four
+// entries made e4m3fn and e5m2 add, mul, div and sqrt in sr16 1.1-1.5x as fast on AVX2 and
+// AVX-512, alike on SSE4, whose keystream takes most of the time (bench/results/elementwise-fp8-
+// sr16-word-2026-12-01-xeon.md).
 template <int kOperands, bool kRandom, class Code>
 std::uint8_t LookUpAs(const result_table_view& t, const Code* a, const Code* b, const Code* c, std::size_t n,
                       Code* out, std::uint8_t* flags, const std::uint32_t* random) {
@@ -1123,9 +1127,9 @@ std::uint8_t LookUpAs(const result_table_view& t, const Code* a, const Code* b, 
   unsigned all = 0;
 #if HWY_TARGET <= HWY_AVX2
   // A vector of entries by gathers (fma: its rows first), each lane's pick with random bits by a
-  // compare: AVX-512 gathers the four entries of an index as one 64-bit word and splits results
-  // from last random values by shuffles, AVX2 gathers each half as a 32-bit word, where those
-  // shuffles cost more (e4m3fn add and sqrt in sr16 on the Emerald Rapids Xeon, bench_round:
+  // compare. For the four entries AVX-512 gathers those of an index as one 64-bit word and splits
+  // results from last random values by shuffles, AVX2 gathers each half as a 32-bit word, where
+  // those shuffles cost more (e4m3fn add and sqrt in sr16 on the Emerald Rapids Xeon, bench_round:
   // AVX-512 1.1-1.3x as fast as by 32-bit gathers, AVX2 0.87x). A 16-bit entry or row comes with
   // the next one in a 32-bit word (the tables end in a spare one), eight lanes a step on AVX-512
   // too: with sixteen, fma's two dependent gathers ran 0.65-0.95x as fast, and with eight the
@@ -1143,6 +1147,7 @@ std::uint8_t LookUpAs(const result_table_view& t, const Code* a, const Code* b, 
     const auto* quads = reinterpret_cast<const std::int64_t*>(t.entries);
     const auto* words = reinterpret_cast<const std::int32_t*>(t.entries);
     const auto* rows = reinterpret_cast<const std::int32_t*>(t.rows);
+    const auto* packed = reinterpret_cast<const std::int32_t*>(t.words);
     const auto byte = hn::Set(d32, 0xffu), low = hn::Set(d32, 0xffffu), mask = hn::Set(d32, k_mask);
     auto index_of = [&](const Code* p) FPEMU_KERNEL_LAMBDA {
       if constexpr (sizeof(Code) == 4) return hn::And(hn::LoadU(d32, p + i), byte);
@@ -1160,19 +1165,30 @@ std::uint8_t LookUpAs(const result_table_view& t, const Code* a, const Code* b, 
       hn::Vec<decltype(d32)> entry;
       if constexpr (kRandom) {
         const auto at = hn::BitCast(di32, index);
-        hn::Vec<decltype(d32)> results, last_of_first;  // (first | last << 16, code_from | flags_from << 16)
-        if constexpr (HWY_TARGET <= HWY_AVX3) {
-          const auto lower = hn::BitCast(d32, hn::GatherIndex(di64, quads, hn::PromoteTo(di64, hn::LowerHalf(dh, at))));
-          const auto upper = hn::BitCast(d32, hn::GatherIndex(di64, quads, hn::PromoteTo(di64, hn::UpperHalf(dh, at))));
-          results = hn::ConcatEven(d32, upper, lower);
-          last_of_first = hn::ConcatOdd(d32, upper, lower);
-        } else {
-          const auto halves = hn::ShiftLeft<1>(at);
-          results = hn::BitCast(d32, hn::GatherIndex(di32, words, halves));
-          last_of_first = hn::BitCast(d32, hn::GatherIndex(di32, words + 1, halves));
+        const auto r = hn::And(hn::LoadU(d32, random + i), mask);
+        const auto word = hn::GatherIndex(di32, packed, at);
+        // first - (r > code_from), of 16-bit values in 32-bit lanes (shifted down as unsigned): the
+        // signed compare serves
+        const auto code_from = hn::BitCast(di32, hn::ShiftRight<16>(hn::BitCast(d32, word)));
+        const auto steps = hn::VecFromMask(di32, hn::Gt(hn::BitCast(di32, r), code_from));
+        entry = hn::BitCast(d32, hn::Sub(hn::And(word, hn::BitCast(di32, low)), steps));
+        if (HWY_UNLIKELY(!hn::AllFalse(di32, hn::TestBit(word, hn::Set(di32, 0x8000))))) {
+          hn::Vec<decltype(d32)> results, last_of_first;  // (first | last << 16, code_from | flags_from << 16)
+          if constexpr (HWY_TARGET <= HWY_AVX3) {
+            const auto lower =
+                hn::BitCast(d32, hn::GatherIndex(di64, quads, hn::PromoteTo(di64, hn::LowerHalf(dh, at))));
+            const auto upper =
+                hn::BitCast(d32, hn::GatherIndex(di64, quads, hn::PromoteTo(di64, hn::UpperHalf(dh, at))));
+            results = hn::ConcatEven(d32, upper, lower);
+            last_of_first = hn::ConcatOdd(d32, upper, lower);
+          } else {
+            const auto halves = hn::ShiftLeft<1>(at);
+            results = hn::BitCast(d32, hn::GatherIndex(di32, words, halves));
+            last_of_first = hn::BitCast(d32, hn::GatherIndex(di32, words + 1, halves));
+          }
+          entry = Pick(d32, r, results, hn::ShiftRight<16>(results), hn::And(last_of_first, low),
+                       hn::ShiftRight<16>(last_of_first));
         }
-        entry = Pick(d32, hn::And(hn::LoadU(d32, random + i), mask), results, hn::ShiftRight<16>(results),
-                     hn::And(last_of_first, low), hn::ShiftRight<16>(last_of_first));
       } else {
         entry = gather16(words, index);
       }
@@ -1195,14 +1211,24 @@ std::uint8_t LookUpAs(const result_table_view& t, const Code* a, const Code* b, 
     HWY_ALIGN std::uint16_t entry[8];
     hn::Vec<decltype(d16)> entries;
     if constexpr (kRandom) {  // the picks in lanes (as branches they mispredicted half the time)
-      HWY_ALIGN std::uint16_t quads[32], r[8];
+      HWY_ALIGN std::uint16_t halves[16], r[8];
+      unsigned at[8];
       for (std::size_t j = i; j < i + 8; ++j) {
-        std::memcpy(quads + 4 * (j - i), t.entries + 4 * std::size_t{EntryIndex<kOperands>(t, a[j], b[j], c[j])}, 8);
+        at[j - i] = EntryIndex<kOperands>(t, a[j], b[j], c[j]);
+        std::memcpy(halves + 2 * (j - i), t.words + at[j - i], 4);
         r[j - i] = static_cast<std::uint16_t>(random[j] & k_mask);
       }
-      hn::Vec<decltype(d16)> first, last, code_from, flags_from;
-      hn::LoadInterleaved4(d16, quads, first, last, code_from, flags_from);
-      entries = Pick(d16, hn::Load(d16, r), first, last, code_from, flags_from);
+      const auto rv = hn::Load(d16, r);
+      hn::Vec<decltype(d16)> first, code_from;
+      hn::LoadInterleaved2(d16, halves, first, code_from);
+      entries = hn::Sub(first, hn::VecFromMask(d16, hn::Gt(rv, code_from)));
+      if (HWY_UNLIKELY(!hn::AllFalse(d16, hn::TestBit(first, hn::Set(d16, 0x8000))))) {
+        HWY_ALIGN std::uint16_t quads[32];
+        for (std::size_t j = 0; j < 8; ++j) std::memcpy(quads + 4 * j, t.entries + 4 * std::size_t{at[j]}, 8);
+        hn::Vec<decltype(d16)> last, flags_from;
+        hn::LoadInterleaved4(d16, quads, first, last, code_from, flags_from);
+        entries = Pick(d16, rv, first, last, code_from, flags_from);
+      }
       if constexpr (sizeof(Code) == 4) hn::Store(entries, d16, entry);
     } else {
       for (std::size_t j = i; j < i + 8; ++j) entry[j - i] = static_cast<std::uint16_t>(entry_of(j));

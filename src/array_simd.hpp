@@ -157,13 +157,20 @@ std::size_t one_pass_op(lane_op op, const format& f, const rounding& r, const sr
 // four entries at 4 x that index: the results for random bits 0 and 2^k - 1, and the last random
 // value whose result has the first one's code, and the last whose result has its flags (0xffff
 // where the two agree): element i's result is the second one's code where its random value r is
-// above the former, else the first one's, and likewise for the flags. Without random bits, the
-// entries and the rows end in a spare element (a kernel reads 16-bit elements as 32-bit words).
+// above the former, else the first one's, and likewise for the flags. With them, one word an
+// index holds the same where the second result is the first one's entry plus 1 (its code one up,
+// a carry into the magnitude, with the same flags) or the first one's: the first one's entry, and
+// the last random value with its code in the high half, so that element i's entry is that entry
+// plus (r > the high half); elsewhere (a carry that overflows or ends underflow, a negative result
+// of a format without -0 rounded to +0 or from it) bit 15 is set, and the four entries tell.
+// Without random bits, the entries and the rows end in a spare element (a kernel reads 16-bit
+// elements as 32-bit words).
 struct result_table_view {
   int operands;                  // 1, 2 or 3
   int random_bits;               // k, for stochastic rounding; else 0
   const std::uint16_t* entries;  // code | flags << 8 (four per index with random_bits)
   const std::uint16_t* rows;     // three operands only
+  const std::uint32_t* words;    // random_bits only: one per index
 };
 // out[i] = the entry of (a[i], b[i], c[i]) & 0xff for i in [0, n) (b and c read where the table
 // takes them; with random bits, the result of element i's random value, the low k bits of
