@@ -664,7 +664,9 @@ struct fp16_codes {
   }
   // The conversion instruction where the target has it; elsewhere a normal code's bits moved up to
   // binary32's places, the exponent rebiased by 127 - 15 (all ones for infinities and NaNs), and a
-  // subnormal one's magnitude m as m 2^-24, converted from an integer (exact).
+  // subnormal one's magnitude m as m 2^-24, converted from an integer (exact): the generic
+  // Decoder's full way with fp16's fields as constants, which ran the one pass 1.04-2.0x as fast
+  // as that decoder does on SSE4 (bench/results/fp16-values-by-decoder-2026-12-01-xeon.md).
   template <class D>
   static HWY_INLINE hn::Vec<D> Values(D d, hn::Vec<hn::Rebind<std::uint16_t, D>> codes) {
     const hn::RebindToUnsigned<D> du;
