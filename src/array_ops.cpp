@@ -1108,8 +1108,8 @@ HWY_INLINE V Pick(D d, V r, V first, V last, V code_from, V flags_from) {
 // kRandom: the table's word an index (result_table_view), from which element i's random value r
 // (random[i]'s low k bits) picks its entry, or, where a vector holds a word with bit 15 set, the
 // four entries, of which r picks the code and the flags. Reading one word instead of the four
-// entries made e4m3fn and e5m2 add, mul, div and sqrt in sr16 1.1-1.5x as fast on AVX2 and
-// AVX-512, alike on SSE4, whose keystream takes most of the time (bench/results/elementwise-fp8-
+// entries ran e4m3fn and e5m2 add, mul, div and sqrt in sr16 1.3-1.6x as fast on AVX2, 1.0-1.3x
+// on AVX-512, alike on SSE4, whose keystream takes most of the time (bench/results/elementwise-fp8-
 // sr16-word-2026-12-01-xeon.md).
 template <int kOperands, bool kRandom, class Code>
 std::uint8_t LookUpAs(const result_table_view& t, const Code* a, const Code* b, const Code* c, std::size_t n,
@@ -1169,8 +1169,8 @@ std::uint8_t LookUpAs(const result_table_view& t, const Code* a, const Code* b, 
         const auto at = hn::BitCast(di32, index);
         const auto r = hn::And(hn::LoadU(d32, random + i), mask);
         const auto word = hn::GatherIndex(di32, packed, at);
-        // first - (r > code_from), of 16-bit values in 32-bit lanes (shifted down as unsigned): the
-        // signed compare serves
+        // first + (r > code_from), minus the compare's all-ones mask; of 16-bit values in 32-bit
+        // lanes (code_from shifted down as unsigned), so the signed compare serves
         const auto code_from = hn::BitCast(di32, hn::ShiftRight<16>(hn::BitCast(d32, word)));
         const auto steps = hn::VecFromMask(di32, hn::Gt(hn::BitCast(di32, r), code_from));
         entry = hn::BitCast(d32, hn::Sub(hn::And(word, hn::BitCast(di32, low)), steps));

@@ -161,8 +161,8 @@ std::size_t one_pass_op(lane_op op, const format& f, const rounding& r, const sr
 // index holds the same where the second result is the first one's entry plus 1 (its code one up,
 // a carry into the magnitude, with the same flags) or the first one's: the first one's entry, and
 // the last random value with its code in the high half, so that element i's entry is that entry
-// plus (r > the high half); elsewhere (a carry that overflows or ends underflow, a negative result
-// of a format without -0 rounded to +0 or from it) bit 15 is set, and the four entries tell.
+// plus (r > the high half); elsewhere (as where the carry overflows or ends underflow, or where a
+// negative result rounds to +0 in a format without -0) bit 15 is set, and the four entries tell.
 // Without random bits, the entries and the rows end in a spare element (a kernel reads 16-bit
 // elements as 32-bit words).
 struct result_table_view {
