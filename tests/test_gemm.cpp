@@ -300,6 +300,42 @@ TEST_CASE("a block sum past int32 in the float-lane wide kernel leaves that outp
   hwy::SetSupportedTargetsForTest(0);
 }
 
+TEST_CASE("a sum that cancelled below the data's lowest product lead comes through blocks without products unchanged") {
+  // a100-bf16: blocks of 8, F = 24. Every product of the data has lead 0 (1 x 1, 1.0078125 x 1),
+  // so the float-lane wide kernel raises E to 0. Block 0 leaves C = 1.0078125 - 1 = 2^-7 (row r:
+  // r + 1 units of 2^-7 with r < 4), blocks 1 and 2 hold no product (E = lead(C) < 0, where the
+  // kernel's argument needs C on the grid of 2^(0 - F)), block 3 adds 1: D = 1 + (r + 1) 2^-7.
+  const int M = 4, K = 32, N = 16;
+  scaled_matrix a, b;
+  a.fmt = b.fmt = formats::bf16;
+  a.rows = M, a.cols = b.rows = K, b.cols = N;
+  for (int r = 0; r < M; ++r)
+    for (int k = 0; k < K; ++k)
+      a.codes.push_back(k == 0    ? 0x3f80u + static_cast<std::uint32_t>(r + 1)
+                        : k == 1  ? 0xbf80u
+                        : k == 24 ? 0x3f80u
+                                  : 0u);
+  b.codes.assign(static_cast<std::size_t>(K) * N, 0x3f80u);
+  const accumulator_model model = preset_model("a100-bf16");
+  const auto fast = fast_accumulate(a.fmt, a.codes, b.fmt, b.codes, M, N, K, model, 1);
+  REQUIRE(fast.has_value());
+  if ((hwy::SupportedTargets() & HWY_AVX3) != 0) CHECK(fast->float_lanes);
+  gemm_options o;
+  o.acc = model;
+  o.fast_kernels = false;
+  const auto ref = run(a, b, o);
+  for (int r = 0; r < M; ++r)
+    CHECK(ref[static_cast<std::size_t>(r) * N] == from(formats::fp32, 1.0 + (r + 1) / 128.0).code);
+  o.fast_kernels = true;
+  for (const std::int64_t target : hwy::SupportedAndGeneratedTargets()) {
+    const std::string target_name = hwy::TargetName(target);
+    CAPTURE(target_name);
+    hwy::SetSupportedTargetsForTest(target);
+    CHECK(same_outputs(run(a, b, o), ref) == M * N);
+  }
+  hwy::SetSupportedTargetsForTest(0);
+}
+
 TEST_CASE("a non-finite input anywhere sends every fast kernel to the reference loop, on every SIMD target") {
   // The operands' decoding checks values in vectors and a zero-padded tail: the non-finite value
   // sits at A's or B's last element (the tail: 5 x 97 and 97 x 40 are not multiples of a vector).

@@ -392,6 +392,34 @@ constexpr auto tile_table() {
   }(std::make_index_sequence<Max>());
 }
 
+// fixed_blocks: the tile table of a kernel whose tiles take the block size n as a template
+// argument too (0: n read at run time), for n = 4, 8, 16 and 32, the presets' block sizes. A known
+// n lets GCC unroll the loops over a block's products completely (over a runtime n it copied each
+// row's sum to a fresh register and back, a vmovdqa64 per row and product on AVX-512): the
+// float-lane wide kernel (narrow_tile) ran 1.05-1.15x so (bench_gemm, a100-bf16, a100-tf32,
+// v100-fp16, h100-bf16); the block kernel and the two-stage float lanes did not run faster. Only
+// the full tile (Max rows), where the time goes, is made per n.
+template <template <std::size_t, int> class Tile, std::size_t Max, int Block>
+constexpr auto fixed_block_table() {
+  return []<std::size_t... R>(std::index_sequence<R...>) {
+    return std::array{&Tile<R + 1, R + 1 == Max ? Block : 0>::run...};
+  }(std::make_index_sequence<Max>());
+}
+
+template <template <std::size_t, int> class Tile, std::size_t Max>
+const auto& fixed_blocks(int n) {
+  static constexpr auto any = fixed_block_table<Tile, Max, 0>(), n4 = fixed_block_table<Tile, Max, 4>(),
+                        n8 = fixed_block_table<Tile, Max, 8>(), n16 = fixed_block_table<Tile, Max, 16>(),
+                        n32 = fixed_block_table<Tile, Max, 32>();
+  switch (n) {
+    case 4: return n4;
+    case 8: return n8;
+    case 16: return n16;
+    case 32: return n32;
+    default: return any;
+  }
+}
+
 // Runs tile(rows, i, c, ldc) for the row tiles i of [r0, r1) on the W columns of d from j0, through
 // a W-wide copy where the panel sticks out past N.
 template <std::size_t MaxRows, class T, class Tile>
@@ -522,13 +550,15 @@ bool fma_chain(const fma_job& job) {
 
 // sum[r][v] += trunc(a_rk b_kv scale[r][v]) over k = k0, k0 + step, ... < k1, in float lanes, for R
 // rows and V vectors of B's panel (W floats per k): the aligned terms of the float-lane block steps.
-template <std::size_t R, std::size_t V>
+// Count > 0: exactly Count products from k0 (k1 is then k0 + Count step), the loop unrolled
+// completely (fixed_blocks).
+template <std::size_t R, std::size_t V, int Count = 0>
 HWY_INLINE void add_terms(const float* HWY_RESTRICT av, std::size_t lda, const float* HWY_RESTRICT bv,
                           std::size_t W, int k0, int k1, const VF (&scale)[R][kVectors], VI (&sum)[R][kVectors],
                           int step = 1) {
   const DF df;
   const std::size_t L = hn::Lanes(df);
-  for (int k = k0; k < k1; k += step) {
+  const auto term = [&](int k) {
     VF b[V];
     HWY_UNROLL(8)
     for (std::size_t v = 0; v < V; ++v) b[v] = hn::Load(df, bv + k * W + v * L);
@@ -538,6 +568,12 @@ HWY_INLINE void add_terms(const float* HWY_RESTRICT av, std::size_t lda, const f
       HWY_UNROLL(8)
       for (std::size_t v = 0; v < V; ++v) sum[r][v] = hn::Add(sum[r][v], truncate(hn::Mul(hn::Mul(x, b[v]), scale[r][v])));
     }
+  };
+  if constexpr (Count > 0) {
+    HWY_UNROLL(32)
+    for (int t = 0; t < Count; ++t) term(k0 + t * step);
+  } else {
+    for (int k = k0; k < k1; k += step) term(k);
   }
 }
 
@@ -910,18 +946,20 @@ void lead_chain(const lead_job<Step>& job) {
 // The wide kernel's float-lane case on AVX-512, with no double lanes at all: the same block step
 // as wide_tile, with C kept as a float (it is an fp32-range accumulator value), E in int32 lanes,
 // and the last rounding done by the instruction set's own round-toward-zero:
-//   E = max(floor, lead(C), lead(a_k) + lead(b_k)); a block where E stays below the data's lowest
-//     product lead has no product, and leaves C as it is: with floor <= lead(C) (floor at most the
-//     accumulator's emin) E is C's lead, and trunc(C 2^(F-E)) = C 2^(F-E) (C's fraction fits F bits)
-//   otherwise 2^(F-E) is a normal float (narrow_of), trunc(C 2^(F-E)) an exact int32 below
-//     2^(F+1), and every term one as in wide_tile; S = trunc(C ..) + the int32 partial sums of
-//     narrow_terms terms, added in int32 with an overflow check
+//   E = max(floor, lead(C), lead(a_k) + lead(b_k)), raised to low, the data's lowest product lead
+//     (which changes no block with a product): 2^(F-E) is then a normal float (narrow_of),
+//     trunc(C 2^(F-E)) an exact int32 below 2^(F+1), and every term one as in wide_tile;
+//     S = trunc(C ..) + the int32 partial sums of narrow_terms terms, added in int32 with an
+//     overflow check
 //   C = rz(rz_float(S) 2^(E-F)) & rz_mask: two roundings toward zero onto nested grids (24 bits of
 //     S, then the fp32 grid at S 2^(E-F), subnormal included, then the accumulator's) are one.
-// A lane whose S leaves int32, whose C reaches the accumulator's largest magnitude (an overflow
-// rounds toward zero onto it) or came in as NaN is NaN at the end: the reference redoes it. S is
-// checked only where the widths let it leave int32 (sum_fits), C through the largest magnitude it
-// took, once per chunk.
+// A block whose E was below low has no product and leaves C as it was: C, 0 or made by the steps
+// before (E >= low), is a multiple of 2^(low-F) on the accumulator's grid and below 2^low, so
+// C 2^(F-low) = S is an exact integer below 2^F and S 2^(low-F) = C again.
+// A lane whose S leaves int32, whose E or last C reaches lead 127 (C at the accumulator's largest
+// magnitude, onto which an overflow rounds toward zero, has it) or whose C came in as NaN is NaN
+// at the end: the reference redoes it. S is checked only where the widths let it leave int32
+// (sum_fits), the leads through their maximum, once per chunk.
 // The leads' maximum runs on two products per 32-bit lane (lead pairs): int16 leads, products k
 // and k + 1 of an even k side by side, so that one 16-bit addition and maximum serve both. Blocks
 // have an even n (narrow_chain_runs), so every block starts a pair; a block cut short by K's end
@@ -948,13 +986,10 @@ inline void pack_lead_pairs(const std::int16_t* lead, int N, int K, std::size_t 
   }
 }
 
-// A word of two zeros' leads (kNoWord's twin).
-constexpr std::uint32_t kNoPair = 0x00010001u * static_cast<std::uint16_t>(kNoLead);
-
-// Per 16-bit half (lead pairs): max(top, la + lb), the addition saturating; byte_lead_max's twin.
-HWY_INLINE VI pair_lead_max(VI top, VI la, VI lb) {
+// Per 16-bit half (lead pairs): la + lb, saturating.
+HWY_INLINE VI pair_lead_sum(VI la, VI lb) {
   const hn::Repartition<std::int16_t, DI> dp;
-  return hn::BitCast(DI(), hn::Max(hn::BitCast(dp, top), hn::SaturatedAdd(hn::BitCast(dp, la), hn::BitCast(dp, lb))));
+  return hn::BitCast(DI(), hn::SaturatedAdd(hn::BitCast(dp, la), hn::BitCast(dp, lb)));
 }
 
 // The larger of each word's two int16 leads, as an int32: the top half of max(x, x << 16), shifted
@@ -964,27 +999,35 @@ HWY_INLINE VI word_pair_max(VI x) {
   return hn::ShiftRight<16>(hn::BitCast(DI(), hn::Max(hn::BitCast(dp, x), hn::BitCast(dp, hn::ShiftLeft<16>(x)))));
 }
 
-// top[r] = the lead pairs' maxima over products [k0, k1) (k0 even) of R rows: A's int16 leads
-// from al (row stride lda), B's panel of lead pairs bl (W words a pair).
-template <std::size_t R>
+// top[r] = the lead pairs' maxima over products [k0, k1) (k0 even, k1 > k0) of R rows: A's int16
+// leads from al (row stride lda), B's panel of lead pairs bl (W words a pair).
+// Count > 0: exactly Count products (k1 = k0 + Count), unrolled completely (fixed_blocks).
+template <std::size_t R, int Count = 0>
 HWY_INLINE void pair_lead_maxima(const std::int16_t* HWY_RESTRICT al, std::size_t lda,
                                  const std::int32_t* HWY_RESTRICT bl, int k0, int k1, VI (&top)[R]) {
   const DI di;
+  const hn::Repartition<std::int16_t, DI> dp;
   const std::size_t W = hn::Lanes(di);
-  HWY_UNROLL(8)
-  for (std::size_t r = 0; r < R; ++r) top[r] = hn::Set(di, static_cast<std::int32_t>(kNoPair));
-  for (int k = k0; k < k1; k += 2) {
+  const auto pair = [&](int k, bool first) {
     const VI lb = hn::Load(di, bl + k / 2 * W);
     HWY_UNROLL(8)
     for (std::size_t r = 0; r < R; ++r) {
-      std::int32_t pair;
-      std::memcpy(&pair, al + r * lda + k, sizeof pair);
-      top[r] = pair_lead_max(top[r], hn::Set(di, pair), lb);
+      std::int32_t la;
+      std::memcpy(&la, al + r * lda + k, sizeof la);
+      const VI sum = pair_lead_sum(hn::Set(di, la), lb);
+      top[r] = first ? sum : hn::BitCast(di, hn::Max(hn::BitCast(dp, top[r]), hn::BitCast(dp, sum)));
     }
+  };
+  pair(k0, true);
+  if constexpr (Count > 0) {
+    HWY_UNROLL(16)
+    for (int t = 2; t < Count; t += 2) pair(k0 + t, false);
+  } else {
+    for (int k = k0 + 2; k < k1; k += 2) pair(k, false);
   }
 }
 
-template <std::size_t R>
+template <std::size_t R, int Block = 0>
 struct narrow_tile {
   static HWY_NOINLINE void run(const wide_step& s, const float* HWY_RESTRICT av, const std::int16_t* HWY_RESTRICT al,
                                std::size_t lda, const float* HWY_RESTRICT bv, const std::int32_t* HWY_RESTRICT bl,
@@ -999,31 +1042,34 @@ struct narrow_tile {
     const VF acc_emin = hn::Set(df, static_cast<float>(s.acc_emin));
     const VI scale_top = hn::Set(di, static_cast<std::int32_t>(s.frac_bits) + 127), inverse_top = hn::Set(di, 254 << 23);
     const VI rz_mask = hn::Set(di, static_cast<std::int32_t>(static_cast<std::uint32_t>(s.rz_mask >> 29)));
-    // Just below the accumulator's largest magnitude (an overflow rounds toward zero onto it).
-    const VI below_top = hn::Sub(hn::And(hn::Set(di, 0x7f7fffff), rz_mask), hn::Set(di, 1)),
-             magnitude = hn::Set(di, 0x7fffffff);
+    const VI below_top = hn::Set(di, 126);  // below the float lanes' (the accumulator's) largest lead, 127
+    const VI never = hn::Set(di, 0x40000000);  // a peak that marks a lane for the reference
     VF acc[R];
-    VI bad[R], peak[R];  // peak: the largest magnitude C took, as bits
+    // peak: the largest E of the blocks so far, or at least never where S left int32 or C came in
+    // as NaN (one array for both keeps the tile's vectors in registers).
+    VI peak[R];
     HWY_UNROLL(8)
     for (std::size_t r = 0; r < R; ++r) {
       const VD lo = hn::LoadU(dd, c + r * ldc), hi = hn::LoadU(dd, c + r * ldc + L);
       acc[r] = hn::Combine(df, hn::DemoteTo(dh, hi), hn::DemoteTo(dh, lo));
-      bad[r] = hn::VecFromMask(di, hn::RebindMask(di, hn::IsNaN(acc[r])));
-      peak[r] = hn::Zero(di);
+      peak[r] = hn::IfThenElse(hn::RebindMask(di, hn::IsNaN(acc[r])), never, floor);
     }
-    for (int k0 = 0; k0 < kc; k0 += s.n) {
-      const int k1 = std::min(kc, k0 + s.n);
+    // C's lead: its exponent, acc_emin for a subnormal (at least floor <= acc_emin), floor for 0.
+    const auto c_lead = [&](VF x) {
+      return VI{_mm512_mask_cvttps_epi32(floor.raw, _mm512_cmp_ps_mask(x.raw, _mm512_setzero_ps(), _CMP_NEQ_UQ),
+                                         hn::Max(acc_emin, VF{_mm512_getexp_ps(x.raw)}).raw)};
+    };
+    // One block step on products [k0, k1): Count of them when Count > 0 (fixed_blocks). Inlined:
+    // else GCC made the step a function, the tile's vectors passing through memory.
+    const auto block = [&]<int Count>(int k0, int k1) HWY_ATTR __attribute__((always_inline)) {
+      VI top[R];
+      pair_lead_maxima<R, Count>(al, lda, bl, k0, k1, top);
       VI ref[R];
       HWY_UNROLL(8)
       for (std::size_t r = 0; r < R; ++r) {
-        // C's lead (its exponent, acc_emin for a subnormal) is at least floor <= acc_emin.
-        const VI lead = truncate(hn::Max(acc_emin, VF{_mm512_getexp_ps(acc[r].raw)}));
-        ref[r] = hn::IfThenElse(hn::RebindMask(di, hn::Eq(acc[r], hn::Zero(df))), floor, lead);
+        ref[r] = hn::Max(c_lead(acc[r]), word_pair_max(top[r]));
+        peak[r] = hn::Max(peak[r], ref[r]);
       }
-      VI top[R];
-      pair_lead_maxima(al, lda, bl, k0, k1, top);
-      HWY_UNROLL(8)
-      for (std::size_t r = 0; r < R; ++r) ref[r] = hn::Max(ref[r], word_pair_max(top[r]));
       VF scale[R][kVectors];  // add_terms' shapes; only [r][0] is used
       VI sum[R][kVectors];
       HWY_UNROLL(8)
@@ -1032,7 +1078,7 @@ struct narrow_tile {
         sum[r][0] = truncate(hn::Mul(acc[r], scale[r][0]));
       }
       if (s.sum_fits) {
-        add_terms<R, 1>(av, lda, bv, W, k0, k1, scale, sum);
+        add_terms<R, 1, Count>(av, lda, bv, W, k0, k1, scale, sum);
       } else {
         for (int p0 = k0; p0 < k1; p0 += s.narrow_terms) {
           VI part[R][kVectors];
@@ -1043,7 +1089,8 @@ struct narrow_tile {
           for (std::size_t r = 0; r < R; ++r) {
             const VI t = hn::Add(sum[r][0], part[r][0]);
             // Signed overflow: t's sign differs from both addends' (ternary logic 0x42 is (a^c)&(b^c)).
-            bad[r] = hn::Or(bad[r], VI{_mm512_ternarylogic_epi32(sum[r][0].raw, part[r][0].raw, t.raw, 0x42)});
+            const VI overflow = VI{_mm512_ternarylogic_epi32(sum[r][0].raw, part[r][0].raw, t.raw, 0x42)};
+            peak[r] = hn::IfThenElse(hn::Lt(overflow, hn::Zero(di)), never, peak[r]);
             sum[r][0] = t;
           }
         }
@@ -1053,15 +1100,17 @@ struct narrow_tile {
         const VF inverse = hn::BitCast(df, hn::Sub(inverse_top, hn::BitCast(di, scale[r][0])));
         const __m512 x = _mm512_mul_round_ps(_mm512_cvt_roundepi32_ps(sum[r][0].raw, _MM_FROUND_TO_ZERO | _MM_FROUND_NO_EXC),
                                              inverse.raw, _MM_FROUND_TO_ZERO | _MM_FROUND_NO_EXC);
-        const VI rounded = hn::And(hn::BitCast(di, VF{x}), rz_mask);
-        acc[r] = hn::IfThenElse(hn::RebindMask(df, hn::Lt(ref[r], low)), acc[r], hn::BitCast(df, rounded));
-        peak[r] = hn::Max(peak[r], hn::And(hn::BitCast(di, acc[r]), magnitude));
+        acc[r] = hn::BitCast(df, hn::And(hn::BitCast(di, VF{x}), rz_mask));
       }
-    }
+    };
+    int k0 = 0;
+    if constexpr (Block > 0)
+      for (; k0 + Block <= kc; k0 += Block) block.template operator()<Block>(k0, k0 + Block);
+    for (; k0 < kc; k0 += s.n) block.template operator()<0>(k0, std::min(kc, k0 + s.n));
     HWY_UNROLL(8)
     for (std::size_t r = 0; r < R; ++r) {
-      bad[r] = hn::Or(bad[r], hn::VecFromMask(di, hn::Gt(peak[r], below_top)));
-      const VF out = hn::IfThenElse(hn::RebindMask(df, hn::Lt(bad[r], hn::Zero(di))), hn::NaN(df), acc[r]);
+      const auto bad = hn::Gt(hn::Max(peak[r], c_lead(acc[r])), below_top);
+      const VF out = hn::IfThenElse(hn::RebindMask(df, bad), hn::NaN(df), acc[r]);
       hn::StoreU(hn::PromoteTo(dd, hn::LowerHalf(dh, out)), dd, c + r * ldc);
       hn::StoreU(hn::PromoteTo(dd, hn::UpperHalf(dh, out)), dd, c + r * ldc + L);
     }
@@ -1070,14 +1119,13 @@ struct narrow_tile {
 
 // Runs Tile (up to Rows rows) over a lead_job whose products run in float lanes: B's floats and
 // leads packed into panels, the leads as pairs (pack_lead_pairs).
-template <template <std::size_t> class Tile, std::size_t Rows, class Step>
-void float_lane_chain(const lead_job<Step>& job) {
+template <std::size_t Rows, class Step, class Tiles>
+void float_lane_chain(const lead_job<Step>& job, const Tiles& tiles) {
   const std::size_t W = hn::Lanes(DF()), panels = (job.N + W - 1) / W, pairs = (job.K + 1) / 2;
   const auto bf = hwy::AllocateAligned<float>(panels * W * job.K);
   const auto bl = hwy::AllocateAligned<std::int32_t>(panels * pairs * W);
   pack_rows(job.b_float, job.N, job.K, W, 0.0f, bf.get());
   pack_lead_pairs(job.b_lead, job.N, job.K, W, reinterpret_cast<std::int16_t*>(bl.get()));
-  static constexpr auto tiles = tile_table<Tile, Rows>();
   for_chunks<Rows>(job.d, job.M, job.N, job.K, job.step.n, W, job.threads,
                    [&](int rows, int i, int j0, int k0, int kc, double* c, std::size_t ldc) {
                      const std::size_t at = (j0 / W * job.K + k0) * W, a_at = static_cast<std::size_t>(i) * job.K + k0;
@@ -1100,7 +1148,8 @@ bool narrow_chain_runs(const wide_step& s) {
 
 void wide_chain(const wide_job& job) {
 #if HWY_TARGET <= HWY_AVX3
-  if (narrow_chain_runs(job.step)) return float_lane_chain<narrow_tile, kNarrowRows>(job);
+  if (narrow_chain_runs(job.step))
+    return float_lane_chain<kNarrowRows>(job, fixed_blocks<narrow_tile, kNarrowRows>(job.step.n));
 #endif
   lead_chain<wide_tile>(job);
 }
@@ -1447,8 +1496,10 @@ bool staged_narrow_runs(const staged_step& s) {
 void staged_chain(const staged_job& job) {
 #if HWY_TARGET <= HWY_AVX3
   if (staged_narrow_runs(job.step))
-    return job.step.interleave == 2 ? float_lane_chain<staged_narrow_tiles<2>::tile, kStagedNarrowRows>(job)
-                                    : float_lane_chain<staged_narrow_tiles<1>::tile, kStagedNarrowRows>(job);
+    return job.step.interleave == 2
+               ? float_lane_chain<kStagedNarrowRows>(job, tile_table<staged_narrow_tiles<2>::tile, kStagedNarrowRows>())
+               : float_lane_chain<kStagedNarrowRows>(job,
+                                                     tile_table<staged_narrow_tiles<1>::tile, kStagedNarrowRows>());
 #endif
   job.step.interleave == 2 ? lead_chain<staged_tiles<2>::tile>(job) : lead_chain<staged_tiles<1>::tile>(job);
 }
