@@ -396,7 +396,7 @@ constexpr auto tile_table() {
 // argument too (0: n read at run time), for n = 4, 8, 16 and 32, the presets' block sizes. A known
 // n lets GCC unroll the loops over a block's products completely (over a runtime n it copied each
 // row's sum to a fresh register and back, a vmovdqa64 per row and product on AVX-512): the
-// float-lane wide kernel (narrow_tile) ran 1.05-1.15x so (bench_gemm, a100-bf16, a100-tf32,
+// float-lane wide kernel (narrow_tile) ran 1.03-1.15x so (bench_gemm, a100-bf16, a100-tf32,
 // v100-fp16, h100-bf16); the block kernel and the two-stage float lanes did not run faster. Only
 // the full tile (Max rows), where the time goes, is made per n.
 template <template <std::size_t, int> class Tile, std::size_t Max, int Block>
