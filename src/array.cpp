@@ -207,22 +207,26 @@ expected<std::uint8_t> round_given(const format& f, std::span<const float> in, s
 // format's width included, in every mode that reads no random bits. Stochastic rounding with k <=
 // 16 random bits reads them through a step: four entries per pair (512 KiB), the results at both
 // ends of the random values and where each of code and flags steps (make_table), and element i
-// takes the side its random value lies on; not for fma (its rows would be 4 MiB for e4m3fn).
+// takes the side its random value lies on.
 // fma has 2^24 triples, but exact_fma reads x and y only through whether one of them is a NaN and
 // their exact product (exact_mul's value and flags: a NaN operand's sign and signaling flag, 0 x
 // inf, else the product, whose value normalise reads and not its representation). The pairs with
 // one product share a row of results over z, the core's for one pair of them: the table holds a
 // row per product (e4m3fn has 2011 finite ones, 1 MiB of rows; e5m2 1211) and the row of each
-// pair, two dependent loads per element. Formats with more than kRows products (e3m4, e2m5, e1m6)
-// are not tabulated.
+// pair, two dependent loads per element; in sr the four entries and the word of simd::look_up per
+// triple of a row (6 MiB for e4m3fn, 3.7 MiB for e5m2): FP8 fma in sr16 ran 1.16-2.96x as fast as
+// through the lanes and the encode pass on the Emerald Rapids Xeon, but for AVX-512 on N(0,1)
+// e4m3fn data (0.82x, its words read at random; bench/results/elementwise-fp8-fma-sr16-2026-12-01-xeon.md).
+// Formats with more than kRows products (e3m4, e2m5, e1m6) are not tabulated.
 // A table is made once the elements asked of its op, format and rounding sum to kLanesPerCall
 // times the core calls that make it (2^8 for sqrt, 2^16 for pairs, about 2^19 for fma: 2^11
 // rows; k + 2 times that in stochastic rounding) where lanes cover the op (1 to 3 G elements/s on
 // a Zen 5 core, the core 30 ns a call), or to those calls where the core does every element, so
-// that making it costs about what the elements would. It is kept for the process, within
-// kTableBytes for all of them (at most 1 MiB + 128 KiB each): making one drops the oldest made
-// ones until it fits (with 16 tables at most, an element-wise benchmark run over FP8 formats, ops
-// and modes in random order made some twice and more, their elements through lanes again); the
+// that making it costs about what the elements would; it is made on the thread pool (e4m3fn's fma
+// in sr16: 0.27 s on two threads of that Xeon). It is kept for the process, within kTableBytes
+// for all of them (at most 6 MiB each, e4m3fn's fma in sr): making one drops the oldest made ones
+// until it fits (with 16 tables at most, an element-wise benchmark run over FP8 formats, ops and
+// modes in random order made some twice and more, their elements through lanes again); the
 // elements asked are counted for the last kRecords (op, format, rounding).
 constexpr std::size_t kLanesPerCall = 32;
 constexpr std::size_t kRows = std::size_t{1} << 11;
@@ -296,62 +300,71 @@ std::shared_ptr<const result_table> make_table(simd::lane_op op, const format& f
                                                const Core& core) {
   auto table = std::make_shared<result_table>();
   auto entry = [](const rounded& res) { return static_cast<std::uint16_t>(res.code | res.flags << 8); };
-  if (op != simd::lane_op::fma) {
+  // The operands of index i: (i) for sqrt, (i >> 8, i & 0xff) for pairs; for fma (x, y, i & 0xff),
+  // (x, y) the pair whose results fill row i >> 8.
+  std::vector<std::uint32_t> pair_of_row;
+  if (op == simd::lane_op::fma) {
+    table->operands = 3;
+    table->rows.resize((1u << 16) + 1);  // (a spare row index and entry: simd::look_up reads 32-bit words)
+    std::unordered_map<std::uint64_t, std::uint16_t> row_of;
+    for (std::uint32_t i = 0; i < 1u << 16; ++i) {
+      const auto [it, added] = row_of.try_emplace(product_key(f, i >> 8, i & 0xff), pair_of_row.size());
+      if (added) {
+        if (pair_of_row.size() == kRows) return nullptr;
+        pair_of_row.push_back(i);
+      }
+      table->rows[i] = it->second;
+    }
+  } else {
     table->operands = op == simd::lane_op::sqrt ? 1 : 2;
-    const std::uint32_t indices = table->operands == 1 ? 1u << 8 : 1u << 16;
-    auto result = [&](std::uint32_t i, std::uint64_t random) {
-      return entry(table->operands == 1 ? core(i, 0, 0, random) : core(i >> 8, i & 0xff, 0, random));
-    };
-    if (r.mode != round_mode::stochastic) {
-      table->entries.resize(indices + 1);  // (a spare entry: simd::look_up reads 32-bit words)
-      for (std::uint32_t i = 0; i < indices; ++i) table->entries[i] = result(i, 0);
-      return table;
+  }
+  const std::uint32_t indices = table->operands == 1   ? 1u << 8
+                                : table->operands == 2 ? 1u << 16
+                                                       : static_cast<std::uint32_t>(pair_of_row.size() << 8);
+  auto result = [&](std::uint32_t i, std::uint64_t random) {
+    if (table->operands == 3) {
+      const std::uint32_t pair = pair_of_row[i >> 8];
+      return entry(core(pair >> 8, pair & 0xff, i & 0xff, random));
     }
-    table->random_bits = r.sr_bits;
-    const std::uint32_t top = (std::uint32_t{1} << r.sr_bits) - 1;
-    table->entries.resize(4 * std::size_t{indices});
-    table->words.resize(indices);
-    for (std::uint32_t i = 0; i < indices; ++i) {
-      const std::uint16_t first = result(i, 0), last = result(i, top);
-      // The last random value whose result has first's bits under mask (0xffff where last's has them too).
-      auto last_as_first = [&](unsigned mask) -> std::uint16_t {
-        if ((first & mask) == (last & mask)) return 0xffff;
-        std::uint32_t as_first = 0, as_last = top;
-        while (as_last - as_first > 1) {
-          const std::uint32_t mid = as_first + (as_last - as_first) / 2;
-          ((result(i, mid) & mask) == (first & mask) ? as_first : as_last) = mid;
-        }
-        return static_cast<std::uint16_t>(as_first);
-      };
-      std::uint16_t* e = &table->entries[4 * std::size_t{i}];
-      e[0] = first;
-      e[1] = last;
-      e[2] = last_as_first(0xff);
-      e[3] = last_as_first(0xff00);
-      static_assert((flag::invalid | flag::divide_by_zero | flag::overflow | flag::underflow | flag::inexact) < 0x80,
-                    "an entry's bit 15 is free");
-      const bool by_one = e[3] == 0xffff && (e[2] == 0xffff || last == first + 1);
-      table->words[i] = first | (by_one ? 0u : 0x8000u) | std::uint32_t{e[2]} << 16;
-    }
+    return entry(table->operands == 1 ? core(i, 0, 0, random) : core(i >> 8, i & 0xff, 0, random));
+  };
+  // Index by index on the pool (the core's results do not depend on the thread).
+  auto each_index = [&](const auto& fill) {
+    detail::parallel_chunks(indices, threads_for(indices, 1), 256, [&](std::size_t begin, std::size_t end) {
+      for (std::size_t i = begin; i < end; ++i) fill(static_cast<std::uint32_t>(i));
+    });
+  };
+  if (r.mode != round_mode::stochastic) {
+    table->entries.resize(indices + 1);  // (a spare entry: simd::look_up reads 32-bit words)
+    each_index([&](std::uint32_t i) { table->entries[i] = result(i, 0); });
     return table;
   }
-  table->operands = 3;
-  table->rows.resize((1u << 16) + 1);  // (a spare row index and entry: simd::look_up reads 32-bit words)
-  std::unordered_map<std::uint64_t, std::uint16_t> row_of;
-  std::vector<std::uint32_t> pair_of_row;  // the pair x << 8 | y whose results fill the row
-  for (std::uint32_t i = 0; i < 1u << 16; ++i) {
-    const auto [it, added] = row_of.try_emplace(product_key(f, i >> 8, i & 0xff), pair_of_row.size());
-    if (added) {
-      if (pair_of_row.size() == kRows) return nullptr;
-      pair_of_row.push_back(i);
-    }
-    table->rows[i] = it->second;
-  }
-  table->entries.resize((pair_of_row.size() << 8) + 1);
-  for (std::uint32_t i = 0; i + 1 < table->entries.size(); ++i) {
-    const std::uint32_t pair = pair_of_row[i >> 8];
-    table->entries[i] = entry(core(pair >> 8, pair & 0xff, i & 0xff, 0));
-  }
+  table->random_bits = r.sr_bits;
+  const std::uint32_t top = (std::uint32_t{1} << r.sr_bits) - 1;
+  table->entries.resize(4 * std::size_t{indices});
+  table->words.resize(indices);
+  each_index([&](std::uint32_t i) {
+    const std::uint16_t first = result(i, 0), last = result(i, top);
+    // The last random value whose result has first's bits under mask (0xffff where last's has them too).
+    auto last_as_first = [&](unsigned mask) -> std::uint16_t {
+      if ((first & mask) == (last & mask)) return 0xffff;
+      std::uint32_t as_first = 0, as_last = top;
+      while (as_last - as_first > 1) {
+        const std::uint32_t mid = as_first + (as_last - as_first) / 2;
+        ((result(i, mid) & mask) == (first & mask) ? as_first : as_last) = mid;
+      }
+      return static_cast<std::uint16_t>(as_first);
+    };
+    std::uint16_t* e = &table->entries[4 * std::size_t{i}];
+    e[0] = first;
+    e[1] = last;
+    e[2] = last_as_first(0xff);
+    e[3] = last_as_first(0xff00);
+    static_assert((flag::invalid | flag::divide_by_zero | flag::overflow | flag::underflow | flag::inexact) < 0x80,
+                  "an entry's bit 15 is free");
+    const bool by_one = e[3] == 0xffff && (e[2] == 0xffff || last == first + 1);
+    table->words[i] = first | (by_one ? 0u : 0x8000u) | std::uint32_t{e[2]} << 16;
+  });
   return table;
 }
 
@@ -361,7 +374,7 @@ template <class Core>
 std::shared_ptr<const result_table> table_for(simd::lane_op op, const format& f, const rounding& r, std::size_t n,
                                               bool lanes, const Core& core) {
   const bool random = is_stochastic(r.mode);
-  if (width(f) > 8 || (random && (r.mode != round_mode::stochastic || r.sr_bits > 16 || op == simd::lane_op::fma)))
+  if (width(f) > 8 || (random && (r.mode != round_mode::stochastic || r.sr_bits > 16)))
     return nullptr;
   table_cache& cache = tables();
   const std::lock_guard lock(cache.mutex);

@@ -1268,7 +1268,8 @@ std::uint8_t LookUpWidth(const result_table_view& t, code_source a, code_source 
   auto* o = static_cast<Code*>(out.data);
   if (t.random_bits) {
     if (t.operands == 1) return LookUpAs<1, true>(t, x, y, z, n, o, flags, random);
-    return LookUpAs<2, true>(t, x, y, z, n, o, flags, random);
+    if (t.operands == 2) return LookUpAs<2, true>(t, x, y, z, n, o, flags, random);
+    return LookUpAs<3, true>(t, x, y, z, n, o, flags, random);
   }
   if (t.operands == 1) return LookUpAs<1, false>(t, x, y, z, n, o, flags, random);
   if (t.operands == 2) return LookUpAs<2, false>(t, x, y, z, n, o, flags, random);

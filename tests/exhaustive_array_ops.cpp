@@ -10,7 +10,8 @@
 //  - e4m3fn and e5m2: every one of the 2^24 (a, b, c) triples through fma in each of the eight
 //    modes, twice in the six without random bits: the first pass through the lanes makes the
 //    table of results (array.cpp: once 2^24 elements have been asked), the second reads it (the
-//    quick suite has every pair of every op, test_array_simd);
+//    quick suite has every pair of every op, test_array_simd); and once more in sr16 through its
+//    table, made by asking the triples again (2^24 x 18 elements);
 //  - e4m3fn and e5m2 in sr16: every pair through add, sub, mul and div and every code through
 //    sqrt 2^10 times with its own random values, through the lanes and then the table of results.
 // Opt-in suite 'exhaustive'; two threads (exhaustive_sweep.hpp for sampled timing runs).
@@ -181,13 +182,42 @@ TEST_CASE("10^8 random bf16 and fp16 operand pairs through every op, eight modes
       }
       ty.cases += check(f, 4, rounding_of(m), begin, a, b, c, ty);
     });
+    // sr16's second pass reads its table of results (four entries per triple of a row), made once
+    // 2^24 x 18 elements have been asked (array.cpp): the triples asked again, unchecked, until it is
+    // there; then every triple with random values of its own, other than the first pass's.
+    const rounding sr16 = rounding_of(round_mode::stochastic);
+    {
+      std::vector<std::uint8_t> x(kTriples), y(kTriples), z(kTriples), out(kTriples);
+      for (std::size_t t = 0; t < kTriples; ++t) {
+        x[t] = static_cast<std::uint8_t>(t >> 16);
+        y[t] = static_cast<std::uint8_t>(t >> 8);
+        z[t] = static_cast<std::uint8_t>(t);
+      }
+      set_array_threads(0);
+      for (int calls = 0; !simd::has_table(simd::lane_op::fma, f, sr16); ++calls) {
+        REQUIRE(calls < 64);
+        REQUIRE(apply_fma(f, std::span<const std::uint8_t>(x), y, z, std::span(out), sr16).has_value());
+      }
+      set_array_threads(1);
+    }
+    sweep.run(kTriples, [&](std::uint64_t begin, std::uint64_t end) {
+      const std::size_t n = end - begin;
+      std::vector<std::uint32_t> a(n), b(n), c(n);
+      for (std::size_t i = 0; i < n; ++i) {
+        a[i] = static_cast<std::uint32_t>(begin + i) >> 16;
+        b[i] = static_cast<std::uint32_t>(begin + i) >> 8 & 0xff;
+        c[i] = static_cast<std::uint32_t>(begin + i) & 0xff;
+      }
+      ty.cases += check(f, 4, sr16, kTriples * 16 + begin, a, b, c, ty);
+    });
     const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    std::printf("exhaustive_array_ops: %s: every fma triple x (6 modes x 2 passes + 2 stochastic modes) = %" PRIu64
-                " cases, %" PRIu64 " mismatches (%.1f s)\n",
+    std::printf("exhaustive_array_ops: %s: every fma triple x (6 modes x 2 passes + 2 stochastic modes + sr16 "
+                "through its table) = %" PRIu64 " cases, %" PRIu64 " mismatches (%.1f s)\n",
                 name, ty.cases.load(), ty.mismatches.load(), s);
     std::fflush(stdout);
     if (sweep.stride == 1) {
-      CHECK(ty.cases.load() == kTriples * 14);
+      CHECK(ty.cases.load() == kTriples * 15);
+      CHECK(simd::has_table(simd::lane_op::fma, f, sr16));
       for (const round_mode m : kModes)
         if (!is_stochastic(m)) CHECK(simd::has_table(simd::lane_op::fma, f, rounding_of(m)));
     }
