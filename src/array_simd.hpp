@@ -8,8 +8,8 @@
 // to units of the subnormal quantum and rounded by the instruction of the mode; lanes that
 // overflow, infinite inputs and quiet NaN inputs take the core's result for their sign,
 // computed once per call; the few others (signaling NaNs, binary32 subnormal inputs in some
-// modes) are handed to the scalar core with the same random bits. tests/test_array_simd.cpp checks every target bitwise against the
-// core.
+// modes) are handed to the scalar core with the same random bits. tests/test_array_simd.cpp
+// checks every target bitwise against the core.
 #pragma once
 
 #include <cstddef>
