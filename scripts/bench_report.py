@@ -175,8 +175,8 @@ def op_rows(rnd, target, lines, failed):
     memcpy1 = rnd["memcpy/threads:1"]
     lines += ["", f"### Element-wise arithmetic dispatched to {target}", "",
               f"apply, apply_fma, apply_sqrt on 2^24 storage-width codes (uint16 for bf16 and fp16, uint8 for "
-              f"the FP8 formats; the data set rounded to the format; sqrt of "
-              f"magnitudes), one thread, elements per second against memcpy of 2^24 floats in the same run "
+              f"the FP8 formats, timed once their table of results is made; the data set rounded to the format; "
+              f"sqrt of magnitudes), one thread, elements per second against memcpy of 2^24 floats in the same run "
               f"({memcpy1 / 1e9:.3f} G/s). Target >= {TARGET_OPS:g}; \\* marks a miss.", ""]
     if "op_traffic/bytes:2/operands:2" in rnd:
         lines += ["The bytes alone (op_traffic: out = a ^ b (^ c) on arrays of the same width, no arithmetic), "
