@@ -1678,15 +1678,16 @@ TEST_CASE("apply_fma on codes of at most 8 bits through the table of results (a 
   MESSAGE(checked << " elements checked");
 }
 
-TEST_CASE("apply_fma on e4m3fn and e5m2 byte codes in sr with 3 random bits through the table of results (four "
-          "entries per triple of a row) == the core on 2^18 triples with their own random values, bits beyond the "
-          "byte included, with flags, every target") {
+TEST_CASE("apply_fma on byte codes in sr through the table of results (four entries per triple of a row) == the "
+          "core on 2^18 triples with their own random values, bits beyond the byte included, with flags: e4m3fn, e5m2 "
+          "and e4m3fnuz (saturating) with 3 random bits, every target") {
   // The table of k random bits is made once the elements asked sum to 2^24 (k + 2) (array.cpp):
   // calls of 2^20 elements (through the lanes, checked by the tests above) until it is there; then
   // every target reads it. Pairs i >> 2 with a random addend, as in the test above, on codes with
-  // random bits above the byte too. k = 3 keeps the table's making short here (with 16 it took
-  // 10 s of this build's core calls a format): exhaustive_array_ops reads sr16's tables on every
-  // triple.
+  // random bits above the byte too. k = 3 keeps the making of the tables short here (with 16 it
+  // took about 15 s of this build's core calls a format): exhaustive_array_ops reads e4m3fn's and
+  // e5m2's sr16 tables on every triple. Saturating, a sum rounded up past the largest finite keeps
+  // its code and gains overflow: the flags step, and the four entries are read.
   constexpr std::size_t kTriples = std::size_t{1} << 18, kCall = std::size_t{1} << 20;
   std::mt19937_64 rng(0x5f3a);
   std::vector<std::uint32_t> a(kCall), b(kCall), c(kCall);
@@ -1700,10 +1701,17 @@ TEST_CASE("apply_fma on e4m3fn and e5m2 byte codes in sr with 3 random bits thro
   std::vector<std::uint8_t> flags(kTriples);
   std::uint64_t checked = 0;
   int sampled = 0;
-  for (const auto& [spec, k] : {std::pair{"e4m3fn", 3}, std::pair{"e5m2", 3}}) {
+  struct sampled_rounding {
+    const char* spec;
+    int k;
+    overflow_policy policy;
+  };
+  for (const sampled_rounding& s : {sampled_rounding{"e4m3fn", 3, overflow_policy::ieee},
+                                    sampled_rounding{"e5m2", 3, overflow_policy::ieee},
+                                    sampled_rounding{"e4m3fnuz", 3, overflow_policy::saturate}}) {
     if (sampled++ % kEveryRounding != 0) continue;
-    const format f = fmt(spec);
-    const rounding r{round_mode::stochastic, overflow_policy::ieee, k};
+    const format f = fmt(s.spec);
+    const rounding r{round_mode::stochastic, s.policy, s.k};
     CAPTURE(describe(f, r));
     auto call = [&](std::size_t n, std::span<std::uint8_t> fl) {
       return apply_fma(f, std::span<const std::uint32_t>(a.data(), n), std::span<const std::uint32_t>(b.data(), n),
