@@ -207,23 +207,24 @@ void apply_codes(benchmark::State& state, const std::string& spec, const std::st
   std::vector<Code> out(a.size());
   const std::span<const Code> sa(a), sb(b), sc(c);
   const fpemu::sr_stream sr{1, 0, 0};
+  using fpemu::simd::lane_op;
+  const lane_op o = op == "fma"    ? lane_op::fma
+                    : op == "sqrt" ? lane_op::sqrt
+                    : op == "add"  ? lane_op::add
+                    : op == "mul"  ? lane_op::mul
+                                   : lane_op::div;
   auto call = [&] {
-    return op == "fma"    ? fpemu::apply_fma(f, sa, sb, sc, out, r, sr)
-           : op == "sqrt" ? fpemu::apply_sqrt(f, sa, out, r, sr)
-                          : fpemu::apply(op == "add" ? fpemu::array_op::add
-                                         : op == "mul" ? fpemu::array_op::mul
-                                                       : fpemu::array_op::div,
-                                         f, sa, sb, out, r, sr);
+    return o == lane_op::fma    ? fpemu::apply_fma(f, sa, sb, sc, out, r, sr)
+           : o == lane_op::sqrt ? fpemu::apply_sqrt(f, sa, out, r, sr)
+                                : fpemu::apply(o == lane_op::add   ? fpemu::array_op::add
+                                               : o == lane_op::mul ? fpemu::array_op::mul
+                                                                   : fpemu::array_op::div,
+                                               f, sa, sb, out, r, sr);
   };
   // Byte codes are timed once the op's table of results is there (the top of this file): asked
   // until the library has made it, as a process that keeps asking the op does (at most 2^24 x 18
   // elements, fma in sr16).
-  const auto lane_op = op == "fma"    ? fpemu::simd::lane_op::fma
-                       : op == "sqrt" ? fpemu::simd::lane_op::sqrt
-                       : op == "add"  ? fpemu::simd::lane_op::add
-                       : op == "mul"  ? fpemu::simd::lane_op::mul
-                                      : fpemu::simd::lane_op::div;
-  for (int calls = 0; sizeof(Code) == 1 && calls < 32 && !fpemu::simd::has_table(lane_op, f, r); ++calls) (void)call();
+  for (int calls = 0; sizeof(Code) == 1 && calls < 32 && !fpemu::simd::has_table(o, f, r); ++calls) (void)call();
   for (auto _ : state) {
     auto flags = call();
     if (!flags) state.SkipWithError(flags.message().c_str());
