@@ -88,6 +88,7 @@
 
 #include <algorithm>
 #include <array>
+#include <cfenv>
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -236,19 +237,19 @@ V SqrtRounded(V a);
 #endif
 
 // What a lane holds of an inexact x (the exact result): x rounded to odd at the lane type's
-// precision (the top of this file); rounded to nearest-even, without telling whether it is inexact
-// (add, sub, div, sqrt), for OnePassRun's rounding to nearest-even (its comment says where that is
+// precision (the top of this file); rounded by the environment, to nearest-even or in the direction
+// the caller set, by the one operation (fma: the exact product, then the sum), without telling
+// whether it is inexact, for OnePassRun's rounding in those modes (its comment says where that is
 // x's); or rounded toward zero, for OnePassRun's stochastic rounding, which reads the bits below
 // the quantum as they are and whether anything lies beyond them.
-enum class lane_z { odd, nearest, toward_zero };
+enum class lane_z { odd, rounded, toward_zero };
 
 // One vector's arithmetic (the top of this file): the exact result x, or x rounded as kZ says where
 // it is inexact, and what the lanes' checks find. Made once before a loop, like Decoder; OpLanes
 // and OpRun share it.
 template <lane_op Op, class D, lane_z kZ = lane_z::odd>
 class LaneArithmetic {
-  static constexpr bool kNearest = kZ == lane_z::nearest;
-  static_assert(!kNearest || Op != lane_op::fma);
+  static constexpr bool kRounded = kZ == lane_z::rounded;
   using V = hn::Vec<D>;
   using M = hn::Mask<D>;
   using DU = hn::RebindToUnsigned<D>;
@@ -282,7 +283,7 @@ class LaneArithmetic {
     lanes r{zero, zero, none, none, none};
     if constexpr (Op == lane_op::add || Op == lane_op::sub) {
       const V addend = Op == lane_op::sub ? hn::Neg(y) : y;
-      r.z = kNearest ? hn::Add(x, addend)
+      r.z = kRounded ? hn::Add(x, addend)
                      : ZeroSign(exact_sums_ ? hn::Add(x, addend) : RoundedSum(x, addend, r.inexact), x, addend);
       if (range_) r.out_of_range = BeyondRange(r.z);
     } else if constexpr (Op == lane_op::mul) {
@@ -290,11 +291,11 @@ class LaneArithmetic {
       if (range_) r.out_of_range = InexactProduct(r.z, x, y);
     } else if constexpr (Op == lane_op::fma) {
       r.product = hn::Mul(x, y);
-      r.z = ZeroSign(RoundedSum(r.product, w, r.inexact), r.product, w);
+      r.z = kRounded ? hn::Add(r.product, w) : ZeroSign(RoundedSum(r.product, w, r.inexact), r.product, w);
       if (range_) r.out_of_range = hn::Or(InexactProduct(r.product, x, y), BeyondRange(r.z));
     } else if constexpr (Op == lane_op::div) {
       r.by_zero = hn::And(hn::Eq(y, zero), hn::AndNot(hn::Eq(x, zero), hn::IsFinite(x)));
-      if constexpr (kNearest) {
+      if constexpr (kRounded) {
         r.z = hn::Div(x, y);
       } else if constexpr (kEmbeddedRounding) {
         r.z = DivRounded<kTowardZero>(x, y);
@@ -311,7 +312,7 @@ class LaneArithmetic {
         r.out_of_range = hn::Or(BeyondRange(r.z), hn::AndNot(hn::Eq(x, zero), tiny));
       }
     } else {
-      if constexpr (kNearest) {
+      if constexpr (kRounded) {
         r.z = hn::Sqrt(x);
       } else if constexpr (kEmbeddedRounding) {
         r.z = SqrtRounded<kTowardZero>(x);
@@ -833,12 +834,18 @@ struct bf16_codes {
 // frequent (on wide-range data, where the ways alternate, the branches mispredicted: settled AVX2
 // fp16 div ran at 0.76 G elements/s, a third of its time in their wake). Stops at the first other
 // vector, which the caller does by the two passes, or at `end`; returns where it stopped.
-// kNearest, in nearest-even once inexact (and underflow, where the op can raise it) has been seen,
-// so that no lane's inexactness is wanted, the lanes skip rounding to odd but in fma (overflow is
-// still told: x at or above the threshold, kBig's successor and a binary32 value, has RN(x) above
-// kBig): z is x rounded to nearest-even in binary32 (the environment's, op_lanes), and a second
-// rounding to nearest-even at p bits gives x's own wherever 24 >= 2p + 2, for +, -, x, / and sqrt
-// of p-bit operands (Figueroa, "When is double rounding innocuous?", 1995; Roux, "Innocuous double
+// Once inexact has been seen, so that no lane's inexactness is wanted but that of a result below
+// the smallest normal while underflow is not (such a lane stops it, where the op can raise
+// underflow), the lanes skip rounding to odd (lane_z::rounded) in nearest-even but in fma and in
+// the directed modes: z is x rounded in binary32 by the environment, in the mode's direction
+// (op_lanes asks for nearest-even; OnePassMode sets the others for the run); no served x is below
+// binary32's smallest subnormal, so z is 0 only where x is (the range checks above). Overflow is
+// still told: x overflows where it reaches a binary32 value T beyond kBig (its successor: 65520 to
+// nearest, 2^16 toward zero) or passes kBig itself (rd below -kBig, ru above it), and z does
+// there too: rounding is monotone onto a grid that holds T and kBig, and x passing kBig is rounded
+// away from it; bf16 results beyond binary32's range meet the range check. To nearest-even, a
+// second rounding to nearest-even at p bits gives x's own wherever 24 >= 2p + 2, for +, -, x, /
+// and sqrt of p-bit operands (Figueroa, "When is double rounding innocuous?", 1995; Roux, "Innocuous double
 // rounding of basic arithmetic operations", 2014, a formal proof): fp16 (p = 11) and bf16 (p = 8).
 // That argument is for results in the normal range, and the unbounded exponent covers the overflow
 // threshold, a midpoint like any other. Below it: sums of fp16 or bf16 values there are exact
@@ -846,7 +853,14 @@ struct bf16_codes {
 // bf16's tiny products and quotients go to the core (but for one rounded up to 2^-126 in binary32,
 // at most 2^-150 below it, which rounds to 2^-126 in bf16 too: its neighbour below is 2^-133 away);
 // fp16 quotients can, and `exhaustive_array_ops` checks every fp16 and bf16 pair through add and
-// div this way against the two passes.
+// div this way against the two passes. In a directed mode the second rounding, in the same
+// direction, gives x's own everywhere: the format's values are binary32 values, so those at or
+// below x are those at or below x rounded down in binary32 (at or above: up), subnormals included,
+// and rounding toward zero is one of the two by x's sign, which z keeps; beyond binary32's range
+// z is its largest finite value, whose rounding is x's, or the infinity, x's under policy ieee
+// (RoundingAgrees). Every op qualifies, fma too: its product is exact where the lanes serve it, so
+// z is x rounded once. An exact zero sum comes out with the sign IEEE 754 gives it in that
+// direction, the core's (ZeroSign).
 // Stochastic rounding with k <= 16 random bits reads the k bits of x below the quantum and whether
 // any bit lies beyond the quantum (round_core.hpp), so the lanes give x rounded toward zero at 24
 // bits and whether it is inexact, instead of x rounded to odd (whose last bit, jammed, is one of
@@ -941,7 +955,9 @@ HWY_NOINLINE std::size_t OnePassRun(const lane_checks& checks, const encode_para
       const auto finite = SignedGt(infinity, mag);
       auto stop = hn::Not(hn::Eq(zero, zero));
       if (!(seen & flag::overflow)) stop = hn::And(finite, SignedGt(mag, big));
-      if (!inexact_seen || !underflow_seen) {
+      if constexpr (kZ == lane_z::rounded) {  // (inexact seen) z does not tell a tiny lane's x inexact
+        if ((Codes::RoundingFlags(Op) & flag::underflow) && !underflow_seen) stop = hn::Or(stop, low);
+      } else if (!inexact_seen || !underflow_seen) {
         const auto inexact = inexact_of(bits, finite);
         stop = hn::Or(stop, inexact_seen ? hn::And(low, inexact) : inexact);
       }
@@ -981,23 +997,45 @@ HWY_NOINLINE std::size_t OnePassRun(const lane_checks& checks, const encode_para
   return i;
 }
 
+// The environment's rounding direction set to Mode's while in scope (nearest-even: left as
+// op_lanes asks it), for the lanes of one-pass kernels (compiled with -frounding-math: the compiler
+// assumes no direction) and nothing else, then put back to nearest-even, as op_lanes found it.
+template <round_mode Mode>
+class environment_direction {
+ public:
+  environment_direction() {
+    if constexpr (kDirection != FE_TONEAREST) std::fesetround(kDirection);
+  }
+  ~environment_direction() {
+    if constexpr (kDirection != FE_TONEAREST) std::fesetround(FE_TONEAREST);
+  }
+  environment_direction(const environment_direction&) = delete;
+  environment_direction& operator=(const environment_direction&) = delete;
+
+ private:
+  static constexpr int kDirection = Mode == round_mode::toward_zero       ? FE_TOWARDZERO
+                                    : Mode == round_mode::toward_positive ? FE_UPWARD
+                                    : Mode == round_mode::toward_negative ? FE_DOWNWARD
+                                                                          : FE_TONEAREST;
+};
+
 template <class Codes, lane_op Op, round_mode Mode>
 std::size_t OnePassMode(const lane_checks& k, const encode_params<float>& p, std::uint8_t seen, const sr_stream& sr,
                         const std::uint16_t* a, const std::uint16_t* b, const std::uint16_t* c, std::size_t i,
                         std::size_t end, std::uint16_t* out) {
   constexpr std::uint8_t kFlags = Codes::RoundingFlags(Op);
-  constexpr bool kNearest = Mode == round_mode::nearest_even && Op != lane_op::fma;
   constexpr lane_z kZ = Mode == round_mode::stochastic ? lane_z::toward_zero : lane_z::odd;
   const bool settled = (seen & kFlags) == kFlags;
-  constexpr lane_z kSettledZ = kNearest ? lane_z::nearest : kZ;
-  if (settled) return OnePassRun<Codes, Op, Mode, true, kSettledZ>(k, p, seen, sr, a, b, c, i, end, out);
-  // Rounding to nearest-even first needs no more than inexact (and underflow, where the op can
-  // raise it) seen: overflow is still told, the threshold being a binary32 value.
-  constexpr std::uint8_t kNeeds = flag::inexact | (kFlags & flag::underflow);
-  if constexpr (kNearest) {
-    if ((seen & kNeeds) == kNeeds)
-      return OnePassRun<Codes, Op, Mode, false, lane_z::nearest>(k, p, seen, sr, a, b, c, i, end, out);
+  // Rounding by the environment first (OnePassRun) needs no more than inexact seen.
+  constexpr bool kRounded = Mode == round_mode::nearest_even ? Op != lane_op::fma : Mode != round_mode::stochastic;
+  if constexpr (kRounded) {
+    if (seen & flag::inexact) {
+      const environment_direction<Mode> direction;
+      if (settled) return OnePassRun<Codes, Op, Mode, true, lane_z::rounded>(k, p, seen, sr, a, b, c, i, end, out);
+      return OnePassRun<Codes, Op, Mode, false, lane_z::rounded>(k, p, seen, sr, a, b, c, i, end, out);
+    }
   }
+  if (settled) return OnePassRun<Codes, Op, Mode, true, kZ>(k, p, seen, sr, a, b, c, i, end, out);
   return OnePassRun<Codes, Op, Mode, false, kZ>(k, p, seen, sr, a, b, c, i, end, out);
 }
 

@@ -266,55 +266,61 @@ TEST_CASE("every e4m3fn and e5m2 pair through add, sub, mul and div and every co
   }
 }
 
-// The one pass in nearest-even, once its chunk has raised inexact (and underflow, where the op can
-// raise it), rounds the binary32 result of add, div and sqrt to nearest-even directly (innocuous
-// double rounding: OnePassRun's comment), which leaves fp16 quotients below the normal range to
-// this check. Every pair of codes through add and div, every code through sqrt, on
-// two-byte codes without per-element flags (the one pass) against the same with per-element flags
-// (the two passes, rounding to odd, checked against the core above). Each call's pairs raise the
-// flags as they come, so the one pass runs before inexact is seen, after it, and settled.
+// The one pass in nearest-even and in the directed modes, once its chunk has raised inexact, rounds
+// the binary32 result of add, div and sqrt, rounded by the environment in the mode's direction,
+// into the format directly (innocuous double rounding: OnePassRun's comment), which leaves fp16
+// quotients below the normal range in nearest-even to this check. Every pair of codes through add
+// and div, every code through sqrt, on two-byte codes without per-element flags (the one pass)
+// against the same with per-element flags (the two passes, rounding to odd, checked against the
+// core above). Each call's pairs raise the flags as they come, so the one pass runs before inexact
+// is seen, after it, and settled.
 TEST_CASE("every fp16 and bf16 pair through add and div and every code through sqrt, in "
-          "nearest-even through the one pass == the two passes") {
+          "nearest-even, rz, ru and rd through the one pass == the two passes") {
   const exhaustive::sweep sweep = exhaustive::sweep::from_environment();
   dispatch_as_asked();
   set_array_threads(1);
-  const rounding r = rounding_of(round_mode::nearest_even);
-  for (const char* name : {"fp16", "bf16"}) {
-    const format f = *parse_format(name);
-    const auto one = static_cast<std::uint16_t>(from(f, 1.0).code);
-    for (const int j : {0, 3, 5}) {
-      const std::uint64_t pairs = j == 5 ? std::uint64_t{1} << 16 : std::uint64_t{1} << 32;
-      const auto start = std::chrono::steady_clock::now();
-      tally ty;
-      sweep.run(pairs, [&](std::uint64_t begin, std::uint64_t end) {
-        const std::size_t n = end - begin;
-        std::vector<std::uint16_t> a(n, one), b(n, one), out(n), out_flagged(n);
-        std::vector<std::uint8_t> flags(n);
-        for (std::uint64_t k = begin; k < end; ++k) {
-          a[k - begin] = static_cast<std::uint16_t>(j == 5 ? k : k >> 16);
-          b[k - begin] = static_cast<std::uint16_t>(k);
-        }
-        const auto all = call(f, j, r, {}, a, b, b, out, {});
-        const auto all_flagged = call(f, j, r, {}, a, b, b, out_flagged, flags);
-        if (!all || !all_flagged) return ty.report(!all ? all.message() : all_flagged.message());
-        for (std::size_t i = 0; i < n; ++i) {
-          if (out[i] == out_flagged[i]) continue;
-          char buf[160];
-          std::snprintf(buf, sizeof buf, "%s %s(0x%x, 0x%x): one pass 0x%x, two passes 0x%x", name, kOps[j], a[i],
-                        b[i], out[i], out_flagged[i]);
-          ty.report(buf);
-        }
-        if (*all != *all_flagged) ty.report(std::string(name) + " " + kOps[j] + ": flag unions differ");
-        ty.cases += end - begin;
-      });
-      std::printf("exhaustive_array_ops: %s %s, every %s in nearest-even: %" PRIu64 " cases, %" PRIu64
-                  " mismatches (%.1f s, %s)\n",
-                  name, kOps[j], j == 5 ? "code" : "pair", ty.cases.load(), ty.mismatches.load(),
-                  std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(),
-                  simd::target_name());
-      std::fflush(stdout);
-      if (sweep.stride == 1) CHECK(ty.cases.load() == pairs);
-      CHECK(ty.mismatches.load() == 0);
+  for (const round_mode mode :
+       {round_mode::nearest_even, round_mode::toward_zero, round_mode::toward_positive, round_mode::toward_negative}) {
+    const rounding r = rounding_of(mode);
+    for (const char* name : {"fp16", "bf16"}) {
+      const format f = *parse_format(name);
+      const auto one = static_cast<std::uint16_t>(from(f, 1.0).code);
+      for (const int j : {0, 3, 5}) {
+        const std::uint64_t pairs = j == 5 ? std::uint64_t{1} << 16 : std::uint64_t{1} << 32;
+        const auto start = std::chrono::steady_clock::now();
+        tally ty;
+        sweep.run(pairs, [&](std::uint64_t begin, std::uint64_t end) {
+          const std::size_t n = end - begin;
+          std::vector<std::uint16_t> a(n, one), b(n, one), out(n), out_flagged(n);
+          std::vector<std::uint8_t> flags(n);
+          for (std::uint64_t k = begin; k < end; ++k) {
+            a[k - begin] = static_cast<std::uint16_t>(j == 5 ? k : k >> 16);
+            b[k - begin] = static_cast<std::uint16_t>(k);
+          }
+          const auto all = call(f, j, r, {}, a, b, b, out, {});
+          const auto all_flagged = call(f, j, r, {}, a, b, b, out_flagged, flags);
+          if (!all || !all_flagged) return ty.report(!all ? all.message() : all_flagged.message());
+          for (std::size_t i = 0; i < n; ++i) {
+            if (out[i] == out_flagged[i]) continue;
+            char buf[160];
+            std::snprintf(buf, sizeof buf, "%s %s(0x%x, 0x%x) %s: one pass 0x%x, two passes 0x%x", name, kOps[j],
+                          a[i], b[i], std::string(to_string(mode)).c_str(), out[i], out_flagged[i]);
+            ty.report(buf);
+          }
+          if (*all != *all_flagged)
+            ty.report(std::string(name) + " " + kOps[j] + " " + std::string(to_string(mode)) + ": flag unions differ");
+          ty.cases += end - begin;
+        });
+        std::printf("exhaustive_array_ops: %s %s, every %s in %s: %" PRIu64 " cases, %" PRIu64
+                    " mismatches (%.1f s, %s)\n",
+                    name, kOps[j], j == 5 ? "code" : "pair", std::string(to_string(mode)).c_str(), ty.cases.load(),
+                    ty.mismatches.load(),
+                    std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(),
+                    simd::target_name());
+        std::fflush(stdout);
+        if (sweep.stride == 1) CHECK(ty.cases.load() == pairs);
+        CHECK(ty.mismatches.load() == 0);
+      }
     }
   }
 }
