@@ -282,6 +282,7 @@ TEST_CASE("every fp16 and bf16 pair through add and div and every code through s
   for (const round_mode mode :
        {round_mode::nearest_even, round_mode::toward_zero, round_mode::toward_positive, round_mode::toward_negative}) {
     const rounding r = rounding_of(mode);
+    const std::string mode_name(to_string(mode));
     for (const char* name : {"fp16", "bf16"}) {
       const format f = *parse_format(name);
       const auto one = static_cast<std::uint16_t>(from(f, 1.0).code);
@@ -304,16 +305,16 @@ TEST_CASE("every fp16 and bf16 pair through add and div and every code through s
             if (out[i] == out_flagged[i]) continue;
             char buf[160];
             std::snprintf(buf, sizeof buf, "%s %s(0x%x, 0x%x) %s: one pass 0x%x, two passes 0x%x", name, kOps[j],
-                          a[i], b[i], std::string(to_string(mode)).c_str(), out[i], out_flagged[i]);
+                          a[i], b[i], mode_name.c_str(), out[i], out_flagged[i]);
             ty.report(buf);
           }
           if (*all != *all_flagged)
-            ty.report(std::string(name) + " " + kOps[j] + " " + std::string(to_string(mode)) + ": flag unions differ");
+            ty.report(std::string(name) + " " + kOps[j] + " " + mode_name + ": flag unions differ");
           ty.cases += end - begin;
         });
         std::printf("exhaustive_array_ops: %s %s, every %s in %s: %" PRIu64 " cases, %" PRIu64
                     " mismatches (%.1f s, %s)\n",
-                    name, kOps[j], j == 5 ? "code" : "pair", std::string(to_string(mode)).c_str(), ty.cases.load(),
+                    name, kOps[j], j == 5 ? "code" : "pair", mode_name.c_str(), ty.cases.load(),
                     ty.mismatches.load(),
                     std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(),
                     simd::target_name());
