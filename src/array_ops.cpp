@@ -641,8 +641,9 @@ std::size_t OpLanes(const format& f, code_source a, code_source b, code_source c
 // every target but the scalar one): fp16 by the CPU's conversion instructions (F16C) or integer
 // steps, bf16, the top half of binary32, by shifts and the increment of round_float.hpp. Each
 // gives, for the lanes a vector rounds: the operands' values (exact), the codes of z in Mode,
-// which finite lanes are inexact and (stochastic rounding) which lanes' codes the 24 bits of z do
-// not decide (Undecided); and for the checks, whether binary32 lanes need the range checks
+// which finite lanes are inexact, (stochastic rounding) which lanes' codes the 24 bits of z do
+// not decide (Undecided) and (fma to nearest) which z may lie halfway between two codes' values
+// (Midpoint); and for the checks, whether binary32 lanes need the range checks
 // (kRange), binary32 bits of its smallest normal and of the largest magnitude that rounds into its
 // finite range in Mode with either sign (kBig), its codes' infinity and quiet bit, and the flags
 // its rounding can raise on the op's results (RoundingFlags). Stochastic rounding with up to 16
@@ -754,6 +755,18 @@ struct fp16_codes {
   static HWY_INLINE auto Inexact(DU du, hn::Vec<DU> bits, hn::Vec<hn::Rebind<std::uint16_t, DU>> codes) {
     return hn::Ne(hn::BitCast(du, Values(hn::Rebind<float, DU>(), codes)), bits);
   }
+  // Lanes whose z may lie halfway between two codes' values: the 13 bits below the quantum are 1
+  // then zeros, read below 2^-14 (quantum 2^-24) on |z| + 2^-14, whose quantum that is and whose
+  // bits below it are z's where z is a multiple of 2^-37, as every midpoint is (elsewhere the sum
+  // is rounded to nearest and may look like one: a lane taken for a midpoint costs only time).
+  template <class DU>
+  static HWY_INLINE auto Midpoint(DU du, hn::Vec<DU> bits) {
+    const hn::Rebind<float, DU> df;
+    const auto mag = hn::And(bits, hn::Set(du, 0x7fffffffu));
+    const auto shifted = hn::BitCast(du, hn::Add(hn::BitCast(df, mag), hn::Set(df, 0x1p-14f)));
+    const auto read = hn::IfThenElse(SignedLt(mag, hn::Set(du, kHalfNormal)), shifted, bits);
+    return hn::Eq(hn::And(read, hn::Set(du, 0x1fffu)), hn::Set(du, 0x1000u));
+  }
 };
 
 struct bf16_codes {
@@ -806,6 +819,12 @@ struct bf16_codes {
   static HWY_INLINE auto Undecided(DU du, hn::Vec<DU>, hn::Vec<DU>) {
     return hn::Ne(hn::Zero(du), hn::Zero(du));
   }
+  // Lanes whose z lies halfway between two codes' values: its 16 bits below the quantum are 1
+  // then zeros (subnormals too: bf16's are binary32's truncated).
+  template <class DU>
+  static HWY_INLINE auto Midpoint(DU du, hn::Vec<DU> bits) {
+    return hn::Eq(hn::And(bits, hn::Set(du, 0xffffu)), hn::Set(du, 0x8000u));
+  }
 };
 
 // Element-wise arithmetic on two-byte codes into two-byte codes in one pass, for fp16 and bf16
@@ -836,8 +855,8 @@ struct bf16_codes {
 // vector, which the caller does by the two passes, or at `end`; returns where it stopped.
 // Once inexact has been seen, so that no lane's inexactness is wanted but that of a result below
 // the smallest normal while underflow is not (such a lane stops it, where the op can raise
-// underflow), the lanes skip rounding to odd (lane_z::rounded) in nearest-even but in fma and in
-// the directed modes: z is x rounded in binary32 by the environment, in the mode's direction
+// underflow), the lanes skip rounding to odd (lane_z::rounded) in nearest-even and in the
+// directed modes: z is x rounded in binary32 by the environment, in the mode's direction
 // (op_lanes asks for nearest-even; OnePassMode sets the others for the run); no served x is below
 // binary32's smallest subnormal, so z is 0 only where x is (the range checks above). Overflow is
 // still told: x overflows where it reaches a binary32 value T beyond kBig (its successor: 65520 to
@@ -853,14 +872,26 @@ struct bf16_codes {
 // bf16's tiny products and quotients go to the core (but for one rounded up to 2^-126 in binary32,
 // at most 2^-150 below it, which rounds to 2^-126 in bf16 too: its neighbour below is 2^-133 away);
 // fp16 quotients can, and `exhaustive_array_ops` checks every fp16 and bf16 pair through add and
-// div this way against the two passes. In a directed mode the second rounding, in the same
-// direction, gives x's own everywhere: the format's values are binary32 values, so those at or
-// below x are those at or below x rounded down in binary32 (at or above: up), subnormals included,
-// and rounding toward zero is one of the two by x's sign, which z keeps; beyond binary32's range
-// z is its largest finite value, whose rounding is x's, or the infinity, x's under policy ieee
-// (RoundingAgrees). Every op qualifies, fma too: its product is exact where the lanes serve it, so
-// z is x rounded once. An exact zero sum comes out with the sign IEEE 754 gives it in that
-// direction, the core's (ZeroSign).
+// div this way against the two passes. fma's x is no op of two p-bit values (its product, exact
+// where the lanes serve it, has up to 2p bits), so there the lanes look at z: where z is not
+// halfway between two of the format's values, rounding it to nearest-even gives x's own, in every
+// range. For the midpoints, the overflow threshold among them, are binary32 values (multiples of
+// 2^-25 for fp16, of 2^-134 for bf16), and rounding to nearest changes only across one: were x's
+// rounding not z's, a midpoint m would lie between them (x <= m < z or z < m <= x), a binary32
+// value nearer x than z is, or x itself (then exact, z = x = m). Exact midpoints are common (short
+// products plus an addend often sum to one), so a lane asks for more only where z is a midpoint and
+// x = p + w inexact: where it is exact, z - p and z - w are exact too and give w and p back; where
+// not, the difference that takes off the operand of the larger exponent is exact (the lemma of
+// Dekker's Fast2Sum, "A floating-point technique for extending the available precision", 1971) and
+// differs from the other operand by z - x. A vector with such a lane (rare: x then lies within half
+// an ulp of binary32 of a midpoint but not on it) takes x rounded to odd instead. In a directed
+// mode the second rounding, in the same direction, gives x's own everywhere: the format's values
+// are binary32 values, so those at or below x are those at or below x rounded down in binary32 (at
+// or above: up), subnormals included, and rounding toward zero is one of the two by x's sign, which
+// z keeps; beyond binary32's range z is its largest finite value, whose rounding is x's, or the
+// infinity, x's under policy ieee (RoundingAgrees). Every op qualifies, fma too: its product is
+// exact where the lanes serve it, so z is x rounded once. An exact zero sum comes out with the
+// sign IEEE 754 gives it in that direction, the core's (ZeroSign).
 // Stochastic rounding with k <= 16 random bits reads the k bits of x below the quantum and whether
 // any bit lies beyond the quantum (round_core.hpp), so the lanes give x rounded toward zero at 24
 // bits and whether it is inexact, instead of x rounded to odd (whose last bit, jammed, is one of
@@ -894,6 +925,8 @@ HWY_NOINLINE std::size_t OnePassRun(const lane_checks& checks, const encode_para
   k.exact_sums = false;
   k.range = Codes::kRange;
   const LaneArithmetic<Op, decltype(d), kZ> arithmetic(k);
+  constexpr bool kMidpoints = kZ == lane_z::rounded && Op == lane_op::fma && Mode == round_mode::nearest_even;
+  const LaneArithmetic<Op, decltype(d), lane_z::odd> odd_arithmetic(k);
   const VU sign_bit = hn::Set(du, 0x80000000u), infinity = hn::Set(du, kInfinityBits);
   const VU big = hn::Set(du, Codes::template kBig<Mode>), zero = hn::Zero(du);
   const V16 magnitude16 = hn::Set(d16, 0x7fff), infinity16 = hn::Set(d16, Codes::kInfinity);
@@ -923,7 +956,13 @@ HWY_NOINLINE std::size_t OnePassRun(const lane_checks& checks, const encode_para
     __builtin_prefetch(out + i, 1);
     const V x = operand(a);
     const V y = Op != lane_op::sqrt ? operand(b) : hn::Zero(d), w = Op == lane_op::fma ? operand(c) : hn::Zero(d);
-    const auto lanes = arithmetic(x, y, w);
+    auto lanes = arithmetic(x, y, w);
+    if constexpr (kMidpoints) {  // (fma to nearest: inexact lanes rounded onto a midpoint, below)
+      const V p = lanes.product, s = lanes.z;
+      const auto exact = hn::And(hn::Eq(hn::Sub(s, p), w), hn::Eq(hn::Sub(s, w), p));
+      const auto midpoint = hn::AndNot(hn::RebindMask(du, exact), Codes::Midpoint(du, hn::BitCast(du, s)));
+      if (HWY_UNLIKELY(!hn::AllFalse(du, midpoint))) lanes.z = odd_arithmetic(x, y, w).z;
+    }
     if (Codes::kRange && !hn::AllFalse(d, lanes.out_of_range)) break;
     VU random_bits = zero;
     if constexpr (kStochastic) {
@@ -1026,8 +1065,12 @@ std::size_t OnePassMode(const lane_checks& k, const encode_params<float>& p, std
   constexpr std::uint8_t kFlags = Codes::RoundingFlags(Op);
   constexpr lane_z kZ = Mode == round_mode::stochastic ? lane_z::toward_zero : lane_z::odd;
   const bool settled = (seen & kFlags) == kFlags;
-  // Rounding by the environment first (OnePassRun) needs no more than inexact seen.
-  constexpr bool kRounded = Mode == round_mode::nearest_even ? Op != lane_op::fma : Mode != round_mode::stochastic;
+  // Rounding by the environment first (OnePassRun) needs no more than inexact seen. fma to nearest
+  // then looks for midpoints, which costs more than rounding to odd where each sum is rounded as
+  // asked (kEmbeddedRounding: AVX3 fp16 0.79x as fast, bf16 0.75-0.93x, measured as
+  // bench/results/elementwise-fma-midpoints-2026-12-01-xeon.md says).
+  constexpr bool kRounded = Mode != round_mode::stochastic &&
+                            !(kEmbeddedRounding && Op == lane_op::fma && Mode == round_mode::nearest_even);
   if constexpr (kRounded) {
     if (seen & flag::inexact) {
       const environment_direction<Mode> direction;

@@ -1862,8 +1862,13 @@ TEST_CASE("apply, apply_fma and apply_sqrt == the core's ops on random bf16 and 
 // 65520, 65504 + 15.99, 255.875 x 256 = 65504, 256 x 256; bf16: its largest finite plus half its
 // ulp and just less, (2 - 2^-7) 2^63 x 2^64 and 2^64 x 2^64), products below bf16's normal range
 // (which the core takes), infinities, quiet NaNs with and without a payload, and signaling ones
-// with the payload bit below the quiet bit set and clear. Stochastic rounding reads each
-// element's own random bits, so the flags a raiser raises depend on where it stands.
+// with the payload bit below the quiet bit set and clear; and for fma, triples whose exact result
+// lies just beyond a midpoint of the format that it rounds to at 24 bits, whose nearest-even
+// rounding is not the midpoint's, with the product or the addend the larger (fp16:
+// 1.5 x 1.333984375 + 2^-24, (1 + 2^-10) x 2046 2^-22 + (1 + 2^-10) and, among fp16's subnormals,
+// 1269 2^-20 x 1885 2^-20 + 2^-15 = 2^-15 + 73 2^-25 + 2^-40; bf16: 1.5 x 1.359375 + 2^-133).
+// Stochastic rounding reads each element's own random bits, so the flags a raiser raises depend
+// on where it stands.
 TEST_CASE("apply, apply_fma and apply_sqrt on fp16 and bf16 codes without per-element flags (one pass: "
           "simd::one_pass_op) == the core: every pair of special and threshold operands alone among exact results, "
           "after lanes raising none, all or all but one of the op's flags, every direction and sr with up to 16 "
@@ -1872,6 +1877,7 @@ TEST_CASE("apply, apply_fma and apply_sqrt on fp16 and bf16 codes without per-el
   struct format_operands {
     const char* name;
     std::vector<std::uint32_t> magnitudes, addends;
+    std::vector<std::array<std::uint32_t, 3>> beyond_midpoints;  // fma
     std::uint32_t one;  // filler: 1 op 1 (fma: 1 x 1 + 1) is exact
   };
   const format_operands formats_checked[] = {
@@ -1879,11 +1885,13 @@ TEST_CASE("apply, apply_fma and apply_sqrt on fp16 and bf16 codes without per-el
        {0x0000u, 0x0001u, 0x03ffu, 0x0400u, 0x0401u, 0x1400u, 0x3bffu, 0x3c00u, 0x3c01u, 0x4bffu, 0x4c00u, 0x5bffu,
         0x5c00u, 0x7bffu, 0x7c00u, 0x7e00u, 0x7e01u, 0x7c01u, 0x7d00u},
        {0x0000u, 0x8000u, 0x0001u, 0x3c00u, 0xfbffu, 0x7c00u, 0x7e00u, 0x7c01u},
+       {{0x3e00u, 0x3d56u, 0x0001u}, {0x3c01u, 0x0ffeu, 0x3c01u}, {0x14f5u, 0x175du, 0x0200u}},
        0x3c00u},
       {"bf16",
        {0x0000u, 0x0001u, 0x007fu, 0x0080u, 0x0081u, 0x3f00u, 0x3f7fu, 0x3f80u, 0x3f81u, 0x7affu, 0x7b00u, 0x5f7fu,
         0x5f80u, 0x7f7fu, 0x7f80u, 0x7fc0u, 0x7fc1u, 0x7f81u, 0x7fa0u},
        {0x0000u, 0x8000u, 0x0001u, 0x3f80u, 0xff7fu, 0x7f80u, 0x7fc0u, 0x7f81u},
+       {{0x3fc0u, 0x3faeu, 0x0001u}},
        0x3f80u},
   };
   const sr_stream sr{};
@@ -1905,6 +1913,9 @@ TEST_CASE("apply, apply_fma and apply_sqrt on fp16 and bf16 codes without per-el
         for (const std::uint32_t y : op == simd::lane_op::sqrt ? std::vector<std::uint32_t>{0} : operands)
           for (const std::uint32_t z : op == simd::lane_op::fma ? addends : std::vector<std::uint32_t>{0})
             cases.push_back({x, y, z});
+      if (op == simd::lane_op::fma)
+        for (const auto& t : fo.beyond_midpoints)
+          for (const std::uint32_t sign : {0x0000u, 0x8000u}) cases.push_back({t[0] ^ sign, t[1], t[2] ^ sign});
       for (const rounding& r : roundings_for(f)) {
         if (r.mode == round_mode::stochastic_exact || r.mode == round_mode::nearest_away ||
             r.mode == round_mode::to_odd)
