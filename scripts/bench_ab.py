@@ -5,7 +5,7 @@ rate moves by a third between runs on a shared VM) falls on both. Prints a markd
 medians per run (G elements/s) and the ratio of the medians of those medians, new / base.
 
     python3 scripts/bench_ab.py BASE_BINARY NEW_BINARY --filter REGEX [--targets AVX3,AVX2,SSE4]
-                                [--rounds 2] [--repetitions 3] [--labels BASE,NEW]
+                                [--rounds 2] [--repetitions 3] [--min-time SECONDS] [--labels BASE,NEW]
 
 Run it from the build folder the binaries were built in (their shared libraries are looked up
 there and in its src/). Copy the base binary aside before rebuilding: ninja replaces it in place.
@@ -21,6 +21,8 @@ import sys
 def run(binary, target, args):
     cmd = [binary, f"--benchmark_filter={args.filter}", f"--benchmark_repetitions={args.repetitions}",
            "--benchmark_report_aggregates_only=true", "--benchmark_format=json"]
+    if args.min_time is not None:
+        cmd.append(f"--benchmark_min_time={args.min_time}")
     if target:
         cmd.insert(1, f"--target={target}")
     env = dict(os.environ, LD_LIBRARY_PATH=os.pathsep.join([".", "src", os.environ.get("LD_LIBRARY_PATH", "")]))
@@ -41,10 +43,14 @@ def main():
     ap.add_argument("--targets", default="", help="comma-separated --target values (bench_round); none: one run")
     ap.add_argument("--rounds", type=int, default=2)
     ap.add_argument("--repetitions", type=int, default=3)
+    ap.add_argument("--min-time", type=float, help="seconds each repetition runs at least (Google Benchmark's "
+                    "--benchmark_min_time; its default 0.5 makes an A/B of 90 cells take about 17 minutes)")
     ap.add_argument("--labels", default="base,new")
     args = ap.parse_args()
     if args.rounds < 1 or args.repetitions < 1:
         ap.error(f"--rounds and --repetitions must be at least 1; got {args.rounds} and {args.repetitions}")
+    if args.min_time is not None and not args.min_time > 0:
+        ap.error(f"--min-time must be a positive number of seconds; got {args.min_time}")
     labels = args.labels.split(",")
     if len(labels) != 2:
         ap.error(f"--labels takes two names, base and new; got {args.labels!r}")
