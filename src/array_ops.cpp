@@ -1066,9 +1066,9 @@ std::size_t OnePassMode(const lane_checks& k, const encode_params<float>& p, std
   constexpr lane_z kZ = Mode == round_mode::stochastic ? lane_z::toward_zero : lane_z::odd;
   const bool settled = (seen & kFlags) == kFlags;
   // Rounding by the environment first (OnePassRun) needs no more than inexact seen. fma to nearest
-  // then looks for midpoints, which costs more than rounding to odd where each sum is rounded as
-  // asked (kEmbeddedRounding: AVX3 fp16 0.79x as fast, bf16 0.75-0.93x, measured as
-  // bench/results/elementwise-fma-midpoints-2026-12-01-xeon.md says).
+  // then looks for midpoints, which gains nothing over rounding to odd where each sum is rounded
+  // as asked (kEmbeddedRounding: AVX3 fma 0.91-1.04x as fast with the test,
+  // bench/results/elementwise-fma-midpoints-2026-12-01-xeon.md).
   constexpr bool kRounded = Mode != round_mode::stochastic &&
                             !(kEmbeddedRounding && Op == lane_op::fma && Mode == round_mode::nearest_even);
   if constexpr (kRounded) {
