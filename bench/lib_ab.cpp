@@ -4,8 +4,8 @@
 // changes measured). Each cell (SIMD target, data set, kind, format, mode) runs ROUNDS times: memcpy
 // of the same elements, then each build; it prints the medians (G elements/s) and their ratio
 // new / base, and checks that both builds give the same bits. Kinds: encode (round_array to
-// storage-width codes), round (round_in_place), decode (decode_array of uint32 codes, the data
-// set's in nearest-even, as bench_round's; once per format, whatever the modes), and the
+// storage-width codes), round (round_in_place), decode (decode_array of storage-width codes, the
+// data set's in nearest-even, as bench_round's; once per format, whatever the modes), and the
 // element-wise ops add, mul, div, fma and sqrt on storage-width codes, with bench_round's
 // operands (bf16, fp16 and formats of 8 bits).
 //
@@ -52,7 +52,8 @@ using fma_fn = expected<std::uint8_t> (*)(const fpemu::format&, std::span<const 
 template <class Code>
 using sqrt_fn = expected<std::uint8_t> (*)(const fpemu::format&, std::span<const Code>, std::span<Code>,
                                            const fpemu::rounding&, fpemu::sr_stream, std::span<std::uint8_t>);
-using decode_fn = expected<std::uint8_t> (*)(const fpemu::format&, std::span<const std::uint32_t>, std::span<float>);
+template <class Code>
+using decode_fn = expected<std::uint8_t> (*)(const fpemu::format&, std::span<const Code>, std::span<float>);
 using parse_format_fn = expected<fpemu::format> (*)(std::string_view);
 using parse_mode_fn = expected<fpemu::round_mode> (*)(std::string_view);
 
@@ -69,7 +70,8 @@ struct build {
   encode8 to8;
   encode16 to16;
   in_place round;
-  decode_fn decode;
+  decode_fn<std::uint8_t> decode8;
+  decode_fn<std::uint16_t> decode16;
   ops<std::uint8_t> ops8;
   ops<std::uint16_t> ops16;
 };
@@ -161,8 +163,10 @@ int main(int argc, char** argv) {
                                "73709551615EERKNS_8roundingENS_9sr_streamES3_IhLm18446744073709551615EE", path),
          symbol<in_place>(lib, "_ZN5fpemu14round_in_placeERKNS_6formatESt4spanIfLm18446744073709551615EERKNS_8roundi"
                                "ngENS_9sr_streamES3_IhLm18446744073709551615EE", path),
-         symbol<decode_fn>(lib, "_ZN5fpemu12decode_arrayERKNS_6formatESt4spanIKjLm18446744073709551615EES3_IfLm1844"
-                                "6744073709551615EE", path),
+         symbol<decode_fn<std::uint8_t>>(lib, "_ZN5fpemu12decode_arrayERKNS_6formatESt4spanIKhLm1844674407370955161"
+                                              "5EES3_IfLm18446744073709551615EE", path),
+         symbol<decode_fn<std::uint16_t>>(lib, "_ZN5fpemu12decode_arrayERKNS_6formatESt4spanIKtLm184467440737095516"
+                                               "15EES3_IfLm18446744073709551615EE", path),
          {symbol<apply_fn<std::uint8_t>>(lib, "_ZN5fpemu5applyENS_8array_opERKNS_6formatESt4spanIKhLm1844674407370955"
                                               "1615EES6_S4_IhLm18446744073709551615EERKNS_8roundingENS_9sr_streamES7_",
                                          path),
@@ -227,7 +231,6 @@ int main(int argc, char** argv) {
     std::vector<std::uint16_t> codes16[2] = {std::vector<std::uint16_t>(n), std::vector<std::uint16_t>(n)};
     std::vector<std::uint8_t> operands8[3];
     std::vector<std::uint16_t> operands16[3];
-    std::vector<std::uint32_t> codes32(n);
     for (const std::string& target : targets) {
       hwy::SetSupportedTargetsForTest(target_of(target));  // Highway's state is libhwy's, shared by both builds
       for (const std::string& kind : kinds) {
@@ -241,10 +244,6 @@ int main(int argc, char** argv) {
           for (std::size_t k = 0; is_op(kind) && k < 3; ++k) {  // the operands
             if (narrow) operands8[k] = fpemu::bench::op_operand(codes8[0], k, kind, fpemu::magnitude_mask(f));
             else operands16[k] = fpemu::bench::op_operand(codes16[0], k, kind, fpemu::magnitude_mask(f));
-          }
-          if (kind == "decode") {
-            if (narrow) std::copy(codes8[0].begin(), codes8[0].end(), codes32.begin());
-            else std::copy(codes16[0].begin(), codes16[0].end(), codes32.begin());
           }
           for (const std::string& mode : modes) {
             if (kind == "decode" && mode != modes.front()) break;  // no mode of its own
@@ -264,7 +263,7 @@ int main(int argc, char** argv) {
                 if (kind == "round") {
                   flags = builds[b].round(f, y, r, fpemu::sr_stream{1, 0, 0}, {});
                 } else if (kind == "decode") {
-                  flags = builds[b].decode(f, codes32, y);
+                  flags = narrow ? builds[b].decode8(f, codes8[0], y) : builds[b].decode16(f, codes16[0], y);
                 } else if (is_op(kind)) {
                   flags = narrow ? run_op(builds[b].ops8, kind, f, operands8, codes8[b], r)
                                  : run_op(builds[b].ops16, kind, f, operands16, codes16[b], r);

@@ -28,7 +28,7 @@ STOCHASTIC = ("sr16", "sr-exact")
 FORMATS = ("bf16", "fp16", "e4m3fn", "e5m2", "e3m2fn", "e2m3fn", "e2m1fn")
 TARGET_DIRECTED, TARGET_STOCHASTIC, TARGET_DECODE, TARGET_THREADS = 0.8, 0.5, 1.0, 1.7
 TARGET_BF16_IN_PLACE = 1.2  # round in place to bf16, rne: what a peer's one-buffer bf16 path reaches
-# Element-wise arithmetic on uint32 codes, one thread, against memcpy's element rate.
+# Element-wise arithmetic on storage-width codes, one thread, against memcpy's element rate.
 OP_FORMATS, OP_MODES = ("bf16", "fp16", "e4m3fn", "e5m2"), ("rne", "rd", "sr16")
 OPS = ("add", "mul", "div", "fma", "sqrt")
 TARGET_OPS = 0.5
