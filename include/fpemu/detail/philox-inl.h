@@ -23,6 +23,8 @@ namespace fpemu::simd::HWY_NAMESPACE {
 // fast on a Zen 5, but cost encode in sr16 up to 7% where it runs at the memory limit, and left
 // sr-exact below half of memcpy's rate, so two it is.
 inline constexpr std::size_t kPhiloxSets = HWY_TARGET <= HWY_AVX3 ? 2 : 1;
+// Whether a set's even and odd lanes run each round together (Philox, below).
+inline constexpr bool kInterleaved = HWY_TARGET <= HWY_AVX2;
 
 #if HWY_TARGET != HWY_SCALAR
 // The counters of blocks block + lane, lane by lane, as random.hpp's philox_block lays them out
@@ -47,8 +49,11 @@ HWY_INLINE void BlockCounters(D d, std::uint64_t block, std::uint32_t stream, V 
 // nor the result read it. A set's rounds are a chain of ten multiplies, each waiting for the one
 // before; with AVX-512's 32 registers each round runs on every set, even and odd lanes alike,
 // before the next (two sets: encode in sr16 and sr-exact 1.04-1.16x as fast as one set on a
-// Zen 5, bench/results/encode-2026-11-29-zen5-lib-ab.md), while with 16 the even lanes' rounds
-// run before the odd ones' (interleaved, SSE4 encode in sr16 and sr-exact ran 0.92-0.95x).
+// Zen 5, bench/results/encode-2026-11-29-zen5-lib-ab.md). AVX2's 16 registers hold one set's
+// even and odd lanes interleaved (kInterleaved: encode and round in place in sr-exact 1.00-1.30x,
+// sr16 0.93-1.20x, against the even lanes' rounds before the odd ones', on a Zen 4,
+// bench/results/philox-avx2-2026-12-01-zen4-lib-ab.md); SSE4's do not (interleaved, its encode in
+// sr16 and sr-exact ran 0.92-0.95x).
 // Always inlined: out of line, every call would reload the multipliers and keys through memory,
 // which costs more than the rounds.
 template <std::size_t S, class D, class V = hwy::HWY_NAMESPACE::Vec<D>>
@@ -75,7 +80,7 @@ HWY_INLINE void Philox(D d, V (&c)[S][4], std::uint64_t seed) {
   for (std::size_t s = 0; s < S; ++s) {
     for (int w = 0; w < 4; ++w) odd[s][w] = hn::Shuffle2301(c[s][w]);
   }
-  if constexpr (kPhiloxSets == 2) {  // the registers for it: the even and odd lanes interleaved too
+  if constexpr (kInterleaved) {
     V all[2 * S][4];
     for (std::size_t s = 0; s < S; ++s) {
       for (int w = 0; w < 4; ++w) all[s][w] = c[s][w], all[S + s][w] = odd[s][w];
