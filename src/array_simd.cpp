@@ -150,7 +150,8 @@ HWY_INLINE auto Inexact(D d, V v, S s) {
 // - y - Trunc(y), the fraction, is exact, so comparing it with 1/2 rounds half away;
 // - stochastic with k bits: the core keeps the carry of the top k fraction bits plus the random
 //   bits, fraction_k = floor(frac(y) 2^k), so the result is (floor(y 2^k) + random) >> k, whole
-//   in a lane while y 2^k < 2^31 (the caller checks that frac_bits + k <= 31).
+//   in a lane while y 2^k < 2^31 (the caller checks that frac_bits + k <= 31; sr-exact, k = 32,
+//   takes ExactUnits instead);
 // - a whole y is made an integer by adding 2^23 (2^52 for double), below 2^24 (2^53) where the
 //   quantum is 1, and taking the low bits of the sum (two instructions; a conversion to int
 //   costs five on AVX2, which fixes up out-of-range lanes); in nearest-even that addition
@@ -181,6 +182,54 @@ HWY_INLINE V ScaledUnits(D d, VF y, VF signed_y, V random, V k, VF two_k) {
   } else {  // y 2^k may exceed 2^23 (not 2^31): a conversion, which truncates
     const hn::RebindToSigned<D> di;
     return hn::Add(hn::BitCast(du, TruncInRange(di, hn::Mul(y, two_k))), random) >> k;
+  }
+}
+
+// sr-exact's rule for the scaled path's lanes below the normal range, in integers (ScaledUnits'
+// steps would need y 2^32 whole): the lane's significand v (its leading one included; 0 for zero;
+// binary32 subnormal inputs are the caller's to leave out) lies S = s0 + emin_field - field bits
+// above the quantum, `s_at_emin` being s0 + emin_field. round_to_quantum rounds it up when
+// ~R < v 2^(64-S) as real numbers (R the element's 64 random bits; the sticky bit makes the
+// comparison that of the reals where S > 64), and `random` holds R's high word. With
+// F = floor(v 2^(32-S)) mod 2^32 (the fraction's top 32 bits), ~R's high word below F rounds up
+// and above it rounds down; where the two are equal (2^-32 of the lanes) R's low word may decide,
+// and the lane is returned in `undecided` for the core, as EncodeMode's shifted path does with
+// its far lanes. Binary64 inputs never come here (can_encode): every lane is undecided.
+template <class T, class D, class V = hn::Vec<D>>
+HWY_INLINE V ExactUnits(D du, V mag, V random, V s_at_emin, hn::Mask<D>& undecided) {
+  if constexpr (sizeof(hn::TFromD<D>) != 4) {
+    undecided = hn::Eq(mag, mag);
+    return hn::Zero(du);
+  } else {
+    constexpr int kMant = input_traits<T>::mant;
+    const V field = hn::ShiftRight<kMant>(mag);
+    const V s = hn::Sub(s_at_emin, field);  // at least s0 + 1 in the lanes below the normal range
+    const V v = hn::IfThenZeroElse(hn::Eq(field, hn::Zero(du)),
+                                   hn::OrAnd(hn::Set(du, 1u << kMant), mag, hn::Set(du, (1u << kMant) - 1)));
+    // F: v shifted left by 32 - S where S < 32, else right by S - 32 (at most 31: v < 2^24). Other
+    // lanes' counts are out of range, and their results unused.
+    const V c31 = hn::Set(du, 31), c32 = hn::Set(du, 32);
+    const auto narrow = SignedLt(s, c32);
+    const V f = hn::Shr(hn::Shl(v, hn::IfThenElseZero(narrow, hn::Sub(c32, s))),
+                        hn::IfThenZeroElse(narrow, hn::Min(hn::Sub(s, c32), c31)));
+    const V not_r = hn::Not(random);
+    undecided = hn::Eq(not_r, f);
+    return hn::Sub(hn::Shr(v, hn::Min(s, c31)), hn::VecFromMask(du, hn::Lt(not_r, f)));
+  }
+}
+
+// The scaled path's units of lanes below the normal range: ScaledUnits of the lane in units of the
+// quantum (mag and bits times per_quantum), or ExactUnits in sr-exact, which sets `undecided`
+// (left as it is in the other modes: the caller's all-false mask).
+template <round_mode Mode, class T, class D, class VF, class V = hn::Vec<D>>
+HWY_INLINE V UnitsBelowNormal(D du, V mag, V bits, V random, VF per_quantum, V k, VF two_k, V s_at_emin,
+                              hn::Mask<D>& undecided) {
+  if constexpr (Mode == round_mode::stochastic_exact) {
+    return ExactUnits<T>(du, mag, random, s_at_emin, undecided);
+  } else {
+    const hn::Rebind<T, D> dt;
+    return ScaledUnits<Mode>(dt, hn::Mul(hn::BitCast(dt, mag), per_quantum),
+                             hn::Mul(hn::BitCast(dt, bits), per_quantum), random, k, two_k);
   }
 }
 
@@ -305,15 +354,16 @@ struct flags_seen {
 // overflowing results are too frequent for NormalRun (FP8 and smaller formats on wide-range
 // data; e4m3fn on N(0,1) data at 16 lanes). From element i on, it takes vectors whose lanes are
 // all finite (binary32 subnormal inputs too where `tiny_inputs`, as on fast_vector's scaled
-// path), rounding lanes below the normal range by ScaledUnits and the others at the shift s0,
-// and giving lanes that overflow, infinite lanes and quiet NaN lanes (as fast_vector covers
-// them) the core's result for their sign (make_params). It raises no flags: a vector that would
-// raise one the caller has not yet seen (`seen`) stops it, and EncodeMode raises it. (Gated on
-// inexact and underflow instead, it never ran where no result underflows, as in sums of e4m3fn
-// values.) Stops at the first other vector, which it leaves to EncodeMode, or at `end`; returns
-// where it stopped. `rnd`: the random words of element i. kCodesOnly: no `values` (encode), a
-// loop without their work, which keeps more in registers: encode of FP8/FP6/FP4 codes 1.01-1.05x
-// as fast in geometric mean per target and data set, cells up to 1.10x (lib_ab, Zen 5).
+// path), rounding lanes below the normal range by UnitsBelowNormal and the others at the shift
+// s0, and giving lanes that overflow, infinite lanes and quiet NaN lanes (as fast_vector covers
+// them) the core's result for their sign (make_params); sr-exact's undecided lanes stop it. It
+// raises no flags: a vector that would raise one the caller has not yet seen (`seen`) stops it,
+// and EncodeMode raises it. (Gated on inexact and underflow instead, it never ran where no result
+// underflows, as in sums of e4m3fn values.) Stops at the first other vector, which it leaves to
+// EncodeMode, or at `end`; returns where it stopped. `rnd`: the random words of element i.
+// kCodesOnly: no `values` (encode), a loop without their work, which keeps more in registers:
+// encode of FP8/FP6/FP4 codes 1.01-1.05x as fast in geometric mean per target and data set, cells
+// up to 1.10x (lib_ab, Zen 5).
 // kSpecials: infinite and NaN lanes taken too, once the caller has seen them (the results of
 // element-wise arithmetic on wide-range codes: NaN in more than half the lanes of e4m3fn sums;
 // there 1.1-1.4x as fast), in a loop of its own: in the one loop, their masks and selects cost
@@ -344,7 +394,7 @@ HWY_NOINLINE std::size_t ScaledRun(const encode_params<T>& p, bool tiny_inputs, 
   const hn::Vec<decltype(dt)> quantum = hn::Set(dt, p.subnormal_quantum);
   const hn::Vec<decltype(dt)> per_quantum = hn::Set(dt, T{1} / p.subnormal_quantum);  // a power of two
   const hn::Vec<decltype(dt)> two_k = hn::Set(dt, static_cast<T>(std::ldexp(1.0, static_cast<int>(p.k))));
-  const V k = hn::Set(du, p.k);
+  const V k = hn::Set(du, p.k), s_at_emin = hn::Set(du, p.s0 + p.emin_field);
   const int s0 = static_cast<int>(p.s0), k_bits = static_cast<int>(p.k);
   const bool k_within_s0 = p.s0 >= p.k, signed_zero = p.negative_zero != 0;
   for (const std::size_t start = i; i + L <= end; i += L) {
@@ -357,14 +407,15 @@ HWY_NOINLINE std::size_t ScaledRun(const encode_params<T>& p, bool tiny_inputs, 
     if constexpr (kStochastic) random = RandomBits(du, rnd + (i - start), whole_random, p.k_mask);
     const auto below_normal = SignedLt(mag, smallest_normal);
     const V rounded = RoundShift<Mode>(du, mag, s0, negative, random, k_bits, k_within_s0);  // the normal lanes
-    const V units = ScaledUnits<Mode>(dt, hn::Mul(hn::BitCast(dt, mag), per_quantum),
-                                      hn::Mul(hn::BitCast(dt, bits), per_quantum), random, k, two_k);
+    auto undecided = hn::Ne(zero, zero);
+    const V units = UnitsBelowNormal<Mode, T>(du, mag, bits, random, per_quantum, k, two_k, s_at_emin, undecided);
     const V code_mag = hn::IfThenElse(below_normal, units, hn::Add(rounded, rebias));
     // Finite lanes' code_mag has its top bit clear (as in fast_vector's scaled path), so the
     // signed compare tells the overflowing ones.
     const auto overflow = SignedGt(code_mag, max_mag);
     const auto finite = SignedGt(infinity, mag);
     auto covered = finite;
+    if constexpr (Mode == round_mode::stochastic_exact) covered = hn::AndNot(hn::And(below_normal, undecided), covered);
     if (!seen.overflow) covered = hn::AndNot(overflow, covered);
     if (!tiny_inputs) covered = hn::AndNot(InputSubnormal<tr::mant>(du, mag), covered);
     // Infinite and NaN lanes, whose code_mag and overflow mean nothing: their results go in last.
@@ -550,7 +601,7 @@ std::uint8_t EncodeMode(const format& f, const rounding& r, const T* in, std::si
 
   const V zero = hn::Zero(du), one = hn::Set(du, 1);
   const V sign_bit = hn::Set(du, U{1} << (sizeof(U) * 8 - 1));
-  const V s0 = hn::Set(du, p.s0), k = hn::Set(du, p.k);
+  const V s0 = hn::Set(du, p.s0), k = hn::Set(du, p.k), s_at_emin = hn::Set(du, p.s0 + p.emin_field);
   const bool k_within_s0 = p.s0 >= p.k;  // every shift is at least s0
   const int s0_bits = static_cast<int>(p.s0), frac_bits = static_cast<int>(p.frac_bits), k_bits = static_cast<int>(p.k);
   const V emin_field = hn::Set(du, p.emin_field), low = hn::Set(du, p.low_field), high = hn::Set(du, p.high_field);
@@ -632,8 +683,8 @@ std::uint8_t EncodeMode(const format& f, const rounding& r, const T* in, std::si
   // excluded) rounds every lane at the same shift and cannot round any to zero. The others go
   // lane by lane, one of two ways:
   // - scaled: a lane below the normal range is scaled to units of the subnormal quantum (exact:
-  //   a power of two, upwards) and rounded to an integer in the vector unit by ScaledUnits, in
-  //   every mode, however far below the smallest subnormal it lies (wide-range data has many
+  //   a power of two, upwards) and rounded to an integer in the vector unit (UnitsBelowNormal),
+  //   in every mode, however far below the smallest subnormal it lies (wide-range data has many
   //   such lanes). Zero comes out as 0 units.
   // - shifted: the significand with its leading one (none for zero) shifted right by s0 plus
   //   the lane's distance below the normal range, then put above the binade's code; a normal
@@ -645,7 +696,10 @@ std::uint8_t EncodeMode(const format& f, const rounding& r, const T* in, std::si
   const int quantum_exponent = emin(f) - f.frac_bits;
   const bool scaled = inf_above_max && quantum_exponent <= 0 &&
                       quantum_exponent >= std::numeric_limits<T>::min_exponent - 1 &&
-                      (!kStochastic || frac_bits + static_cast<int>(p.k) <= 31) && rounds_to_nearest();
+                      (Mode == round_mode::stochastic_exact
+                           ? sizeof(U) == 4
+                           : !kStochastic || frac_bits + static_cast<int>(p.k) <= 31) &&
+                      rounds_to_nearest();
   // Binary32 subnormal inputs, which DAZ would read as zero: only nearest-even and toward-zero
   // round them and zero alike, so the other modes leave them to the core on the scaled path.
   const bool scaled_takes_tiny_inputs = Mode == round_mode::nearest_even || Mode == round_mode::toward_zero;
@@ -744,12 +798,12 @@ std::uint8_t EncodeMode(const format& f, const rounding& r, const T* in, std::si
     }
     if (scaled) {
       const V rounded = RoundShift<Mode>(du, mag, s0_bits, negative, random_v, k_bits, k_within_s0);  // the normal lanes
-      const V units = ScaledUnits<Mode>(dt, hn::Mul(hn::BitCast(dt, mag), per_quantum),
-                                        hn::Mul(hn::BitCast(dt, bits), per_quantum), random_v, k, two_k);
+      auto undecided = hn::Ne(zero, zero);
+      const V units = UnitsBelowNormal<Mode, T>(du, mag, bits, random_v, per_quantum, k, two_k, s_at_emin, undecided);
       code_mag = hn::IfThenElse(below_normal, units, hn::Add(rounded, rebias));
-      if (!covered(scaled_takes_tiny_inputs ? above_max()
-                                            : hn::Or(above_max(), InputSubnormal<tr::mant>(du, mag))))
-        return false;
+      auto out = scaled_takes_tiny_inputs ? above_max() : hn::Or(above_max(), InputSubnormal<tr::mant>(du, mag));
+      if constexpr (Mode == round_mode::stochastic_exact) out = hn::Or(out, hn::And(below_normal, undecided));
+      if (!covered(out)) return false;
       const V subnormal_bits = SubnormalBits(dt, units, quantum);
       if (value_out) value_bits = hn::IfThenElse(below_normal, subnormal_bits, LeftBy(rounded, s0_bits));
       if (HWY_UNLIKELY(!seen.inexact || !seen.underflow)) {

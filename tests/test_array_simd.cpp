@@ -934,38 +934,66 @@ TEST_CASE("round_array_given_bits == the core with the same random words, every 
   set_array_threads(0);
 }
 
-TEST_CASE("sr-exact on lanes more than 31 bits below the quantum == the core, where the high random word decides "
-          "and where it does not, every target") {
-  // Such a lane rounds up when ~R < v 2^(64-S) (R the element's 64 random bits, v its 24-bit
-  // significand, S its shift); the kernels compare the high words. Inputs are made from the
-  // keystream so that v >> (S - 32) lands on, just above and just below ~R's high word.
+TEST_CASE("sr-exact on lanes below the normal range at and next to their carry == the core, at shifts from s0 + 1 "
+          "to 34 bits, where the high random word decides and where it does not, every target") {
+  // Such a lane, its 24-bit significand v S bits above the quantum, rounds up when
+  // ~R < v 2^(64-S) (R the element's 64 random bits); the kernels compare the high words: ~R's
+  // and F, the fraction's top 32 bits (v mod 2^S) 2^(32-S), or v >> (S - 32) beyond 32 bits.
+  // Inputs are made from the keystream so that F lands on, one unit above and one below ~R's
+  // high word: at S = s0 + 1 and s0 + 2 (the first subnormal binades), at the S where
+  // ~R_hi >> (32 - S) has 24 bits (24 to 32), and at 32 to 34.
   set_array_threads(1);
   tally ty;
-  std::uint64_t cases = 0, decided_up = 0;
+  std::uint64_t cases = 0, crafted = 0, crafted_up = 0;
   const sr_stream sr{7, 3, 1000};
   const rounding r{round_mode::stochastic_exact};
   for (const char* spec : {"e4m3fn", "e5m2", "e2m1fn", "fp16"}) {
     const format f = fmt(spec);
     CAPTURE(spec);
-    const int q = emin(f) - f.frac_bits;  // the quantum's exponent
+    const int q = emin(f) - f.frac_bits, s0 = 23 - f.frac_bits;  // the quantum's exponent; the normal shift
     constexpr std::size_t n = 1 << 16;
     std::vector<float> xs(n);
+    std::vector<int> shift(n);
+    std::vector<bool> on_carry(n);
     std::mt19937_64 rng(5);
     for (std::size_t i = 0; i < n; ++i) {
       const std::uint64_t bits = keystream_bits(sr.seed, sr.stream, sr.first_index + i, 64);
       const std::uint32_t not_hi = ~static_cast<std::uint32_t>(bits >> 32);
-      const int S = 32 + static_cast<int>(i % 3);  // 32, 33, 34
+      const std::int64_t d = static_cast<std::int64_t>(rng() % 3) - 1;
+      int S = 0;
+      switch (i % 4) {
+        case 0: S = s0 + 1 + static_cast<int>(i / 4 % 2); break;
+        case 1: S = std::clamp(56 - static_cast<int>(std::bit_width(not_hi)), std::max(24, s0 + 1), 32); break;
+        default: S = 32 + static_cast<int>(i / 4 % 3);
+      }
       std::uint32_t v = static_cast<std::uint32_t>(rng() % (1u << 23)) | (1u << 23);
-      const std::int64_t target = static_cast<std::int64_t>(not_hi) + static_cast<std::int64_t>(i / 3 % 3) - 1;
-      if (target >= (std::int64_t{1} << (23 - (S - 32))) && target < (std::int64_t{1} << (24 - (S - 32))))
-        v = (static_cast<std::uint32_t>(target) << (S - 32)) | static_cast<std::uint32_t>(rng() & ((1u << (S - 32)) - 1));
+      std::int64_t low = 0;  // v's bits below the quantum, if they can be placed
+      if (S <= 32) {
+        low = static_cast<std::int64_t>(not_hi >> (32 - S)) + d;
+        const std::int64_t above = S < 24 ? std::int64_t{v >> S} << S : 0;  // v's bits above the quantum
+        low = low >= 0 && low < (std::int64_t{1} << S) && above + low >= (1 << 23) && above + low < (1 << 24)
+                  ? above + low
+                  : -1;
+      } else {
+        low = static_cast<std::int64_t>(not_hi) + d;
+        low = low >= (std::int64_t{1} << (23 - (S - 32))) && low < (std::int64_t{1} << (24 - (S - 32)))
+                  ? (low << (S - 32)) | static_cast<std::int64_t>(rng() & ((1u << (S - 32)) - 1))
+                  : -1;
+      }
+      on_carry[i] = low >= 0;
+      if (on_carry[i]) v = static_cast<std::uint32_t>(low);
+      shift[i] = S;
       const float x = std::ldexp(static_cast<float>(v), q - S);
       xs[i] = rng() & 1 ? -x : x;
     }
     std::vector<std::uint32_t> want(n);
     for (std::size_t i = 0; i < n; ++i) {
       want[i] = from(f, xs[i], r, keystream_bits(sr.seed, sr.stream, sr.first_index + i, 64)).code;
-      decided_up += (want[i] & magnitude_mask(f)) != 0;
+      if (on_carry[i]) {
+        const auto v = static_cast<std::uint32_t>(std::ldexp(std::fabs(xs[i]), shift[i] - q));
+        ++crafted;
+        crafted_up += (want[i] & magnitude_mask(f)) != (shift[i] < 32 ? v >> shift[i] : 0);
+      }
     }
     for_each_target([&](const std::string& target) {
       std::vector<std::uint32_t> out(n);
@@ -975,14 +1003,16 @@ TEST_CASE("sr-exact on lanes more than 31 bits below the quantum == the core, wh
       for (std::size_t i = 0; i < n; ++i) {
         if (out[i] != want[i] || bits_of(values[i]) != bits_of(to_float(f, want[i])))
           ty.bad(std::string(spec) + " sr-exact on " + target + ": input " + show(xs[i]) + " element " +
-                 std::to_string(i) + ": core " + hex(want[i]) + ", array " + hex(out[i]));
+                 std::to_string(i) + " (S = " + std::to_string(shift[i]) + "): core " + hex(want[i]) + ", array " +
+                 hex(out[i]));
       }
       cases += n;
     });
   }
-  MESSAGE(cases << " far sr-exact lanes checked (" << decided_up << " of the inputs round up), " << ty.mismatches
-                << " mismatches");
-  CHECK(decided_up > 100);
+  MESSAGE(cases << " sr-exact lanes checked; of the inputs, " << crafted << " at or next to their carry, "
+                << crafted_up << " of those rounding up; " << ty.mismatches << " mismatches");
+  CHECK(crafted_up > 1000);
+  CHECK(crafted - crafted_up > 1000);
   CHECK(ty.mismatches == 0);
   set_array_threads(0);
 }
