@@ -206,15 +206,25 @@ HWY_INLINE V ExactUnits(D du, V mag, V random, V s_at_emin, hn::Mask<D>& undecid
     const V s = hn::Sub(s_at_emin, field);  // at least s0 + 1 in the lanes below the normal range
     const V v = hn::IfThenZeroElse(hn::Eq(field, hn::Zero(du)),
                                    hn::OrAnd(hn::Set(du, 1u << kMant), mag, hn::Set(du, (1u << kMant) - 1)));
+#if HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX2
+    // F: v 2^8 (below 2^32) shifted left by 24 - S or right by S - 24; VPSLLVD and VPSRLVD write
+    // 0 where the count, read unsigned, exceeds 31 (Intel SDM), so the other shift, and v >> S
+    // where S > 31, give 0 with no clamp (other lanes' results are unused).
+    const V w = hn::ShiftLeft<8>(v), c24 = hn::Set(du, 24);
+    const V f = hn::Or(hn::Shl(w, hn::Sub(c24, s)), hn::Shr(w, hn::Sub(s, c24)));
+    const V units = hn::Shr(v, s);
+#else
     // F: v shifted left by 32 - S where S < 32, else right by S - 32 (at most 31: v < 2^24). Other
     // lanes' counts are out of range, and their results unused.
     const V c31 = hn::Set(du, 31), c32 = hn::Set(du, 32);
     const auto narrow = SignedLt(s, c32);
     const V f = hn::Shr(hn::Shl(v, hn::IfThenElseZero(narrow, hn::Sub(c32, s))),
                         hn::IfThenZeroElse(narrow, hn::Min(hn::Sub(s, c32), c31)));
+    const V units = hn::Shr(v, hn::Min(s, c31));
+#endif
     const V not_r = hn::Not(random);
     undecided = hn::Eq(not_r, f);
-    return hn::Sub(hn::Shr(v, hn::Min(s, c31)), hn::VecFromMask(du, hn::Lt(not_r, f)));
+    return hn::Sub(units, hn::VecFromMask(du, hn::Lt(not_r, f)));
   }
 }
 
