@@ -967,21 +967,20 @@ TEST_CASE("sr-exact on lanes below the normal range at and next to their carry =
         default: S = 32 + static_cast<int>(i / 4 % 3);
       }
       std::uint32_t v = static_cast<std::uint32_t>(rng() % (1u << 23)) | (1u << 23);
-      std::int64_t low = 0;  // v's bits below the quantum, if they can be placed
+      // v with the bits below the quantum put on the carry, or -1 where they do not fit its 24 bits.
+      std::int64_t placed = -1;
       if (S <= 32) {
-        low = static_cast<std::int64_t>(not_hi >> (32 - S)) + d;
+        const std::int64_t low = static_cast<std::int64_t>(not_hi >> (32 - S)) + d;
         const std::int64_t above = S < 24 ? std::int64_t{v >> S} << S : 0;  // v's bits above the quantum
-        low = low >= 0 && low < (std::int64_t{1} << S) && above + low >= (1 << 23) && above + low < (1 << 24)
-                  ? above + low
-                  : -1;
+        if (low >= 0 && low < (std::int64_t{1} << S) && above + low >= (1 << 23) && above + low < (1 << 24))
+          placed = above + low;
       } else {
-        low = static_cast<std::int64_t>(not_hi) + d;
-        low = low >= (std::int64_t{1} << (23 - (S - 32))) && low < (std::int64_t{1} << (24 - (S - 32)))
-                  ? (low << (S - 32)) | static_cast<std::int64_t>(rng() & ((1u << (S - 32)) - 1))
-                  : -1;
+        const std::int64_t top = static_cast<std::int64_t>(not_hi) + d;  // v >> (S - 32)
+        if (top >= (std::int64_t{1} << (23 - (S - 32))) && top < (std::int64_t{1} << (24 - (S - 32))))
+          placed = (top << (S - 32)) | static_cast<std::int64_t>(rng() & ((1u << (S - 32)) - 1));
       }
-      on_carry[i] = low >= 0;
-      if (on_carry[i]) v = static_cast<std::uint32_t>(low);
+      on_carry[i] = placed >= 0;
+      if (on_carry[i]) v = static_cast<std::uint32_t>(placed);
       shift[i] = S;
       const float x = std::ldexp(static_cast<float>(v), q - S);
       xs[i] = rng() & 1 ? -x : x;
