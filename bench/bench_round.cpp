@@ -23,6 +23,10 @@
 //                                           its arithmetic: out[i] = a[i] ^ b[i] (^ c[i]), one
 //                                           thread; (K + 1) x B bytes per element against
 //                                           memcpy's 8, the limit of apply on such arrays
+//   keystream/width:W                       the random bits alone: fill_keystream's words for
+//                                           2^24 elements in the kernels' chunks, one thread (W 16:
+//                                           sr16's, 64: sr-exact's), the limit of encode and round
+//                                           in place in those modes
 //
 // Modes: rne rz ru rd rto, sr16 (16 random bits) and sr-exact. items_per_second is elements per
 // second everywhere; scripts/bench_report.py turns a JSON run into ratios against memcpy and
@@ -103,6 +107,18 @@ void op_traffic(benchmark::State& state) {
   if (state.range(0) == 1) return op_traffic_of<std::uint8_t>(state);
   if (state.range(0) == 2) return op_traffic_of<std::uint16_t>(state);
   op_traffic_of<std::uint32_t>(state);
+}
+
+void keystream(benchmark::State& state) {
+  const int width = static_cast<int>(state.range(0));
+  std::vector<std::uint32_t> words(fpemu::simd::keystream_chunk);
+  for (auto _ : state) {
+    for (std::size_t i = 0; i < kElements; i += words.size())
+      fpemu::simd::fill_keystream(1, 0, i, words.size(), width, words.data());
+    benchmark::DoNotOptimize(words.data());
+    benchmark::ClobberMemory();
+  }
+  set_elements(state);
 }
 
 // "sr<k>" is stochastic rounding with k random bits; every other name is parse_round_mode's.
@@ -251,6 +267,12 @@ void register_all() {
   benchmark::RegisterBenchmark("op_traffic", op_traffic)
       ->ArgNames({"bytes", "operands"})
       ->ArgsProduct({{1, 2, 4}, {1, 2, 3}})
+      ->Unit(benchmark::kMillisecond)
+      ->UseRealTime();
+  benchmark::RegisterBenchmark("keystream", keystream)
+      ->ArgName("width")
+      ->Arg(16)
+      ->Arg(64)
       ->Unit(benchmark::kMillisecond)
       ->UseRealTime();
   benchmark::RegisterBenchmark("encode_first/bf16_rne", encode_first)

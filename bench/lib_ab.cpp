@@ -7,7 +7,9 @@
 // storage-width codes), round (round_in_place), decode (decode_array of storage-width codes, the
 // data set's in nearest-even, as bench_round's; once per format, whatever the modes), and the
 // element-wise ops add, mul, div, fma and sqrt on storage-width codes, with bench_round's
-// operands (bf16, fp16 and formats of 8 bits).
+// operands (bf16, fp16 and formats of 8 bits), and keystream (the random words of a stochastic
+// mode alone, fill_keystream in the kernels' chunks, as bench_round's; once per mode, whatever the
+// formats).
 //
 //   lib_ab BASE.so NEW.so [--rounds 5] [--targets AVX3,AVX2,SSE4] [--data normal,wide]
 //          [--kinds encode,round] [--formats bf16,...] [--modes rne,...,sr16,sr-exact]
@@ -31,6 +33,7 @@
 #include "fpemu/array.hpp"
 #include "fpemu/spec.hpp"
 #include "round_data.hpp"
+#include "src/array_simd.hpp"
 
 namespace {
 
@@ -56,6 +59,7 @@ template <class Code>
 using decode_fn = expected<std::uint8_t> (*)(const fpemu::format&, std::span<const Code>, std::span<float>);
 using parse_format_fn = expected<fpemu::format> (*)(std::string_view);
 using parse_mode_fn = expected<fpemu::round_mode> (*)(std::string_view);
+using keystream_fn = void (*)(std::uint64_t, std::uint32_t, std::uint64_t, std::size_t, int, std::uint32_t*);
 
 // The element-wise ops on codes of one width.
 template <class Code>
@@ -74,6 +78,7 @@ struct build {
   decode_fn<std::uint16_t> decode16;
   ops<std::uint8_t> ops8;
   ops<std::uint16_t> ops16;
+  keystream_fn keystream;
 };
 
 bool is_op(const std::string& kind) {
@@ -182,7 +187,8 @@ int main(int argc, char** argv) {
                                              "44073709551615EE", path),
           symbol<sqrt_fn<std::uint16_t>>(lib, "_ZN5fpemu10apply_sqrtERKNS_6formatESt4spanIKtLm18446744073709551615EES3"
                                               "_ItLm18446744073709551615EERKNS_8roundingENS_9sr_streamES3_IhLm18446744"
-                                              "073709551615EE", path)}});
+                                              "073709551615EE", path)},
+         symbol<keystream_fn>(lib, "_ZN5fpemu4simd14fill_keystreamEmjmmiPj", path)});
     symbol<void (*)(int)>(lib, "_ZN5fpemu17set_array_threadsEi", path)(1);
     parse_format = symbol<parse_format_fn>(lib, "_ZN5fpemu12parse_formatESt17basic_string_viewIcSt11char_traitsIcEE", path);
     parse_mode = symbol<parse_mode_fn>(lib, "_ZN5fpemu16parse_round_modeESt17basic_string_viewIcSt11char_traitsIcEE", path);
@@ -211,8 +217,8 @@ int main(int argc, char** argv) {
   for (const std::string& t : targets) target_of(t);
   for (const std::string& m : modes) rounding_of(m);
   for (const std::string& k : kinds)
-    if (k != "encode" && k != "round" && k != "decode" && !is_op(k))
-      usage("--kinds " + k + ": not encode, round, decode, add, mul, div, fma or sqrt");
+    if (k != "encode" && k != "round" && k != "decode" && k != "keystream" && !is_op(k))
+      usage("--kinds " + k + ": not encode, round, decode, keystream, add, mul, div, fma or sqrt");
   for (const std::string& d : sets)
     if (d != "normal" && d != "wide") usage("--data " + d + ": not normal or wide");
   for (const std::string& fmt : formats) {
@@ -231,6 +237,8 @@ int main(int argc, char** argv) {
     std::vector<std::uint16_t> codes16[2] = {std::vector<std::uint16_t>(n), std::vector<std::uint16_t>(n)};
     std::vector<std::uint8_t> operands8[3];
     std::vector<std::uint16_t> operands16[3];
+    std::vector<std::uint32_t> words[2] = {std::vector<std::uint32_t>(fpemu::simd::keystream_chunk),
+                                           std::vector<std::uint32_t>(fpemu::simd::keystream_chunk)};
     for (const std::string& target : targets) {
       hwy::SetSupportedTargetsForTest(target_of(target));  // Highway's state is libhwy's, shared by both builds
       for (const std::string& kind : kinds) {
@@ -245,9 +253,12 @@ int main(int argc, char** argv) {
             if (narrow) operands8[k] = fpemu::bench::op_operand(codes8[0], k, kind, fpemu::magnitude_mask(f));
             else operands16[k] = fpemu::bench::op_operand(codes16[0], k, kind, fpemu::magnitude_mask(f));
           }
+          if (kind == "keystream" && fmt != formats.front()) break;  // no format of its own
           for (const std::string& mode : modes) {
             if (kind == "decode" && mode != modes.front()) break;  // no mode of its own
             const fpemu::rounding r = rounding_of(mode);
+            const int width = fpemu::array_random_width(r);
+            if (kind == "keystream" && !fpemu::is_stochastic(r.mode)) continue;
             const bool values = kind == "round" || kind == "decode";  // results in y, else in the codes
             std::vector<double> t[3];
             bool same = true;
@@ -264,6 +275,9 @@ int main(int argc, char** argv) {
                   flags = builds[b].round(f, y, r, fpemu::sr_stream{1, 0, 0}, {});
                 } else if (kind == "decode") {
                   flags = narrow ? builds[b].decode8(f, codes8[0], y) : builds[b].decode16(f, codes16[0], y);
+                } else if (kind == "keystream") {  // into an L1 chunk; the bits are compared below
+                  for (std::size_t i = 0; i < n; i += fpemu::simd::keystream_chunk)
+                    builds[b].keystream(1, 0, i, fpemu::simd::keystream_chunk, width, words[b].data());
                 } else if (is_op(kind)) {
                   flags = narrow ? run_op(builds[b].ops8, kind, f, operands8, codes8[b], r)
                                  : run_op(builds[b].ops16, kind, f, operands16, codes16[b], r);
@@ -277,12 +291,19 @@ int main(int argc, char** argv) {
                 if (values && turn == 0) first_values = y;
                 if (values && turn == 1) same = same && std::memcmp(y.data(), first_values.data(), n * 4) == 0;
               }
-              if (!values) same = same && (narrow ? codes8[0] == codes8[1] : codes16[0] == codes16[1]);
+              if (kind == "keystream" && k == -1) {  // the whole stream once, untimed
+                std::vector<std::uint32_t> whole[2] = {std::vector<std::uint32_t>(n), std::vector<std::uint32_t>(n)};
+                for (int b = 0; b < 2; ++b) builds[b].keystream(1, 0, 0, n, width, whole[b].data());
+                same = whole[0] == whole[1];
+              } else if (!values && kind != "keystream") {
+                same = same && (narrow ? codes8[0] == codes8[1] : codes16[0] == codes16[1]);
+              }
             }
             all_same = all_same && same;
             auto rate = [&](int i) { return static_cast<double>(n) / median(t[i]) / 1e9; };
-            std::printf("| %s | %s | %s | %s %s | %.2f | %.2f | %.2f | %.2f%s |\n", target.c_str(), set.c_str(),
-                        kind.c_str(), fmt.c_str(), kind == "decode" ? "" : mode.c_str(), rate(0), rate(1), rate(2),
+            const std::string cell = kind == "keystream" ? mode : kind == "decode" ? fmt : fmt + " " + mode;
+            std::printf("| %s | %s | %s | %s | %.2f | %.2f | %.2f | %.2f%s |\n", target.c_str(), set.c_str(),
+                        kind.c_str(), cell.c_str(), rate(0), rate(1), rate(2),
                         rate(2) / rate(1), same ? "" : " (results differ)");
             std::fflush(stdout);
           }

@@ -154,6 +154,12 @@ def array_rows(rnd, target, lines, failed):
             return TARGET_BF16_IN_PLACE
         return TARGET_DIRECTED if mode in DIRECTED else TARGET_STOCHASTIC
 
+    if "keystream/width:64" in rnd:  # the words sr16 (16 bits an element) and sr-exact (64) read
+        bits = ", ".join(f"{rnd[f'keystream/width:{w}'] / memcpy1:.2f} for {mode}"
+                         for w, mode in ((16, "sr16"), (64, "sr-exact")))
+        lines += ["The random bits alone (keystream: the Philox words the stochastic modes read, made in the "
+                  f"kernels' chunks, no rounding), against memcpy's element rate: {bits}; encode and round in "
+                  "place in those modes run below these.", ""]
     for data in ("normal", "wide"):
         matrix(f"{data} data, one thread, x memcpy:", lambda name: rnd[f"{name}/threads:1"] / memcpy1,
                one_thread_target, "")

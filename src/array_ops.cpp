@@ -938,7 +938,7 @@ HWY_NOINLINE std::size_t OnePassRun(const lane_checks& checks, const encode_para
   const std::size_t start = i;
   // The random bits, made a chunk at a time as in the encode kernels, each element's k set under
   // the 16 bits below the quantum.
-  constexpr std::size_t kRandomChunk = kStochastic ? 1024 : 1;
+  constexpr std::size_t kRandomChunk = kStochastic ? keystream_chunk : 1;
   HWY_ALIGN std::uint32_t random[kRandomChunk];
   std::size_t chunk_begin = i, chunk_end = i;
   const VU k_mask = hn::Set(du, p.k_mask);

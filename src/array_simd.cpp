@@ -60,29 +60,27 @@ void FillKeystream(std::uint64_t seed, std::uint32_t stream, std::uint64_t first
   // l at at[s] + j * 16 + l.
   auto blocks = [&]<std::size_t S>(const std::uint64_t(&block)[S], std::uint32_t* const(&at)[S]) HWY_ATTR {
     V c[S][4];
-    for (std::size_t s = 0; s < S; ++s) {
 #if HWY_TARGET == HWY_SCALAR  // one lane: no even/odd multiplies; the scalar Philox
-      const philox_counter w = philox_block(seed, stream, block[s]);
-      for (int j = 0; j < 4; ++j) c[s][j] = hn::Set(d, w[j]);
+    auto philox = [&] {
+      for (std::size_t s = 0; s < S; ++s) {
+        const philox_counter w = philox_block(seed, stream, block[s]);
+        for (int j = 0; j < 4; ++j) c[s][j] = hn::Set(d, w[j]);
+      }
+    };
 #else
-      BlockCounters(d, block[s], stream, c[s]);
+    auto philox = [&]() HWY_ATTR { PhiloxBlocks(d, block, stream, seed, c); };
 #endif
-    }
     auto put = [&](std::size_t s, int j, V piece) HWY_ATTR { hn::StoreU(piece, d, at[s] + j * 16); };
     if (width == 64) {  // the high word of each piece (see make_params)
       // A call of its own, so that the compiler drops the last round's work on words 0 and 2.
-#if HWY_TARGET != HWY_SCALAR
-      Philox(d, c, seed);
-#endif
+      philox();
       for (std::size_t s = 0; s < S; ++s) {
         put(s, 0, c[s][1]);
         put(s, 1, c[s][3]);
       }
       return;
     }
-#if HWY_TARGET != HWY_SCALAR
-    Philox(d, c, seed);
-#endif
+    philox();
     for (std::size_t s = 0; s < S; ++s) {
       if (width == 16) {
         const V low = hn::Set(d, 0xffffu);
@@ -989,10 +987,7 @@ std::uint8_t EncodeMode(const format& f, const rounding& r, const T* in, std::si
     }
   };
 
-  // The random bits are made a thousand elements at a time (4 KiB, in L1), just before they are
-  // used, so that Philox's arithmetic overlaps the memory traffic of the rounding.
-  constexpr std::size_t kRandomChunk = 1024;
-  HWY_ALIGN std::uint32_t random[kRandomChunk];
+  HWY_ALIGN std::uint32_t random[keystream_chunk];
   const int width = array_random_width(r);
   // NormalRun takes vectors while they are of its kind, and the one it stops at goes through
   // fast_vector. Where more than about one vector in kScaledAfter stops it (wide-range data;
@@ -1025,7 +1020,7 @@ std::uint8_t EncodeMode(const format& f, const rounding& r, const T* in, std::si
   while (i + L <= n) {
     if (i == chunk_end) {
       chunk_begin = i;
-      chunk_end = std::min(n, i + kRandomChunk) / L * L;
+      chunk_end = std::min(n, i + keystream_chunk) / L * L;
       if (kStochastic && !ks.given) {
         FillKeystream(ks.seed, ks.stream, ks.first_index + i, chunk_end - i, width, random);
       }

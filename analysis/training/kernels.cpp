@@ -222,8 +222,9 @@ void RandomWords(std::uint64_t seed, std::uint32_t stream, std::uint64_t first, 
       const std::uint64_t block = first + i;
       if (static_cast<std::uint32_t>(block) > 0xffffffffu - (S * L - 1)) break;
       V c[S][4];
-      for (std::size_t s = 0; s < S; ++s) simd::HWY_NAMESPACE::BlockCounters(d, block + s * L, stream, c[s]);
-      simd::HWY_NAMESPACE::Philox(d, c, seed);
+      std::uint64_t blocks[S];
+      for (std::size_t s = 0; s < S; ++s) blocks[s] = block + s * L;
+      simd::HWY_NAMESPACE::PhiloxBlocks(d, blocks, stream, seed, c);
       for (std::size_t s = 0; s < S; ++s) hn::StoreU(c[s][0], d, out + i + s * L);
     }
   };

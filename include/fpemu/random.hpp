@@ -36,16 +36,19 @@ struct sr_stream {
 using philox_counter = std::array<std::uint32_t, 4>;
 using philox_key = std::array<std::uint32_t, 2>;
 
+// Philox's multipliers and Weyl key increments (the vector rounds, fpemu/detail/philox-inl.h, use
+// them too).
+inline constexpr std::uint32_t philox_m0 = 0xD2511F53, philox_m1 = 0xCD9E8D57;
+inline constexpr std::uint32_t philox_w0 = 0x9E3779B9, philox_w1 = 0xBB67AE85;
+
 FPEMU_HD constexpr philox_counter philox4x32_10(philox_counter ctr, philox_key key) {
-  constexpr std::uint32_t m0 = 0xD2511F53, m1 = 0xCD9E8D57;  // multipliers
-  constexpr std::uint32_t w0 = 0x9E3779B9, w1 = 0xBB67AE85;  // Weyl key increments
   for (int round = 0; round < 10; ++round) {
-    const std::uint64_t p0 = std::uint64_t{m0} * ctr[0];
-    const std::uint64_t p1 = std::uint64_t{m1} * ctr[2];
+    const std::uint64_t p0 = std::uint64_t{philox_m0} * ctr[0];
+    const std::uint64_t p1 = std::uint64_t{philox_m1} * ctr[2];
     const auto hi0 = static_cast<std::uint32_t>(p0 >> 32), lo0 = static_cast<std::uint32_t>(p0);
     const auto hi1 = static_cast<std::uint32_t>(p1 >> 32), lo1 = static_cast<std::uint32_t>(p1);
     ctr = {hi1 ^ ctr[1] ^ key[0], lo1, hi0 ^ ctr[3] ^ key[1], lo0};
-    key = {key[0] + w0, key[1] + w1};
+    key = {key[0] + philox_w0, key[1] + philox_w1};
   }
   return ctr;
 }
