@@ -720,15 +720,18 @@ TEST_CASE("the two-stage kernel floors a sum below 2^-126 to the fixed quantum 2
 }
 
 TEST_CASE("the two-stage kernel's float lanes == reference loop: spread exponents, overflow, near-cancellation, "
-          "lowest products") {
+          "lowest products, a C some 200 binades below the next block") {
   // Every MI300X preset on data whose products are normal floats, so that AVX-512 runs them in
   // float lanes: exponents spread over most of the format (a block's lead far above or below C's),
   // rows of A whose even and odd products nearly cancel (a_k = -a_(k-1) or one unit up, b_k =
   // b_(k-1)), and for the 8-bit exponents a first row of A and column of B of large values whose
   // sums pass 2^128, or values near 2^-48 whose products reach down to the lowest the float lanes
-  // take. Every compiled target runs and must match the reference loop.
+  // take, or (step) values near 2^-50 in the first 16 columns of A and rows of B and near 2^55
+  // after them, so that a C of either sign lies some 200 binades below the next block's lead,
+  // where C scaled to that lead's units leaves binary32's normal range. Every compiled target runs
+  // and must match the reference loop.
   std::mt19937_64 rng(41);
-  enum class range { spread, low };
+  enum class range { spread, low, step };
   const auto matrix = [&](const format& f, int rows, int cols, bool is_a, range where) {
     scaled_matrix m;
     m.rows = rows;
@@ -738,11 +741,14 @@ TEST_CASE("the two-stage kernel's float lanes == reference loop: spread exponent
     const bool wide = f.exp_bits == 8;
     // Exponent fields: for 8-bit exponents 2^-50 .. 2^62 (products below 2^128), or 2^-51 .. 2^-46
     // (products from 2^-102, the lowest lead with 2^(F-E) a float); otherwise every finite field.
-    const int lo = wide ? (where == range::low ? bias - 51 : bias - 50) : 0;
-    const int hi = wide ? (where == range::low ? bias - 46 : bias + 61) : top - (f.encoding == nonfinite::ieee ? 1 : 0);
+    const int lo_all = wide ? (where == range::low ? bias - 51 : bias - 50) : 0;
+    const int hi_all =
+        wide ? (where == range::low ? bias - 46 : bias + 61) : top - (f.encoding == nonfinite::ieee ? 1 : 0);
     for (int r = 0; r < rows; ++r)
       for (int c = 0; c < cols; ++c) {
         const int k = is_a ? c : r;
+        const int step_lo = k < 16 ? bias - 50 : bias + 53;  // where == range::step
+        const int lo = where == range::step ? step_lo : lo_all, hi = where == range::step ? step_lo + 4 : hi_all;
         const bool big = wide && where == range::spread && (is_a ? r == 0 : c == 0);
         const std::uint32_t field =
             static_cast<std::uint32_t>(big ? bias + 61 : lo + static_cast<int>(rng() % (hi - lo + 1)));
@@ -763,7 +769,7 @@ TEST_CASE("the two-stage kernel's float lanes == reference loop: spread exponent
   const bool avx3 = (hwy::SupportedTargets() & HWY_AVX3) != 0;
   const std::vector<std::int64_t> targets = hwy::SupportedAndGeneratedTargets();
   REQUIRE(!targets.empty());
-  int compared = 0, expected = 0, float_lanes = 0;
+  int compared = 0, expected = 0, float_lanes = 0, gemms = 0;
   const std::pair<const char*, format> presets[] = {{"mi300x-bf16", formats::bf16},
                                                     {"mi300x-xf32", formats::tf32},
                                                     {"mi300x-fp16", formats::fp16},
@@ -772,14 +778,15 @@ TEST_CASE("the two-stage kernel's float lanes == reference loop: spread exponent
   for (const auto& [name, f] : presets) {
     const std::string preset = name;
     CAPTURE(preset);
-    for (const range where : {range::spread, range::low}) {
-      if (where == range::low && f.exp_bits != 8) continue;
-      CAPTURE(where == range::low);
+    for (const range where : {range::spread, range::low, range::step}) {
+      if (where != range::spread && f.exp_bits != 8) continue;
+      CAPTURE(static_cast<int>(where));
       for (const auto& [M, N, K] : {std::array{7, 33, 257}, std::array{3, 17, 40}, std::array{11, 40, 600}}) {
         const scaled_matrix a = matrix(f, M, K, true, where), b = matrix(f, K, N, false, where);
         const accumulator_model model = preset_model(name);
         const auto fast = fast_accumulate(f, a.codes, f, b.codes, M, N, K, model, 1);
         REQUIRE(fast.has_value());
+        ++gemms;
         float_lanes += fast->float_lanes;
         if (avx3) CHECK(fast->float_lanes);
         gemm_options o;
@@ -801,7 +808,7 @@ TEST_CASE("the two-stage kernel's float lanes == reference loop: spread exponent
     }
   }
   MESSAGE("compared " << compared << " outputs on " << targets.size() << " targets; float lanes in " << float_lanes
-                       << " of 21 GEMMs");
+                       << " of " << gemms << " GEMMs");
   CHECK(compared == expected);
 }
 
