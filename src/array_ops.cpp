@@ -937,10 +937,13 @@ HWY_NOINLINE std::size_t OnePassRun(const lane_checks& checks, const encode_para
   frequent_step nan_step;  // (wide-range data: inf - inf, 0 x inf, 0 / 0)
   const std::size_t start = i;
   // The random bits, made a chunk at a time as in the encode kernels, each element's k set under
-  // the 16 bits below the quantum.
+  // the 16 bits below the quantum. The chunks are the outer loop, so that no call lies in the loop
+  // over vectors: with fill_keystream called inside it (under a branch), every vector register
+  // was the call's to clobber, and GCC broadcast the loop's constants again on each vector (sr16
+  // 1.06-1.07x as fast in median on AVX3 and AVX2 without it,
+  // bench/results/elementwise-one-pass-chunks-2026-12-02-zen4-lib-ab.md).
   constexpr std::size_t kRandomChunk = kStochastic ? keystream_chunk : 1;
   HWY_ALIGN std::uint32_t random[kRandomChunk];
-  std::size_t chunk_begin = i, chunk_end = i;
   const VU k_mask = hn::Set(du, p.k_mask);
   const int random_shift = 16 - static_cast<int>(p.k);
   auto codes = [&](const std::uint16_t* p) FPEMU_KERNEL_LAMBDA { return hn::LoadU(d16, p + i); };
@@ -949,89 +952,89 @@ HWY_NOINLINE std::size_t OnePassRun(const lane_checks& checks, const encode_para
   auto nan_codes = [&](V16 code) FPEMU_KERNEL_LAMBDA {
     return hn::RebindMask(d16, hn::Gt(hn::BitCast(di16, hn::And(code, magnitude16)), hn::BitCast(di16, infinity16)));
   };
-  for (; i + L <= end; i += L) {
-    hwy::Prefetch(a + i + kOperandsAhead);
-    if constexpr (Op != lane_op::sqrt) hwy::Prefetch(b + i + kOperandsAhead);
-    if constexpr (Op == lane_op::fma) hwy::Prefetch(c + i + kOperandsAhead);
-    __builtin_prefetch(out + i, 1);
-    const V x = operand(a);
-    const V y = Op != lane_op::sqrt ? operand(b) : hn::Zero(d), w = Op == lane_op::fma ? operand(c) : hn::Zero(d);
-    auto lanes = arithmetic(x, y, w);
-    if constexpr (kMidpoints) {  // (fma to nearest: inexact lanes rounded onto a midpoint, below)
-      const V p = lanes.product, s = lanes.z;
-      const auto exact = hn::And(hn::Eq(hn::Sub(s, p), w), hn::Eq(hn::Sub(s, w), p));
-      const auto midpoint = hn::AndNot(hn::RebindMask(du, exact), Codes::Midpoint(du, hn::BitCast(du, s)));
-      if (HWY_UNLIKELY(!hn::AllFalse(du, midpoint))) lanes.z = odd_arithmetic(x, y, w).z;
-    }
-    if (Codes::kRange && !hn::AllFalse(d, lanes.out_of_range)) break;
-    VU random_bits = zero;
-    if constexpr (kStochastic) {
-      if (i == chunk_end) {
-        chunk_begin = i;
-        chunk_end = i + std::min(kRandomChunk, (end - i) / L * L);
-        fill_keystream(sr.seed, sr.stream, sr.first_index + i, chunk_end - i, 16, random);
+  while (i + L <= end) {
+    const std::size_t chunk_begin = i;
+    const std::size_t chunk_end = i + (kStochastic ? std::min(kRandomChunk, (end - i) / L * L) : (end - i) / L * L);
+    if constexpr (kStochastic) fill_keystream(sr.seed, sr.stream, sr.first_index + i, chunk_end - i, 16, random);
+    for (; i < chunk_end; i += L) {
+      hwy::Prefetch(a + i + kOperandsAhead);
+      if constexpr (Op != lane_op::sqrt) hwy::Prefetch(b + i + kOperandsAhead);
+      if constexpr (Op == lane_op::fma) hwy::Prefetch(c + i + kOperandsAhead);
+      __builtin_prefetch(out + i, 1);
+      const V x = operand(a);
+      const V y = Op != lane_op::sqrt ? operand(b) : hn::Zero(d), w = Op == lane_op::fma ? operand(c) : hn::Zero(d);
+      auto lanes = arithmetic(x, y, w);
+      if constexpr (kMidpoints) {  // (fma to nearest: inexact lanes rounded onto a midpoint, below)
+        const V p = lanes.product, s = lanes.z;
+        const auto exact = hn::And(hn::Eq(hn::Sub(s, p), w), hn::Eq(hn::Sub(s, w), p));
+        const auto midpoint = hn::AndNot(hn::RebindMask(du, exact), Codes::Midpoint(du, hn::BitCast(du, s)));
+        if (HWY_UNLIKELY(!hn::AllFalse(du, midpoint))) lanes.z = odd_arithmetic(x, y, w).z;
       }
-      random_bits = hn::ShiftLeftSame(hn::And(hn::LoadU(du, random + (i - chunk_begin)), k_mask), random_shift);
-    }
-    auto result = Codes::template Codes<Mode>(d, lanes.z, random_bits);
-    if constexpr (kStochastic) {
-      if (!hn::AllFalse(du, Codes::Undecided(du, hn::BitCast(du, lanes.z), random_bits))) break;
-    }
-    // The lanes whose result is inexact, of those given.
-    auto inexact_of = [&](VU bits, auto given) FPEMU_KERNEL_LAMBDA {
-      const auto below = hn::And(given, Codes::Inexact(du, bits, result));
-      if constexpr (kZ != lane_z::toward_zero) return below;
-      return hn::Or(below, hn::And(given, hn::RebindMask(du, lanes.inexact)));
-    };
-    if constexpr (!kSettled) {
-      const VU bits = hn::BitCast(du, lanes.z), mag = hn::AndNot(sign_bit, bits);
-      const auto low = Between(du, mag, 0, Codes::kNormal);
-      if (HWY_LIKELY(hn::AllFalse(du, hn::Or(low, SignedGt(mag, big))))) {  // the short way, as HalfRun's
-        if (HWY_UNLIKELY(!inexact_seen) && !hn::AllFalse(du, inexact_of(bits, hn::Eq(zero, zero)))) break;
-        hn::StoreU(result, d16, out + i);
-        continue;
+      if (Codes::kRange && !hn::AllFalse(d, lanes.out_of_range)) return i;
+      VU random_bits = zero;
+      if constexpr (kStochastic) {
+        random_bits = hn::ShiftLeftSame(hn::And(hn::LoadU(du, random + (i - chunk_begin)), k_mask), random_shift);
       }
-      const auto finite = SignedGt(infinity, mag);
-      auto stop = hn::Not(hn::Eq(zero, zero));
-      if (!(seen & flag::overflow)) stop = hn::And(finite, SignedGt(mag, big));
-      if constexpr (kZ == lane_z::rounded) {  // (inexact seen) z does not tell a tiny lane's x inexact
-        if ((Codes::RoundingFlags(Op) & flag::underflow) && !underflow_seen) stop = hn::Or(stop, low);
-      } else if (!inexact_seen || !underflow_seen) {
-        const auto inexact = inexact_of(bits, finite);
-        stop = hn::Or(stop, inexact_seen ? hn::And(low, inexact) : inexact);
+      auto result = Codes::template Codes<Mode>(d, lanes.z, random_bits);
+      if constexpr (kStochastic) {
+        if (!hn::AllFalse(du, Codes::Undecided(du, hn::BitCast(du, lanes.z), random_bits))) return i;
       }
-      if (!hn::AllFalse(du, stop)) break;
-    }
-    if constexpr (Op == lane_op::div) {
-      if (!(seen & flag::divide_by_zero) && !hn::AllFalse(d, lanes.by_zero)) break;
-    }
-    // NaN results: found on z (on the codes it cost fp16 sqrt a tenth), put in on the codes (on
-    // binary32 lanes, AVX2's fp16 add, div and fma of wide-range data took 1.1-1.15x as long).
-    if (nan_step(!hn::AllFalse(d, hn::IsNaN(lanes.z)), (i - start) / L)) {
-      const auto nan = nan_codes(result);
-      const V16 ca = codes(a), cb = Op != lane_op::sqrt ? codes(b) : hn::Zero(d16);
-      const V16 cc = Op == lane_op::fma ? codes(c) : hn::Zero(d16);
-      const auto na = nan_codes(ca), nb = nan_codes(cb), nc = nan_codes(cc);
-      if (!(seen & flag::invalid)) {  // (OpLanes' rule)
-        const auto signaling = [&](V16 code, auto is_nan) FPEMU_KERNEL_LAMBDA {
-          return hn::And(is_nan, hn::Eq(hn::And(code, quiet16), hn::Zero(d16)));
-        };
-        auto invalid = hn::AndNot(hn::Or(na, hn::Or(nb, nc)), nan);
-        if constexpr (Op == lane_op::fma) {  // 0 x inf, its lanes narrowed to 16 bits
-          const hn::RebindToSigned<decltype(d)> di;
-          const auto zero_times_inf = hn::AndNot(hn::Or(hn::IsNaN(x), hn::IsNaN(y)), hn::IsNaN(lanes.product));
-          const auto lanes16 = hn::DemoteTo(di16, hn::BitCast(di, hn::VecFromMask(d, zero_times_inf)));
-          invalid = hn::Or(invalid, hn::MaskFromVec(hn::BitCast(d16, lanes16)));
+      // The lanes whose result is inexact, of those given.
+      auto inexact_of = [&](VU bits, auto given) FPEMU_KERNEL_LAMBDA {
+        const auto below = hn::And(given, Codes::Inexact(du, bits, result));
+        if constexpr (kZ != lane_z::toward_zero) return below;
+        return hn::Or(below, hn::And(given, hn::RebindMask(du, lanes.inexact)));
+      };
+      if constexpr (!kSettled) {
+        const VU bits = hn::BitCast(du, lanes.z), mag = hn::AndNot(sign_bit, bits);
+        const auto low = Between(du, mag, 0, Codes::kNormal);
+        if (HWY_LIKELY(hn::AllFalse(du, hn::Or(low, SignedGt(mag, big))))) {  // the short way, as HalfRun's
+          if (HWY_UNLIKELY(!inexact_seen) && !hn::AllFalse(du, inexact_of(bits, hn::Eq(zero, zero)))) return i;
+          hn::StoreU(result, d16, out + i);
+          continue;
         }
-        invalid = hn::Or(invalid, hn::Or(signaling(ca, na), hn::Or(signaling(cb, nb), signaling(cc, nc))));
-        if (!hn::AllFalse(d16, invalid)) break;
+        const auto finite = SignedGt(infinity, mag);
+        auto stop = hn::Not(hn::Eq(zero, zero));
+        if (!(seen & flag::overflow)) stop = hn::And(finite, SignedGt(mag, big));
+        if constexpr (kZ == lane_z::rounded) {  // (inexact seen) z does not tell a tiny lane's x inexact
+          if ((Codes::RoundingFlags(Op) & flag::underflow) && !underflow_seen) stop = hn::Or(stop, low);
+        } else if (!inexact_seen || !underflow_seen) {
+          const auto inexact = inexact_of(bits, finite);
+          stop = hn::Or(stop, inexact_seen ? hn::And(low, inexact) : inexact);
+        }
+        if (!hn::AllFalse(du, stop)) return i;
       }
-      // The core's NaN code, signed as the first NaN operand (+ without one).
-      const V16 first = hn::IfThenElse(na, ca, hn::IfThenElse(nb, cb, hn::IfThenElseZero(nc, cc)));
-      const auto negative = hn::RebindMask(d16, hn::Lt(hn::BitCast(di16, first), hn::Zero(di16)));
-      result = hn::IfThenElse(nan, hn::IfThenElse(negative, nan_code_neg, nan_code_pos), result);
+      if constexpr (Op == lane_op::div) {
+        if (!(seen & flag::divide_by_zero) && !hn::AllFalse(d, lanes.by_zero)) return i;
+      }
+      // NaN results: found on z (on the codes it cost fp16 sqrt a tenth), put in on the codes (on
+      // binary32 lanes, AVX2's fp16 add, div and fma of wide-range data took 1.1-1.15x as long).
+      if (nan_step(!hn::AllFalse(d, hn::IsNaN(lanes.z)), (i - start) / L)) {
+        const auto nan = nan_codes(result);
+        const V16 ca = codes(a), cb = Op != lane_op::sqrt ? codes(b) : hn::Zero(d16);
+        const V16 cc = Op == lane_op::fma ? codes(c) : hn::Zero(d16);
+        const auto na = nan_codes(ca), nb = nan_codes(cb), nc = nan_codes(cc);
+        if (!(seen & flag::invalid)) {  // (OpLanes' rule)
+          const auto signaling = [&](V16 code, auto is_nan) FPEMU_KERNEL_LAMBDA {
+            return hn::And(is_nan, hn::Eq(hn::And(code, quiet16), hn::Zero(d16)));
+          };
+          auto invalid = hn::AndNot(hn::Or(na, hn::Or(nb, nc)), nan);
+          if constexpr (Op == lane_op::fma) {  // 0 x inf, its lanes narrowed to 16 bits
+            const hn::RebindToSigned<decltype(d)> di;
+            const auto zero_times_inf = hn::AndNot(hn::Or(hn::IsNaN(x), hn::IsNaN(y)), hn::IsNaN(lanes.product));
+            const auto lanes16 = hn::DemoteTo(di16, hn::BitCast(di, hn::VecFromMask(d, zero_times_inf)));
+            invalid = hn::Or(invalid, hn::MaskFromVec(hn::BitCast(d16, lanes16)));
+          }
+          invalid = hn::Or(invalid, hn::Or(signaling(ca, na), hn::Or(signaling(cb, nb), signaling(cc, nc))));
+          if (!hn::AllFalse(d16, invalid)) return i;
+        }
+        // The core's NaN code, signed as the first NaN operand (+ without one).
+        const V16 first = hn::IfThenElse(na, ca, hn::IfThenElse(nb, cb, hn::IfThenElseZero(nc, cc)));
+        const auto negative = hn::RebindMask(d16, hn::Lt(hn::BitCast(di16, first), hn::Zero(di16)));
+        result = hn::IfThenElse(nan, hn::IfThenElse(negative, nan_code_neg, nan_code_pos), result);
+      }
+      hn::StoreU(result, d16, out + i);
     }
-    hn::StoreU(result, d16, out + i);
   }
   return i;
 }
