@@ -1181,13 +1181,16 @@ HWY_INLINE V Pick(D d, V r, V first, V last, V code_from, V flags_from) {
 
 // The entries of (a[i], b[i], c[i]) in t for i in [0, n), on the low byte of each code (Code wide
 // or a byte): the low bytes to out, the high ones to flags (if not null); returns the union of the
-// high bytes. Below AVX2, and for one operand without random bits, eight entries a step, read one
-// by one and split into result and flag bytes in one vector (a byte store per result and flag byte
-// ran SSE4's e4m3fn add at 0.47 of memcpy's element rate, this 0.6); AVX2 and AVX-512 gather the
-// others (below). Which is faster depends on the CPU: on a Zen 5 core the gathers read about 0.7
+// high bytes. Below AVX2, for one operand without random bits, and for two or three without them
+// where `gathers` is false, eight entries a step, read one by one and split into result and flag
+// bytes in one vector (a byte store per result and flag byte ran SSE4's e4m3fn add at 0.47 of
+// memcpy's element rate, this 0.6); AVX2 and AVX-512 gather the others (below). Which is faster
+// depends on the CPU (look_up's table_reads::by_cpu): on a Zen 5 core the gathers read about 0.7
 // elements a cycle, and these loads ran 0.98-1.15x as fast for pairs, 1.03-1.36x for fma's two
-// levels and 1.5-2.2x for one operand (bench/results/elementwise-2026-11-30b-zen5.md); on the
-// Emerald Rapids Xeon the gathers ran pairs 1.1-2.1x and fma 1.1-1.5x as fast as these loads
+// levels and 1.5-2.2x for one operand (bench/results/elementwise-2026-11-30b-zen5.md); on a Zen 4
+// core fma 1.0-1.7x as fast (median 1.4) on AVX-512 and AVX2, pairs alike on AVX-512 and 1.0-1.3x
+// on AVX2 (bench/results/elementwise-fp8-table-loads-2026-12-02-zen4-lib-ab.md); on the Emerald
+// Rapids Xeon the gathers ran pairs 1.1-2.1x and fma 1.1-1.5x as fast as these loads
 // (bench/results/elementwise-fp8-gather-2026-12-01-xeon.md), with random bits 1.9x.
 // kRandom: the table's word an index (result_table_view), from which element i's random value r
 // (random[i]'s low k bits) picks its entry, or, where a vector holds a word with bit 15 set, the
@@ -1197,7 +1200,7 @@ HWY_INLINE V Pick(D d, V r, V first, V last, V code_from, V flags_from) {
 // sr16-word-2026-12-01-xeon.md).
 template <int kOperands, bool kRandom, class Code>
 std::uint8_t LookUpAs(const result_table_view& t, const Code* a, const Code* b, const Code* c, std::size_t n,
-                      Code* out, std::uint8_t* flags, const std::uint32_t* random) {
+                      Code* out, std::uint8_t* flags, const std::uint32_t* random, [[maybe_unused]] bool gathers) {
   const std::uint32_t k_mask = (std::uint32_t{1} << t.random_bits) - 1;
   auto entry_of = [&](std::size_t j) -> unsigned {
     const unsigned index = EntryIndex<kOperands>(t, a[j], b[j], c[j]);
@@ -1244,7 +1247,7 @@ std::uint8_t LookUpAs(const result_table_view& t, const Code* a, const Code* b, 
       return hn::And(hn::BitCast(d32, hn::GatherOffset(di32, base, hn::BitCast(di32, hn::Add(index, index)))), low);
     };
     auto seen = hn::Zero(d32);
-    for (; i + L <= n; i += L) {
+    for (; (kRandom || gathers) && i + L <= n; i += L) {
       auto index = index_of(a);
       if constexpr (kOperands >= 2) index = hn::Or(hn::ShiftLeft<8>(index), index_of(b));
       if constexpr (kOperands == 3) index = hn::Or(hn::ShiftLeft<8>(gather16(rows, index)), index_of(c));
@@ -1345,26 +1348,26 @@ std::uint8_t LookUpAs(const result_table_view& t, const Code* a, const Code* b, 
 
 template <class Code>
 std::uint8_t LookUpWidth(const result_table_view& t, code_source a, code_source b, code_source c, std::size_t n,
-                         code_sink out, std::uint8_t* flags, const std::uint32_t* random) {
+                         code_sink out, std::uint8_t* flags, const std::uint32_t* random, bool gathers) {
   const auto* x = static_cast<const Code*>(a.data);
   const auto* y = static_cast<const Code*>(b.data);
   const auto* z = static_cast<const Code*>(c.data);
   auto* o = static_cast<Code*>(out.data);
   if (t.random_bits) {
-    if (t.operands == 1) return LookUpAs<1, true>(t, x, y, z, n, o, flags, random);
-    if (t.operands == 2) return LookUpAs<2, true>(t, x, y, z, n, o, flags, random);
-    return LookUpAs<3, true>(t, x, y, z, n, o, flags, random);
+    if (t.operands == 1) return LookUpAs<1, true>(t, x, y, z, n, o, flags, random, gathers);
+    if (t.operands == 2) return LookUpAs<2, true>(t, x, y, z, n, o, flags, random, gathers);
+    return LookUpAs<3, true>(t, x, y, z, n, o, flags, random, gathers);
   }
-  if (t.operands == 1) return LookUpAs<1, false>(t, x, y, z, n, o, flags, random);
-  if (t.operands == 2) return LookUpAs<2, false>(t, x, y, z, n, o, flags, random);
-  return LookUpAs<3, false>(t, x, y, z, n, o, flags, random);
+  if (t.operands == 1) return LookUpAs<1, false>(t, x, y, z, n, o, flags, random, gathers);
+  if (t.operands == 2) return LookUpAs<2, false>(t, x, y, z, n, o, flags, random, gathers);
+  return LookUpAs<3, false>(t, x, y, z, n, o, flags, random, gathers);
 }
 
 std::uint8_t LookUp(const result_table_view& t, code_source a, code_source b, code_source c, std::size_t n,
-                    code_sink out, std::uint8_t* flags, const std::uint32_t* random) {
-  if (a.bytes == 1) return LookUpWidth<std::uint8_t>(t, a, b, c, n, out, flags, random);
-  if (a.bytes == 2) return LookUpWidth<std::uint16_t>(t, a, b, c, n, out, flags, random);
-  return LookUpWidth<std::uint32_t>(t, a, b, c, n, out, flags, random);
+                    code_sink out, std::uint8_t* flags, const std::uint32_t* random, bool gathers) {
+  if (a.bytes == 1) return LookUpWidth<std::uint8_t>(t, a, b, c, n, out, flags, random, gathers);
+  if (a.bytes == 2) return LookUpWidth<std::uint16_t>(t, a, b, c, n, out, flags, random, gathers);
+  return LookUpWidth<std::uint32_t>(t, a, b, c, n, out, flags, random, gathers);
 }
 
 std::size_t OpFloats(lane_op op, const format& f, code_source a, code_source b, code_source c, std::size_t n,
@@ -1471,8 +1474,16 @@ std::size_t one_pass_op(lane_op op, const format& f, const rounding& r, const sr
 }
 
 std::uint8_t look_up(const result_table_view& table, code_source a, code_source b, code_source c, std::size_t n,
-                     code_sink out, std::uint8_t* flags, const std::uint32_t* random) {
-  return HWY_DYNAMIC_DISPATCH(LookUp)(table, a, b, c, n, out, flags, random);
+                     code_sink out, std::uint8_t* flags, const std::uint32_t* random, table_reads reads) {
+  // By CPU (LookUpAs): the loads on AMD's cores, where they ran as fast as the gathers or faster
+  // (Zen 4, Zen 5), the gathers elsewhere (faster on the Emerald Rapids Xeon).
+#if HWY_ARCH_X86
+  static const bool amd = __builtin_cpu_is("amd");
+#else
+  constexpr bool amd = false;
+#endif
+  const bool gathers = reads == table_reads::gathers || (reads == table_reads::by_cpu && !amd);
+  return HWY_DYNAMIC_DISPATCH(LookUp)(table, a, b, c, n, out, flags, random, gathers);
 }
 
 }  // namespace fpemu::simd

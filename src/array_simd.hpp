@@ -175,12 +175,16 @@ struct result_table_view {
   const std::uint16_t* rows;     // three operands only
   const std::uint32_t* words;    // random_bits only: one per index
 };
+// How look_up reads the entries of two or three operands without random bits on AVX2 and AVX-512:
+// by the loads or the gathers that were faster on the CPU it runs on, or (for tests) as named.
+enum class table_reads { by_cpu, gathers, loads };
 // out[i] = the entry of (a[i], b[i], c[i]) & 0xff for i in [0, n) (b and c read where the table
 // takes them; with random bits, the result of element i's random value, the low k bits of
 // random[i]); flags[i] (if not null) the entry's high byte; returns the union of the high bytes.
 // a, b, c and out hold codes of one width.
 std::uint8_t look_up(const result_table_view& table, code_source a, code_source b, code_source c, std::size_t n,
-                     code_sink out, std::uint8_t* flags, const std::uint32_t* random = nullptr);
+                     code_sink out, std::uint8_t* flags, const std::uint32_t* random = nullptr,
+                     table_reads reads = table_reads::by_cpu);
 
 // For tests: whether the array functions (array.cpp) hold a table of results of op, f and r.
 bool has_table(lane_op op, const format& f, const rounding& r);

@@ -1804,11 +1804,14 @@ TEST_CASE("simd::look_up == the table read element by element at the codes' low 
         const simd::result_table_view table{operands, 0, entries.data(), rows.data()};
         for (std::size_t start = 0; start < 4; ++start) {
           for (std::size_t n = 0; start + n <= 74; ++n) {
-            for (const bool with_flags : {true, false}) {
+            for (const int way : {0, 1, 2, 3}) {  // with flags or not, by gathers or by loads
+              CAPTURE(way);
+              const bool with_flags = (way & 1) == 0;
+              const auto reads = way & 2 ? simd::table_reads::loads : simd::table_reads::gathers;
               std::vector<Code> out(n + 1, static_cast<Code>(0xa5a5a5a5u));
               std::vector<std::uint8_t> fl(n + 1, 0x5a);
               const auto all = simd::look_up(table, x.data() + start, y.data() + start, z.data() + start, n,
-                                             out.data(), with_flags ? fl.data() : nullptr);
+                                             out.data(), with_flags ? fl.data() : nullptr, nullptr, reads);
               unsigned want_all = 0;
               for (std::size_t i = 0; i < n; ++i) {
                 const std::size_t j = start + i;
