@@ -1299,7 +1299,7 @@ std::uint8_t LookUpAs(const result_table_view& t, const Code* a, const Code* b, 
   // The low bytes of eight codes of at most 16 bits, in 16-bit lanes (two operands, below).
   auto low_bytes = [&](const Code* p) FPEMU_KERNEL_LAMBDA {
     if constexpr (sizeof(Code) == 1) return hn::PromoteTo(d16, hn::LoadU(d8, p + i));
-    else return hn::And(hn::LoadU(d16, reinterpret_cast<const std::uint16_t*>(p + i)), hn::Set(d16, 0xff));
+    else if constexpr (sizeof(Code) == 2) return hn::And(hn::LoadU(d16, p + i), hn::Set(d16, 0xff));
   };
   for (; i + 8 <= n; i += 8) {
     HWY_ALIGN std::uint16_t entry[8];
