@@ -953,8 +953,8 @@ HWY_NOINLINE std::size_t OnePassRun(const lane_checks& checks, const encode_para
     return hn::RebindMask(d16, hn::Gt(hn::BitCast(di16, hn::And(code, magnitude16)), hn::BitCast(di16, infinity16)));
   };
   while (i + L <= end) {
-    const std::size_t chunk_begin = i;
-    const std::size_t chunk_end = i + (kStochastic ? std::min(kRandomChunk, (end - i) / L * L) : (end - i) / L * L);
+    const std::size_t chunk_begin = i, whole = (end - i) / L * L;  // (whole vectors)
+    const std::size_t chunk_end = i + (kStochastic ? std::min(kRandomChunk, whole) : whole);
     if constexpr (kStochastic) fill_keystream(sr.seed, sr.stream, sr.first_index + i, chunk_end - i, 16, random);
     for (; i < chunk_end; i += L) {
       hwy::Prefetch(a + i + kOperandsAhead);
