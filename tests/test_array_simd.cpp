@@ -1801,7 +1801,7 @@ TEST_CASE("simd::look_up == the table read element by element at the codes' low 
       CAPTURE(sizeof(Code));
       for (const int operands : {1, 2, 3}) {
         CAPTURE(operands);
-        const simd::result_table_view table{operands, 0, entries.data(), rows.data()};
+        const simd::result_table_view table{operands, 0, entries.data(), rows.data(), nullptr};
         for (std::size_t start = 0; start < 4; ++start) {
           for (std::size_t n = 0; start + n <= 74; ++n) {
             for (const int way : {0, 1, 2, 3}) {  // with flags or not, by gathers or by loads
