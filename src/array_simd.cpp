@@ -383,15 +383,18 @@ struct flags_seen {
 // and EncodeMode raises it. (Gated on inexact and underflow instead, it never ran where no result
 // underflows, as in sums of e4m3fn values.) Stops at the first other vector, which it leaves to
 // EncodeMode, or at `end`; returns where it stopped. `rnd`: the random words of element i.
-// kCodesOnly: no `values` (encode), a loop without their work, which keeps more in registers:
-// encode of FP8/FP6/FP4 codes 1.01-1.05x as fast in geometric mean per target and data set, cells
-// up to 1.10x (lib_ab, Zen 5).
+// kCodeBytes: 1, 2 or 4 for codes of that width and no `values` (encode into a storage width), a
+// loop without the values' work and with the one width's store, which keeps more in registers; 0
+// for the others. Without values, encode of FP8/FP6/FP4 codes ran 1.01-1.05x as fast in geometric
+// mean per target and data set, cells up to 1.10x (lib_ab, Zen 5); with their width known too,
+// AVX2's sr16 1.17-1.33x on wide-range data and 1.01-1.31x on N(0,1), rd 1.08-1.14x in median,
+// AVX3 and SSE4 about 1.0x (Zen 4). Round in place (values) takes the loop of width 0.
 // kSpecials: infinite and NaN lanes taken too, once the caller has seen them (the results of
 // element-wise arithmetic on wide-range codes: NaN in more than half the lanes of e4m3fn sums;
 // there 1.1-1.4x as fast), in a loop of its own: in the one loop, their masks and selects cost
 // element-wise FP8 fma and sr16 on N(0,1) data, which has none, 11-18%, and encode of e4m3fn
 // 17-33% (lib_ab, AVX3 and AVX2, Zen 5).
-template <round_mode Mode, bool kCodesOnly, bool kSpecials, class T>
+template <round_mode Mode, int kCodeBytes, bool kSpecials, class T>
 HWY_NOINLINE std::size_t ScaledRun(const encode_params<T>& p, bool tiny_inputs, flags_seen seen, const T* in,
                                    std::size_t i, std::size_t end, const std::uint32_t* rnd, bool whole_random,
                                    code_sink codes, T* values, frequent_step& put_lanes) {
@@ -476,9 +479,9 @@ HWY_NOINLINE std::size_t ScaledRun(const encode_params<T>& p, bool tiny_inputs, 
         code = put(code, overflow_code_pos, overflow_code_neg, infinite_code_pos, infinite_code_neg, nan_code_pos,
                    nan_code_neg);
       }
-      StoreCodes(du, code, codes.at(i).data, codes.bytes);
+      StoreCodes(du, code, codes.at(i).data, kCodeBytes != 0 ? kCodeBytes : codes.bytes);
     }
-    if (!kCodesOnly && values) {
+    if (kCodeBytes == 0 && values) {
       const V subnormal_bits = SubnormalBits(dt, units, quantum);
       V value = hn::OrAnd(hn::IfThenElse(below_normal, subnormal_bits, LeftBy(rounded, s0)), bits, sign_bit);
       if (!signed_zero) value = hn::IfThenZeroElse(plus_zero, value);
@@ -1042,8 +1045,11 @@ std::uint8_t EncodeMode(const format& f, const rounding& r, const T* in, std::si
     for (; i < chunk_end; i += L) {
       if (state != run::none) {
         const bool specials = seen.infinite || seen.nan;
-        auto scaled_run = values ? (specials ? &ScaledRun<Mode, false, true, T> : &ScaledRun<Mode, false, false, T>)
-                                 : (specials ? &ScaledRun<Mode, true, true, T> : &ScaledRun<Mode, true, false, T>);
+        const int only_codes = values ? 0 : codes.bytes;
+        auto scaled_run = only_codes == 1   ? (specials ? &ScaledRun<Mode, 1, true, T> : &ScaledRun<Mode, 1, false, T>)
+                          : only_codes == 2 ? (specials ? &ScaledRun<Mode, 2, true, T> : &ScaledRun<Mode, 2, false, T>)
+                          : only_codes == 4 ? (specials ? &ScaledRun<Mode, 4, true, T> : &ScaledRun<Mode, 4, false, T>)
+                                            : (specials ? &ScaledRun<Mode, 0, true, T> : &ScaledRun<Mode, 0, false, T>);
 #if HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX2
         if constexpr (kHalfRounds<Mode> && std::is_same_v<T, float>) {
           if (state == run::half) {
