@@ -207,6 +207,9 @@ HWY_AFTER_NAMESPACE();
 
 #if HWY_ONCE
 namespace fpemu::analysis {
+// HWY_DYNAMIC_DISPATCH is given the names unqualified, from where they are visible: a build that
+// defines HWY_COMPILE_ONLY_STATIC calls N_<static target>::name directly, which a qualified name
+// would break.
 namespace double_simd {
 HWY_EXPORT(gemm_rows);
 HWY_EXPORT(KMajorBits);
@@ -222,7 +225,8 @@ double_vectors::double_vectors(std::vector<double> values, std::vector<char> exa
   const auto un = static_cast<std::size_t>(n), uK = static_cast<std::size_t>(K);
   std::vector<std::int64_t> low(un, INT_MAX), top(un, INT_MIN), bad(un, 0);
   if (k_major) {
-    HWY_DYNAMIC_DISPATCH(double_simd::KMajorBits)(values_.data(), uK, un, low.data(), top.data(), bad.data());
+    using namespace double_simd;
+    HWY_DYNAMIC_DISPATCH(KMajorBits)(values_.data(), uK, un, low.data(), top.data(), bad.data());
   } else {
     for (std::size_t v = 0; v < un; ++v)
       for (std::size_t k = 0; k < uK; ++k) double_simd::add_bits(values_[v * uK + k], low[v], top[v], bad[v]);
@@ -276,8 +280,8 @@ void double_gemm(const double_vectors& a, int r0, int r1, const double_panels& b
   assert(sum.size() >= static_cast<std::size_t>(r1 - r0) * static_cast<std::size_t>(b.count()));
   assert(mag.size() == sum.size());
   if (r0 >= r1 || b.count() == 0) return;
-  HWY_DYNAMIC_DISPATCH(double_simd::gemm_rows)(a.vector(0), a.k(), r0, r1, b.panel(0), b.count(), sum.data(),
-                                               mag.data());
+  using namespace double_simd;
+  HWY_DYNAMIC_DISPATCH(gemm_rows)(a.vector(0), a.k(), r0, r1, b.panel(0), b.count(), sum.data(), mag.data());
 }
 
 }  // namespace fpemu::analysis

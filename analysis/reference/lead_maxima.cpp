@@ -39,6 +39,9 @@ HWY_AFTER_NAMESPACE();
 
 #if HWY_ONCE
 namespace fpemu::analysis {
+// HWY_DYNAMIC_DISPATCH is given the name unqualified, from where it is visible: a build that
+// defines HWY_COMPILE_ONLY_STATIC calls N_<static target>::name directly, which a qualified name
+// would break.
 namespace lead_simd {
 HWY_EXPORT(LeadPairMaxima);
 }  // namespace lead_simd
@@ -46,8 +49,8 @@ HWY_EXPORT(LeadPairMaxima);
 void lead_pair_maxima(const std::int16_t* a_lead, const std::int16_t* a_normal, const std::int16_t* b_lead,
                       const std::int16_t* b_normal, std::size_t ldb, std::size_t lo, std::size_t hi,
                       std::size_t columns, std::int16_t floor, std::int16_t* all, std::int16_t* normal) {
-  HWY_DYNAMIC_DISPATCH(lead_simd::LeadPairMaxima)(a_lead, a_normal, b_lead, b_normal, ldb, lo, hi, columns, floor,
-                                                 all, normal);
+  using namespace lead_simd;
+  HWY_DYNAMIC_DISPATCH(LeadPairMaxima)(a_lead, a_normal, b_lead, b_normal, ldb, lo, hi, columns, floor, all, normal);
 }
 
 }  // namespace fpemu::analysis
