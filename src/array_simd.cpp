@@ -385,10 +385,13 @@ struct flags_seen {
 // EncodeMode, or at `end`; returns where it stopped. `rnd`: the random words of element i.
 // kCodeBytes: 1, 2 or 4 for codes of that width and no `values` (encode into a storage width), a
 // loop without the values' work and with the one width's store, which keeps more in registers; 0
-// for the others. Without values, encode of FP8/FP6/FP4 codes ran 1.01-1.05x as fast in geometric
-// mean per target and data set, cells up to 1.10x (lib_ab, Zen 5); with their width known too,
-// AVX2's sr16 1.17-1.33x on wide-range data and 1.01-1.31x on N(0,1), rd 1.08-1.14x in median,
-// AVX3 and SSE4 about 1.0x (Zen 4). Round in place (values) takes the loop of width 0.
+// for values and no codes (round in place), a loop without the codes' work. (No caller asks for
+// both, and EncodeMode does not run it for them.) Without values, encode of FP8/FP6/FP4 codes ran
+// 1.01-1.05x as fast in geometric mean per target and data set, cells up to 1.10x (lib_ab, Zen 5);
+// with their width known too, AVX2's sr16 1.17-1.33x on wide-range data and 1.01-1.31x on N(0,1),
+// rd 1.08-1.14x in median, AVX3 and SSE4 about 1.0x (Zen 4). Without codes, round in place into
+// FP8/FP6/FP4 ran 1.13x, 1.17x and 1.14x as fast in median on AVX3, AVX2 and SSE4 (70 cells each,
+// Zen 4, bench/results/round-in-place-values-only-2026-12-02-zen4-lib-ab.md).
 // kSpecials: infinite and NaN lanes taken too, once the caller has seen them (the results of
 // element-wise arithmetic on wide-range codes: NaN in more than half the lanes of e4m3fn sums;
 // there 1.1-1.4x as fast), in a loop of its own: in the one loop, their masks and selects cost
@@ -472,16 +475,16 @@ HWY_NOINLINE std::size_t ScaledRun(const encode_params<T>& p, bool tiny_inputs, 
       }
       return other;
     };
-    if (codes.data) {
+    if (kCodeBytes != 0 && codes.data) {
       V code = hn::Or(code_mag, sign);
       if (!signed_zero) code = hn::IfThenZeroElse(plus_zero, code);
       if (any_put) {
         code = put(code, overflow_code_pos, overflow_code_neg, infinite_code_pos, infinite_code_neg, nan_code_pos,
                    nan_code_neg);
       }
-      StoreCodes(du, code, codes.at(i).data, kCodeBytes != 0 ? kCodeBytes : codes.bytes);
+      StoreCodes(du, code, codes.at(i).data, kCodeBytes);
     }
-    if (kCodeBytes == 0 && values) {
+    if (kCodeBytes == 0) {
       const V subnormal_bits = SubnormalBits(dt, units, quantum);
       V value = hn::OrAnd(hn::IfThenElse(below_normal, subnormal_bits, LeftBy(rounded, s0)), bits, sign_bit);
       if (!signed_zero) value = hn::IfThenZeroElse(plus_zero, value);
@@ -1022,6 +1025,7 @@ std::uint8_t EncodeMode(const format& f, const rounding& r, const T* in, std::si
   // compiled this file in 15 minutes, with one in 3).
   constexpr std::size_t kScaledAfter = HWY_TARGET <= HWY_AVX2 ? 32 : 8;
   enum class run { normal, scaled, half, none };
+  const bool scaled_runs = scaled && !(codes.data && values);  // (ScaledRun writes one or the other)
   const bool half = kHalfRounds<Mode> && std::is_same_v<T, float> && f == formats::fp16;
 #if HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX2
   bool half_agrees = false;
@@ -1081,8 +1085,8 @@ std::uint8_t EncodeMode(const format& f, const rounding& r, const T* in, std::si
       // them, for fast_vector, once for each flag, which is no sign that the run does not suit
       // the data.
       if (state != run::none && !(state != run::normal && seen != before) &&
-          ++run_stops * (state == run::normal && scaled ? kScaledAfter : 8) > (i - run_start) / L + 16) {
-        state = state == run::normal && scaled ? run::scaled : run::none;
+          ++run_stops * (state == run::normal && scaled_runs ? kScaledAfter : 8) > (i - run_start) / L + 16) {
+        state = state == run::normal && scaled_runs ? run::scaled : run::none;
         run_stops = 0;
         run_start = i;
       }
