@@ -217,6 +217,9 @@ expected<std::uint8_t> round_given(const format& f, std::span<const float> in, s
 // triple of a row (6 MiB for e4m3fn, 3.7 MiB for e5m2): FP8 fma in sr16 ran 1.16-2.96x as fast as
 // through the lanes and the encode pass on the Emerald Rapids Xeon, but for AVX-512 on N(0,1)
 // e4m3fn data (0.82x, its words read at random; bench/results/elementwise-fp8-fma-sr16-2026-12-01-xeon.md).
+// fp16's and bf16's one pass (simd::one_pass_op), made to serve e4m3fn and e5m2 byte codes by
+// integer steps, beat the tables on a Zen 4 core only in fma on AVX-512 (1.12x in median; AVX2
+// 0.78x), the other ops 0.23-0.97x (bench/results/elementwise-fp8-one-pass-2026-12-02-zen4-lib-ab.md).
 // Formats with more than kRows products (e3m4, e2m5, e1m6) are not tabulated.
 // A table is made once the elements asked of its op, format and rounding sum to kLanesPerCall
 // times the core calls that make it (2^8 for sqrt, 2^16 for pairs, about 2^19 for fma: 2^11

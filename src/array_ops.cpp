@@ -1192,9 +1192,9 @@ HWY_INLINE V Pick(D d, V r, V first, V last, V code_from, V flags_from) {
 // on AVX2 (bench/results/elementwise-fp8-table-loads-2026-12-02-zen4-lib-ab.md); on the Emerald
 // Rapids Xeon the gathers ran pairs 1.1-2.1x and fma 1.1-1.5x as fast as these loads
 // (bench/results/elementwise-fp8-gather-2026-12-01-xeon.md), with random bits 1.9x. With random
-// bits the Zen 4's gathers ran 1.2-2.3x as fast as these loads, and AVX-512's 1.16x in median as
-// its vector loop with the words loaded one by one (AVX2's alike), so they gather everywhere
-// (the same Zen 4 record).
+// bits the Zen 4's gathers ran 1.2-2.3x as fast as these loads, and on AVX-512 1.16x as fast in
+// median as the same vector loop with the words loaded one by one (on AVX2 alike), so they gather
+// everywhere (the same Zen 4 record).
 // kRandom: the table's word an index (result_table_view), from which element i's random value r
 // (random[i]'s low k bits) picks its entry, or, where a vector holds a word with bit 15 set, the
 // four entries, of which r picks the code and the flags. Reading one word instead of the four
