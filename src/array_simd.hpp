@@ -95,7 +95,10 @@ void decode_doubles(const format& f, code_source codes, std::size_t n, double* o
 // out[i] = keystream_bits(seed, stream, first + i, width) for i in [0, n), width 16 or 32; width
 // 64 gives the high 32 of each element's 64 bits (what sr-exact reads for shifts up to 32).
 // The kernels fill it keystream_chunk elements at a time (4 KiB, in L1), just before they use
-// them, so that Philox's arithmetic overlaps the memory traffic of the rounding.
+// them, so that Philox's arithmetic overlaps the memory traffic of the rounding. Made beside the
+// rounding instead (a Philox group ahead inside the encode kernel's loop) or in chunks of 128,
+// the stochastic modes ran 0.68-0.99x as fast in median on a Zen 4 core
+// (bench/results/stochastic-keystream-fused-2026-12-02-zen4-lib-ab.md).
 inline constexpr std::size_t keystream_chunk = 1024;
 void fill_keystream(std::uint64_t seed, std::uint32_t stream, std::uint64_t first, std::size_t n, int width,
                     std::uint32_t* out);
