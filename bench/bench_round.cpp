@@ -25,8 +25,9 @@
 //                                           memcpy's 8, the limit of apply on such arrays
 //   keystream/width:W                       the random bits alone: fill_keystream's words for
 //                                           2^24 elements in the kernels' chunks, one thread (W 16:
-//                                           sr16's, 64: sr-exact's), the limit of encode and round
-//                                           in place in those modes
+//                                           sr16's, 64: sr-exact's high words, which the kernels
+//                                           make alone), the limit of encode and round in place in
+//                                           those modes
 //
 // Modes: rne rz ru rd rto, sr16 (16 random bits) and sr-exact. items_per_second is elements per
 // second everywhere; scripts/bench_report.py turns a JSON run into ratios against memcpy and

@@ -9,7 +9,8 @@
 // block's threads first compute each Philox block the tile needs once, into shared memory, and
 // every element then takes its piece (keystream_piece). That needs the tile to start a keystream
 // group, i.e. sr.first_index a multiple of the group (128 elements at width 16); otherwise each
-// element computes its own block, with the same bits, 8 to 32 times the work.
+// element computes its own block, with the same bits, 8 to 32 times the work. sr-exact (width 64)
+// draws element by element, two blocks each (its high and low words).
 #include <cuda_runtime.h>
 
 #include <bit>

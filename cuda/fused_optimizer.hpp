@@ -7,7 +7,8 @@
 // emulator's update_math::fused path, operation by operation in binary32 (the kernels are
 // compiled with --fmad=false, so a*b + c is two roundings there too; sqrt and division are IEEE
 // on both sides), and every stored tensor is rounded by the core (round_float), stochastic
-// rounding keyed by random_bits(seed, tensor, (step - 1) * n + i) exactly as the emulator keys it.
+// rounding reading element (step - 1) * n + i of the array keystream of (seed, tensor),
+// keystream_bits (random.hpp), exactly as the emulator's stored tensors read it.
 //
 // Formats: weights, states, gradients and the Kahan compensation in storage formats of at most 16
 // bits (codes held as uint16 on the device); under `master`, the master weights and the states
@@ -49,7 +50,7 @@ struct fused_optimizer_params {
   int sr_bits = 16;
   std::uint64_t seed = 0;
   std::uint32_t tensor = 0;         // the stochastic-rounding stream
-  std::uint64_t first_index = 0;    // (step - 1) * n: element i takes random_bits(.., first_index + i)
+  std::uint64_t first_index = 0;    // (step - 1) * n: element i takes keystream_bits(.., first_index + i, ..)
   // Nearest-even roundings into the weights' and the states' formats may use these instructions
   // on the device, once check_hardware_conversion has proven them equal to the core (none: the core).
   hardware_cvt weights_rn = hardware_cvt::none, states_rn = hardware_cvt::none;
@@ -130,7 +131,9 @@ FPEMU_HD inline void fused_optimizer_step(const fused_optimizer_params& p, std::
     case weight_update::stochastic: {
       const float out = theta + (c.has_decay ? inc - c.lr_wd * theta : inc);
       const rounding sr{round_mode::stochastic, overflow_policy::ieee, p.sr_bits};
-      e.weight = round_float(p.weights, out, sr, random_bits(p.seed, p.tensor, p.first_index + i)).code;
+      e.weight =
+          round_float(p.weights, out, sr, keystream_bits(p.seed, p.tensor, p.first_index + i, array_random_width(sr)))
+              .code;
       break;
     }
   }

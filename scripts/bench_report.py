@@ -154,7 +154,7 @@ def array_rows(rnd, target, lines, failed):
             return TARGET_BF16_IN_PLACE
         return TARGET_DIRECTED if mode in DIRECTED else TARGET_STOCHASTIC
 
-    if "keystream/width:64" in rnd:  # the words sr16 (16 bits an element) and sr-exact (64) read
+    if "keystream/width:64" in rnd:  # the words sr16 (16 bits an element) and sr-exact (its high 32) read
         bits = ", ".join(f"{rnd[f'keystream/width:{w}'] / memcpy1:.2f} for {mode}"
                          for w, mode in ((16, "sr16"), (64, "sr-exact")))
         lines += ["The random bits alone (keystream: the Philox words the stochastic modes read, made in the "

@@ -49,6 +49,7 @@ namespace hn = hwy::HWY_NAMESPACE;
 
 void FillKeystream(std::uint64_t seed, std::uint32_t stream, std::uint64_t first, std::size_t n, int width,
                    std::uint32_t* out) {
+  if (width == 64) width = 32;  // sr-exact's high words: the keystream of width 32 (random.hpp)
   const hn::ScalableTag<std::uint32_t> d;
   using V = hn::Vec<decltype(d)>;
   const std::size_t L = std::min<std::size_t>(hn::Lanes(d), 16);
@@ -71,15 +72,6 @@ void FillKeystream(std::uint64_t seed, std::uint32_t stream, std::uint64_t first
     auto philox = [&]() HWY_ATTR { PhiloxBlocks(d, block, stream, seed, c); };
 #endif
     auto put = [&](std::size_t s, int j, V piece) HWY_ATTR { hn::StoreU(piece, d, at[s] + j * 16); };
-    if (width == 64) {  // the high word of each piece (see make_params)
-      // A call of its own, so that the compiler drops the last round's work on words 0 and 2.
-      philox();
-      for (std::size_t s = 0; s < S; ++s) {
-        put(s, 0, c[s][1]);
-        put(s, 1, c[s][3]);
-      }
-      return;
-    }
     philox();
     for (std::size_t s = 0; s < S; ++s) {
       if (width == 16) {

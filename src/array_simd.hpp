@@ -93,7 +93,8 @@ bool decode_binary32(const format& f, code_source codes, std::size_t n, std::uin
 void decode_doubles(const format& f, code_source codes, std::size_t n, double* out, bool stream = false);
 
 // out[i] = keystream_bits(seed, stream, first + i, width) for i in [0, n), width 16 or 32; width
-// 64 gives the high 32 of each element's 64 bits (what sr-exact reads for shifts up to 32).
+// 64 gives the high 32 of each element's 64 bits (the keystream of width 32: what sr-exact reads
+// for shifts up to 32, and but in one lane in 2^32 beyond).
 // The kernels fill it keystream_chunk elements at a time (4 KiB, in L1), just before they use
 // them, so that Philox's arithmetic overlaps the memory traffic of the rounding. Made beside the
 // rounding instead (a Philox group ahead inside the encode kernel's loop) or in chunks of 128,

@@ -186,9 +186,13 @@ static_assert(philox4x32_10({0x243f6a88, 0x85a308d3, 0x13198a2e, 0x03707344}, {0
 // random_bits packs the first two output words: (seed 0, stream 0, index 0) is the zero vector.
 static_assert(random_bits(0, 0, 0) == 0xe169c58d6627e8d5ull);
 // The array keystream's layout (random.hpp): block 0's words are 6627e8d5 e169c58d bc57ac4c
-// 9b00dbd8; element 16 reads piece 1 of block 0, element 1 piece 0 of block 1.
-static_assert(keystream_bits(0, 0, 0, 64) == random_bits(0, 0, 0));
-static_assert(keystream_bits(0, 0, 16, 64) == (std::uint64_t{0x9b00dbd8} << 32 | 0xbc57ac4c));
+// 9b00dbd8; element 16 reads piece 1 of block 0, element 1 piece 0 of block 1. Width 64 takes its
+// high word from width 32 and its low word from the block whose counter word 3 is 1 (under seed 0:
+// 2dce73e5 1348e23f fcf8e0ec a287aadb).
+static_assert(philox_block(0, 0, 0, 1) == philox_counter{0x2dce73e5, 0x1348e23f, 0xfcf8e0ec, 0xa287aadb});
+static_assert(keystream_bits(0, 0, 0, 64) == (std::uint64_t{0x6627e8d5} << 32 | 0x2dce73e5));
+static_assert(keystream_bits(0, 0, 48, 64) == (std::uint64_t{0x9b00dbd8} << 32 | 0xa287aadb));
+static_assert(keystream_bits(0, 0, 81, 64) == (keystream_bits(0, 0, 81, 32) << 32 | philox_block(0, 0, 17, 1)[1]));
 static_assert(keystream_bits(0, 0, 48, 32) == 0x9b00dbd8 && keystream_bits(0, 0, 16, 32) == 0xe169c58d);
 static_assert(keystream_bits(0, 0, 16, 16) == 0x6627 && keystream_bits(0, 0, 32, 16) == 0xc58d);
 static_assert(keystream_bits(0, 0, 112, 16) == 0x9b00 && keystream_bits(0, 0, 128, 16) == (random_bits(0, 0, 16) & 0xffff));

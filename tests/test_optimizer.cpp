@@ -372,7 +372,8 @@ TEST_CASE("stored_tensor::store rounds as the core does on every path") {
           const std::uint8_t flags = s.store(3, in, r, sr);
           std::uint8_t expected_flags = 0;
           for (std::size_t i = 0; i < n; ++i) {
-            const std::uint64_t random = is_stochastic(r.mode) ? random_bits(sr.seed, sr.stream, sr.first_index + 3 + i) : 0;
+            const std::uint64_t random =
+                is_stochastic(r.mode) ? keystream_bits(sr.seed, sr.stream, sr.first_index + 3 + i, array_random_width(r)) : 0;
             const rounded want = round_float(f, in[i], r, random);
             expected_flags |= want.flags;
             REQUIRE_MESSAGE(held_bits(s, 3 + i) == want.code,

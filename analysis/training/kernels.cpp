@@ -6,14 +6,10 @@
 #include <bit>
 #include <type_traits>
 
-#include "fpemu/random.hpp"
-
 #undef HWY_TARGET_INCLUDE
 #define HWY_TARGET_INCLUDE "analysis/training/kernels.cpp"
 #include <hwy/foreach_target.h>  // IWYU pragma: keep
 #include <hwy/highway.h>
-
-#include "fpemu/detail/philox-inl.h"
 
 HWY_BEFORE_NAMESPACE();
 namespace fpemu::training::kernels::HWY_NAMESPACE {
@@ -207,33 +203,6 @@ void Bf16Values(const std::uint16_t* codes, std::size_t n, float* out) {
   for (; i < n; ++i) out[i] = std::bit_cast<float>(std::uint32_t{codes[i]} << 16);
 }
 
-// random_bits' low word for blocks first .. first + n - 1 (lane b computing block first + b,
-// fpemu/detail/philox-inl.h). Vectors whose block counters would carry into the high word, and
-// the tail, take the scalar function.
-void RandomWords(std::uint64_t seed, std::uint32_t stream, std::uint64_t first, std::size_t n, std::uint32_t* out) {
-  std::size_t i = 0;
-#if HWY_TARGET != HWY_SCALAR
-  const hn::ScalableTag<std::uint32_t> d;
-  using V = hn::Vec<decltype(d)>;
-  const std::size_t L = hn::Lanes(d);
-  // S vectors at a time, while their block counters do not carry into the high word.
-  auto vectors = [&]<std::size_t S>(std::integral_constant<std::size_t, S>) HWY_ATTR {
-    for (; i + S * L <= n; i += S * L) {
-      const std::uint64_t block = first + i;
-      if (static_cast<std::uint32_t>(block) > 0xffffffffu - (S * L - 1)) break;
-      V c[S][4];
-      std::uint64_t blocks[S];
-      for (std::size_t s = 0; s < S; ++s) blocks[s] = block + s * L;
-      simd::HWY_NAMESPACE::PhiloxBlocks(d, blocks, stream, seed, c);
-      for (std::size_t s = 0; s < S; ++s) hn::StoreU(c[s][0], d, out + i + s * L);
-    }
-  };
-  if constexpr (simd::HWY_NAMESPACE::kPhiloxSets == 2) vectors(std::integral_constant<std::size_t, 2>());
-  vectors(std::integral_constant<std::size_t, 1>());
-#endif
-  for (; i < n; ++i) out[i] = static_cast<std::uint32_t>(random_bits(seed, stream, first + i));
-}
-
 const char* TargetName() { return hwy::TargetName(HWY_TARGET); }
 
 }  // namespace fpemu::training::kernels::HWY_NAMESPACE
@@ -247,7 +216,6 @@ HWY_EXPORT(Compensation);
 HWY_EXPORT(KahanStoreBf16);
 HWY_EXPORT(Bf16NearestCodes);
 HWY_EXPORT(Bf16Values);
-HWY_EXPORT(RandomWords);
 HWY_EXPORT(TargetName);
 
 void fused_step(optimizer_kind k, const coefficients& c, update_rule rule, std::size_t n, const step_arrays& a) {
@@ -270,10 +238,6 @@ bool bf16_nearest(std::size_t n, const float* in, std::uint16_t* codes) {
 
 void bf16_values(const std::uint16_t* codes, std::size_t n, float* out) {
   HWY_DYNAMIC_DISPATCH(Bf16Values)(codes, n, out);
-}
-
-void random_words(std::uint64_t seed, std::uint32_t stream, std::uint64_t first, std::size_t n, std::uint32_t* out) {
-  HWY_DYNAMIC_DISPATCH(RandomWords)(seed, stream, first, n, out);
 }
 
 const char* target_name() { return HWY_DYNAMIC_DISPATCH(TargetName)(); }

@@ -1,7 +1,6 @@
 // Vector kernels of the training room, compiled for every Highway target and dispatched at run
 // time to the best one the CPU has: the element-wise binary32 math of the fused optimizer step,
-// the loads and nearest-even stores of bf16 tensors, and the Philox words of stochastically
-// rounded stores.
+// and the loads and nearest-even stores of bf16 tensors.
 //
 // Their only rounding decision into a storage format (stored_tensor makes the others) is bf16's
 // nearest-even code of a binary32 value, written once with the argument that it is the core's
@@ -64,9 +63,6 @@ bool bf16_nearest(std::size_t n, const float* in, std::uint16_t* codes);
 // value for every code, NaNs with their payloads). Any n.
 void bf16_values(const std::uint16_t* codes, std::size_t n, float* out);
 
-// out[i] = the low 32 bits of random_bits(seed, stream, first + i) (random.hpp), index wrapping
-// modulo 2^64: the bits a stochastic rounding with at most 32 random bits reads. Any n.
-void random_words(std::uint64_t seed, std::uint32_t stream, std::uint64_t first, std::size_t n, std::uint32_t* out);
 
 // For tests: the name of the target the kernels dispatch to now.
 const char* target_name();

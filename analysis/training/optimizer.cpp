@@ -296,14 +296,13 @@ void optimizer::step_tensor(std::size_t t, const stored_tensor& grad) {
 // in kahan_store_bf16 moved up from their codes): the same nearest-even values. No master copy,
 // no separate decay (step_tensor sends those to the reference).
 void optimizer::step_tensor_vector(std::size_t t, const stored_tensor& grad) {
-  // Elements per chunk, multiples of kernels::pad. The eight buffers below stay in L1 beside the
+  // Elements per chunk, a multiple of kernels::pad. The eight buffers below stay in L1 beside the
   // data streaming through: at 1024 elements (32 KiB of buffers) bf16-kahan AdamW ran at 0.51 of
-  // memcpy's bandwidth on a Zen 5, at 256 at 0.66, at 128 at 0.59. Stochastic stores make their
-  // random words and call the array kernels once a chunk, which costs more in small ones (bf16-sr
-  // AdamW: 0.25 at 1024, 0.24 at 256).
-  constexpr std::size_t kChunk = 256, kStochasticChunk = 1024;
-  static_assert(kChunk % kernels::pad == 0 && kStochasticChunk % kernels::pad == 0);
-  const std::size_t vchunk = policy_.rule == update_rule::stochastic ? kStochasticChunk : kChunk;
+  // memcpy's bandwidth on a Zen 5, at 256 at 0.66, at 128 at 0.59. Stochastic stores, which draw
+  // the array keystream inside round_array, ran alike at 256, 1024 and 4096 (bf16-sr AdamW 0.31-0.33
+  // on a Zen 4).
+  constexpr std::size_t vchunk = 256;
+  static_assert(vchunk % kernels::pad == 0);
   stored_tensor& theta_store = weights_[t];
   const std::size_t n = theta_store.size();
   assert(grad.size() == n);

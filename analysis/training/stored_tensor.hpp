@@ -45,7 +45,8 @@ class stored_tensor {
   std::vector<float> values() const;
 
   // Rounds in[i] into element first + i with `r`; stochastic rounding takes the bits of
-  // element first + i from random_bits(sr.seed, sr.stream, sr.first_index + first + i).
+  // element first + i from the array keystream, keystream_bits(sr.seed, sr.stream,
+  // sr.first_index + first + i, array_random_width(r)) (random.hpp).
   // Returns the union of the status flags.
   std::uint8_t store(std::size_t first, std::span<const float> in, const rounding& r = {}, sr_stream sr = {});
   void fill_zero();

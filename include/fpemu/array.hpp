@@ -46,9 +46,8 @@ expected<std::uint8_t> round_array(const format& f, std::span<const float> in, s
                                    const rounding& r = {}, sr_stream sr = {}, std::span<std::uint8_t> flags = {});
 // Stochastic rounding (r.mode sr) with the random bits given rather than drawn from a keystream:
 // element i reads random[i], its low r.sr_bits bits, as round() reads its `random` argument, so
-// that a caller with a random source of its own (the optimizers draw one Philox block per
-// element) still gets the vector kernels. The error names another mode, or a `random` whose size
-// is not in's.
+// that a caller with a random source of its own still gets the vector kernels. The error names
+// another mode, or a `random` whose size is not in's.
 expected<std::uint8_t> round_array_given_bits(const format& f, std::span<const float> in, std::span<std::uint32_t> out,
                                               const rounding& r, std::span<const std::uint32_t> random,
                                               std::span<std::uint8_t> flags = {});

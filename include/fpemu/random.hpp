@@ -6,11 +6,12 @@
 //
 // One stream, two layouts. Under (seed, stream) the stream is the sequence of 128-bit Philox
 // blocks b = 0, 1, 2, ... (philox_block). Who reads it, and how:
-//  - one rounding after another (accumulators, optimizers, GEMM epilogues, the fused CUDA
-//    optimizer): rounding i reads random_bits(seed, stream, i), the low 64 bits of block i;
-//  - arrays (round_array and the array functions, the SIMD kernels, the CUDA conversion
-//    kernel): element i reads keystream_bits(seed, stream, i, width), `width` bits packed
-//    128 / width to a block, so that a vector unit spends one Philox evaluation on 8 elements.
+//  - one rounding after another (accumulators, GEMM epilogues): rounding i reads
+//    random_bits(seed, stream, i), the low 64 bits of block i;
+//  - arrays (round_array and the array functions, the SIMD kernels, the CUDA conversion kernel,
+//    the optimizers' stored tensors, the fused CUDA optimizer): element i reads
+//    keystream_bits(seed, stream, i, width), `width` bits packed 128 / width to a block, so that
+//    a vector unit spends one Philox evaluation on 8 elements.
 // Both are keyed by sr_stream {seed, stream, first_index}: the k-th rounding or element of a
 // call reads index first_index + k. The layouts are fixed: recorded results (tests, notebooks,
 // GPU checks) depend on them.
@@ -53,9 +54,11 @@ FPEMU_HD constexpr philox_counter philox4x32_10(philox_counter ctr, philox_key k
   return ctr;
 }
 
-// Philox block `counter` of stream `stream`: counter (counter lo, counter hi, stream, 0), key = seed.
-FPEMU_HD constexpr philox_counter philox_block(std::uint64_t seed, std::uint32_t stream, std::uint64_t counter) {
-  return philox4x32_10({static_cast<std::uint32_t>(counter), static_cast<std::uint32_t>(counter >> 32), stream, 0},
+// Philox block `counter` of stream `stream`: counter (counter lo, counter hi, stream, word3), key =
+// seed. word3 is 0 but for the low words of sr-exact's array keystream (keystream_bits, width 64).
+FPEMU_HD constexpr philox_counter philox_block(std::uint64_t seed, std::uint32_t stream, std::uint64_t counter,
+                                               std::uint32_t word3 = 0) {
+  return philox4x32_10({static_cast<std::uint32_t>(counter), static_cast<std::uint32_t>(counter >> 32), stream, word3},
                        {static_cast<std::uint32_t>(seed), static_cast<std::uint32_t>(seed >> 32)});
 }
 
@@ -73,9 +76,14 @@ FPEMU_HD constexpr std::uint64_t random_bits(std::uint64_t seed, std::uint32_t s
 // block 16g + l % 16, piece j being bits [j*width, (j+1)*width) of out[0] | out[1] << 32 |
 // out[2] << 64 | out[3] << 96. A vector of 4, 8 or 16 lanes thus fills whole pieces of
 // consecutive blocks, and the bits stay a pure function of (seed, stream, index).
-// width: 16, 32 or 64 (array_random_width); width 64 gives random_bits(seed, stream, block).
-// keystream_block and keystream_piece are the two halves, for code that computes each Philox
-// block once and hands its pieces to several elements (the CUDA conversion kernel).
+// width: 16, 32 or 64 (array_random_width). Width 64 (sr-exact) is two keystreams of width 32:
+// element i's high word is keystream_bits(seed, stream, i, 32), its low word the same piece of the
+// blocks whose counter word 3 is 1. The high word decides the rounding but in one lane in 2^32
+// (array_simd.cpp, ExactUnits), so the vector kernels make the high words alone, four to a block,
+// and the low word only where it is read: half the Philox work of packing 64 bits two to a block.
+// keystream_block and keystream_piece (widths 16 and 32) are the two halves, for code that
+// computes each Philox block once and hands its pieces to several elements (the CUDA conversion
+// kernel).
 FPEMU_HD constexpr std::uint64_t keystream_block(std::uint64_t index, int width) {
   const std::uint64_t per_group = 16 * static_cast<std::uint64_t>(128 / width);
   return index / per_group * 16 + index % 16;
@@ -87,11 +95,16 @@ FPEMU_HD constexpr std::uint64_t keystream_piece(const philox_counter& out, std:
   const int bit = static_cast<int>(index % per_group / 16) * width;
   const std::uint64_t half = bit < 64 ? (std::uint64_t{out[0]} | (std::uint64_t{out[1]} << 32))
                                       : (std::uint64_t{out[2]} | (std::uint64_t{out[3]} << 32));
-  return width == 64 ? half : (half >> (bit % 64)) & ((std::uint64_t{1} << width) - 1);
+  return (half >> (bit % 64)) & ((std::uint64_t{1} << width) - 1);
 }
 
 FPEMU_HD constexpr std::uint64_t keystream_bits(std::uint64_t seed, std::uint32_t stream, std::uint64_t index,
                                                 int width) {
+  if (width == 64) {
+    const std::uint64_t block = keystream_block(index, 32);
+    return keystream_piece(philox_block(seed, stream, block), index, 32) << 32 |
+           keystream_piece(philox_block(seed, stream, block, 1), index, 32);
+  }
   return keystream_piece(philox_block(seed, stream, keystream_block(index, width)), index, width);
 }
 

@@ -8,8 +8,8 @@
 // u = (random_bits(seed, s, i) >> 11) * 2^-53 * 2 - 1, exact in double, rounded to the nearest
 // binary32; A is stream 1, b stream 2, w0 stream 3 (Philox, fpemu/random.hpp), so the problem is
 // the same on every platform. Stream 0 under the same seed is the optimizer's: the stochastic
-// rounding of the weights (tensor 0) takes random_bits(seed, 0, (step - 1) * C + i), bits that
-// share nothing with the data.
+// rounding of the weights (tensor 0) takes element (step - 1) * C + i of stream 0's array
+// keystream (keystream_bits), bits that share nothing with the data.
 //
 // Each step takes the gradient at the model's weights (optimizer::weights(0): the stored weights,
 // or under mixed precision the low-precision model copy), computed in double from those binary32
