@@ -63,7 +63,6 @@ bool bf16_nearest(std::size_t n, const float* in, std::uint16_t* codes);
 // value for every code, NaNs with their payloads). Any n.
 void bf16_values(const std::uint16_t* codes, std::size_t n, float* out);
 
-
 // For tests: the name of the target the kernels dispatch to now.
 const char* target_name();
 
